@@ -1,0 +1,4 @@
+//! linkcert: certifies implementations of the Link Attribution Service API.
+//!
+//! Modules are named after what they own: `spec` loads the OpenAPI document everything is
+//! driven by, `server` is the reference implementation, `qr` renders and inspects QR PNGs.

@@ -4,3 +4,6 @@
 //! driven by, `server` is the reference implementation, `qr` renders and inspects QR PNGs.
 
 pub mod spec;
+pub mod cli;
+pub mod qr;
+pub mod server;

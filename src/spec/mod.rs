@@ -205,6 +205,9 @@ pub struct Spec {
     pub plans: Vec<Plan>,
     /// Window of each rate class, by name.
     pub rate_classes: BTreeMap<String, Duration>,
+    /// The class "all other endpoints" use; also what a request counts against when its plan
+    /// has no access to its operation's class (so even that 403 carries rate-limit headers).
+    pub default_rate_class: String,
     pub errors: ErrorTable,
     /// Headers every response to an authenticated request carries.
     pub rate_headers: Vec<String>,
@@ -289,6 +292,15 @@ impl<'a> Loader<'a> {
 
     fn load(&self) -> Result<Spec, SpecError> {
         let rate_classes = self.rate_classes()?;
+        let default_rate_class = self
+            .ext("x-linkcert-rate-classes")?
+            .as_object()
+            .and_then(|m| {
+                m.iter()
+                    .find(|(_, v)| v.get("default").and_then(Value::as_bool) == Some(true))
+            })
+            .map(|(k, _)| k.clone())
+            .ok_or_else(|| invalid("x-linkcert-rate-classes must mark one class default: true"))?;
         let plans = self.plans(&rate_classes)?;
         let errors = self.errors()?;
         let rate_headers = self
@@ -313,6 +325,7 @@ impl<'a> Loader<'a> {
             version: self.doc.info.version.clone(),
             plans,
             rate_classes,
+            default_rate_class,
             errors,
             rate_headers,
             operations,

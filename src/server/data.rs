@@ -1,0 +1,253 @@
+//! The seeded data of a workspace: tags, and a partner program with links, commissions and
+//! payouts. Seeded from the workspace name, so two runs with the same keys see the same data.
+
+use std::cmp::Ordering;
+
+use serde::Serialize;
+
+/// splitmix64: tiny, fast, and good enough to scatter seeded data.
+struct Rng(u64);
+
+impl Rng {
+    fn from_name(name: &str) -> Rng {
+        // FNV-1a of the name: stable across runs and platforms (unlike std's hasher).
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        Rng(h)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const ADJECTIVES: &[&str] = &[
+    "spring", "summer", "autumn", "winter", "launch", "retarget", "organic", "paid", "email",
+    "social", "partner", "promo", "beta", "legacy", "priority",
+];
+const NOUNS: &[&str] = &[
+    "campaign", "newsletter", "webinar", "podcast", "banner", "referral", "coupon", "landing",
+    "video", "blog", "ads", "influencer", "event", "sale",
+];
+/// Names that exercise collation, case folding and multi-byte characters.
+const NON_ASCII: &[&str] = &[
+    "café", "Zürich", "naïve", "Straße", "Ångström", "東京", "日本語", "Ελληνικά", "Привет",
+    "emoji 🎉", "São Paulo", "Øresund", "İstanbul", "ﬁnance",
+];
+const COLORS: &[&str] = &[
+    "red", "yellow", "green", "blue", "purple", "brown", "gray", "pink",
+];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Tag {
+    pub id: String,
+    pub name: String,
+    pub color: String,
+    #[serde(rename = "createdAt")]
+    pub created_at: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartnerStatus {
+    Active,
+    Deactivated,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Link {
+    pub id: String,
+    #[serde(rename = "partnerId")]
+    pub partner_id: String,
+    pub url: String,
+    pub disabled: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Partner {
+    pub partner_id: String,
+    pub tenant_id: String,
+    pub status: PartnerStatus,
+    /// Commission and payout records: kept intact by deactivation.
+    pub commissions_cents: Vec<u64>,
+    pub payouts_cents: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct WorkspaceData {
+    pub tags: Vec<Tag>,
+    pub partners: Vec<Partner>,
+    pub links: Vec<Link>,
+    pub totals: (u64, u64, u64),
+}
+
+pub const TAG_COUNT_MIN: usize = 250;
+const PARTNERS: usize = 24;
+
+impl WorkspaceData {
+    pub fn seeded(workspace: &str) -> WorkspaceData {
+        let mut rng = Rng::from_name(workspace);
+        let count = TAG_COUNT_MIN + rng.below(40) as usize;
+        // 2024-01-01T00:00:00Z, then one tag every few hours; every seventh shares its
+        // predecessor's timestamp so sorting by createdAt has ties to break.
+        let mut created = 1_704_067_200u64;
+        let mut tags = Vec::with_capacity(count);
+        for i in 0..count {
+            if i % 7 != 6 {
+                created += 3600 * (1 + rng.below(48));
+            }
+            let name = if i % 11 == 5 {
+                format!("{} {}", rng.pick(NON_ASCII), i)
+            } else if i % 13 == 0 {
+                // Same letters, other case: a collation may fold or not.
+                rng.pick(ADJECTIVES).to_uppercase()
+            } else {
+                format!("{}-{}-{}", rng.pick(ADJECTIVES), rng.pick(NOUNS), rng.below(100))
+            };
+            tags.push(Tag {
+                id: format!("tag_{:04}{:08x}", i, rng.next() as u32),
+                name,
+                color: rng.pick(COLORS).to_string(),
+                created_at: rfc3339(created),
+            });
+        }
+        let mut partners = Vec::with_capacity(PARTNERS);
+        let mut links = Vec::new();
+        for i in 0..PARTNERS {
+            let partner_id = format!("pn_{:02}{:010x}", i, rng.next() & 0xff_ffff_ffff);
+            let tenant_id = format!("tn_{}_{:06}", workspace, rng.below(1_000_000));
+            for n in 0..1 + rng.below(4) {
+                links.push(Link {
+                    id: format!("lnk_{:02}{}_{:08x}", i, n, rng.next() as u32),
+                    partner_id: partner_id.clone(),
+                    url: format!("https://example.com/{workspace}/p{i}/{n}"),
+                    disabled: false,
+                });
+            }
+            partners.push(Partner {
+                partner_id,
+                tenant_id,
+                status: PartnerStatus::Active,
+                commissions_cents: (0..rng.below(5)).map(|_| 100 + rng.below(50_000)).collect(),
+                payouts_cents: (0..rng.below(3)).map(|_| 1_000 + rng.below(90_000)).collect(),
+            });
+        }
+        let totals = (rng.below(100_000), rng.below(5_000), rng.below(1_000));
+        WorkspaceData {
+            tags,
+            partners,
+            links,
+            totals,
+        }
+    }
+
+    /// Deactivate by partnerId, or by tenantId when no partnerId is given (partnerId wins when
+    /// both are, as in the real service). Returns the partnerId, or None when unknown.
+    /// Idempotent: deactivating a deactivated partner answers the same.
+    pub fn deactivate(&mut self, partner_id: Option<&str>, tenant_id: Option<&str>) -> Option<String> {
+        let p = match (partner_id, tenant_id) {
+            (Some(id), _) => self.partners.iter_mut().find(|p| p.partner_id == id)?,
+            (None, Some(t)) => self.partners.iter_mut().find(|p| p.tenant_id == t)?,
+            (None, None) => return None,
+        };
+        p.status = PartnerStatus::Deactivated;
+        for l in self.links.iter_mut().filter(|l| l.partner_id == p.partner_id) {
+            l.disabled = true;
+        }
+        Some(p.partner_id.clone())
+    }
+}
+
+/// How `GET /tags` orders: by the chosen field, ties broken by id, so the order is total and
+/// pages never overlap. Names compare by Unicode code point (no locale collation).
+pub fn compare_tags(a: &Tag, b: &Tag, by_created: bool) -> Ordering {
+    let primary = if by_created {
+        a.created_at.cmp(&b.created_at)
+    } else {
+        a.name.cmp(&b.name)
+    };
+    primary.then_with(|| a.id.cmp(&b.id))
+}
+
+/// `search` matches a tag whose name contains the term, ignoring case (Unicode lowercase).
+pub fn name_matches(name: &str, term: &str) -> bool {
+    name.to_lowercase().contains(&term.to_lowercase())
+}
+
+/// Epoch seconds as `YYYY-MM-DDTHH:MM:SSZ` (days-from-civil, Howard Hinnant's algorithm).
+pub fn rfc3339(epoch: u64) -> String {
+    let days = (epoch / 86_400) as i64;
+    let secs = epoch % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeding_is_deterministic_per_workspace_and_rich_enough() {
+        let a = WorkspaceData::seeded("acme");
+        let b = WorkspaceData::seeded("acme");
+        let c = WorkspaceData::seeded("other");
+        assert_eq!(a.tags.len(), b.tags.len());
+        assert!(a.tags.iter().zip(&b.tags).all(|(x, y)| x.id == y.id && x.name == y.name));
+        assert_ne!(a.tags[0].id, c.tags[0].id);
+        assert!(a.tags.len() >= TAG_COUNT_MIN);
+        assert!(a.tags.iter().any(|t| !t.name.is_ascii()));
+        let mut ids: Vec<_> = a.tags.iter().map(|t| &t.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), a.tags.len(), "tag ids are unique");
+        assert!(a.partners.iter().all(|p| a.links.iter().any(|l| l.partner_id == p.partner_id)));
+    }
+
+    #[test]
+    fn deactivation_disables_links_and_keeps_commissions() {
+        let mut d = WorkspaceData::seeded("acme");
+        let p = d.partners[3].clone();
+        assert_eq!(d.deactivate(None, Some(&p.tenant_id)), Some(p.partner_id.clone()));
+        let after = &d.partners[3];
+        assert_eq!(after.status, PartnerStatus::Deactivated);
+        assert_eq!(after.commissions_cents, p.commissions_cents);
+        assert_eq!(after.payouts_cents, p.payouts_cents);
+        assert!(d.links.iter().filter(|l| l.partner_id == p.partner_id).all(|l| l.disabled));
+        assert!(d.links.iter().filter(|l| l.partner_id != p.partner_id).all(|l| !l.disabled));
+        // partnerId wins over a tenantId of another partner.
+        let q = d.partners[4].clone();
+        assert_eq!(d.deactivate(Some(&q.partner_id), Some(&p.tenant_id)), Some(q.partner_id));
+        assert_eq!(d.deactivate(Some("pn_nope"), None), None);
+    }
+
+    #[test]
+    fn rfc3339_formats_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_704_067_200), "2024-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400 + 3_661), "2000-02-29T01:01:01Z");
+    }
+}

@@ -1,0 +1,109 @@
+//! Errors as handlers and layers raise them, and the one layer that turns every error
+//! response, ours or the framework's, into the spec's envelope.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+use super::App;
+
+/// An error answer: a status from the spec's table and a message for people. The envelope
+/// layer adds the code and doc_url, so they are computed in one place.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+    pub fn bad_request(m: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, m)
+    }
+    pub fn unprocessable(m: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, m)
+    }
+    pub fn forbidden(m: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::FORBIDDEN, m)
+    }
+    pub fn not_found(m: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, m)
+    }
+    pub fn unauthorized(m: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNAUTHORIZED, m)
+    }
+}
+
+/// Carried on the response from where the error is raised to the envelope layer.
+#[derive(Clone)]
+struct ErrorMessage(String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = self.status.into_response();
+        r.extensions_mut().insert(ErrorMessage(self.message));
+        r
+    }
+}
+
+/// Outermost layer: any status of 400 or more leaves in the envelope, with a status from the
+/// spec's table (the framework's 405 becomes 404: nothing matches; other codes outside the
+/// table become 400 or 500) and the code the table gives it.
+pub async fn envelope(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let resp = next.run(req).await;
+    let status = resp.status();
+    if status.as_u16() < 400 {
+        return resp;
+    }
+    let (mut parts, _) = resp.into_parts();
+    let table = &app.spec.errors;
+    let (status, fallback) = match status.as_u16() {
+        s if table.code(s).is_some() => (status, None),
+        405 => (
+            StatusCode::NOT_FOUND,
+            Some(format!("{path} has no operation {method}")),
+        ),
+        s if s >= 500 => (StatusCode::INTERNAL_SERVER_ERROR, None),
+        _ => (StatusCode::BAD_REQUEST, None),
+    };
+    let message = parts
+        .extensions
+        .get::<ErrorMessage>()
+        .map(|m| m.0.clone())
+        .or(fallback)
+        .unwrap_or_else(|| match status {
+            StatusCode::NOT_FOUND => format!("no operation {method} {path}"),
+            StatusCode::INTERNAL_SERVER_ERROR => "unexpected server condition; retry later".into(),
+            s => s.canonical_reason().unwrap_or("error").to_string(),
+        });
+    let code = table.code(status.as_u16()).unwrap_or("internal_server_error");
+    let body = serde_json::json!({
+        "error": { "code": code, "message": message, "doc_url": table.doc_url(code) }
+    });
+    parts.status = status;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, Body::from(body.to_string()))
+}
+
+/// For `CatchPanicLayer`: a panic is a 500 whose message does not leak the panic's text.
+pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "unexpected server condition; retry later",
+    )
+    .into_response()
+}

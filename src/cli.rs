@@ -48,10 +48,20 @@ struct ServeArgs {
     #[arg(long, value_name = "SECONDS")]
     window: Option<f64>,
     /// PEM certificate chain (with --tls-key). Default: a self-signed certificate.
-    #[arg(long, value_name = "FILE", requires = "tls_key", conflicts_with = "plain_http")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        conflicts_with = "plain_http"
+    )]
     tls_cert: Option<PathBuf>,
     /// PEM private key of --tls-cert.
-    #[arg(long, value_name = "FILE", requires = "tls_cert", conflicts_with = "plain_http")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_cert",
+        conflicts_with = "plain_http"
+    )]
     tls_key: Option<PathBuf>,
     /// Serve unencrypted HTTP. The spec allows only HTTPS: for local benchmarking only.
     #[arg(long)]
@@ -60,7 +70,10 @@ struct ServeArgs {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("linkcert: cannot start the async runtime: {e}");
@@ -113,7 +126,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         println!("window {class}: {w:?}");
     }
     println!("ready; Ctrl-C stops");
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
     running.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
@@ -122,7 +137,11 @@ fn print_keys(running: &server::RunningServer, development: bool) {
     let keys = running.keys();
     println!(
         "keys ({}):",
-        if development { "development set" } else { "from --keys" }
+        if development {
+            "development set"
+        } else {
+            "from --keys"
+        }
     );
     for (i, w) in keys.workspaces.iter().enumerate() {
         let limits: Vec<String> = w.limits.iter().map(|(c, l)| format!("{c} {l:?}")).collect();
@@ -140,7 +159,10 @@ fn print_keys(running: &server::RunningServer, development: bool) {
                 .take(3)
                 .map(|p| format!("{}/{}", p.partner_id, p.tenant_id))
                 .collect();
-            println!("             partners (partnerId/tenantId): {}", pairs.join(" "));
+            println!(
+                "             partners (partnerId/tenantId): {}",
+                pairs.join(" ")
+            );
         }
     }
 }

@@ -10,17 +10,37 @@ use proptest::test_runner::{Config, TestRunner};
 async fn arbitrary_queries_and_bodies_never_get_a_server_error() {
     let s = reference(None).await;
     let c = client(&s);
-    let paths = ["/qr", "/tags", "/partners/deactivate", "/links", "/analytics", "/events", "/x"];
+    let paths = [
+        "/qr",
+        "/tags",
+        "/partners/deactivate",
+        "/links",
+        "/analytics",
+        "/events",
+        "/x",
+    ];
     let name = prop_oneof![
-        Just("url".to_string()), Just("size".to_string()), Just("margin".to_string()),
-        Just("level".to_string()), Just("fgColor".to_string()), Just("page".to_string()),
-        Just("pageSize".to_string()), Just("ids".to_string()), Just("sortBy".to_string()),
-        Just("search".to_string()), Just("logo".to_string()), Just("hideLogo".to_string()),
+        Just("url".to_string()),
+        Just("size".to_string()),
+        Just("margin".to_string()),
+        Just("level".to_string()),
+        Just("fgColor".to_string()),
+        Just("page".to_string()),
+        Just("pageSize".to_string()),
+        Just("ids".to_string()),
+        Just("sortBy".to_string()),
+        Just("search".to_string()),
+        Just("logo".to_string()),
+        Just("hideLogo".to_string()),
         "[a-zA-Z]{1,8}",
     ];
     let value = prop_oneof![
-        any::<String>(), "-?[0-9]{1,25}", "[0-9.eE+-]{1,12}", Just("true".to_string()),
-        "#[0-9a-fA-FgG]{0,8}", proptest::collection::vec(any::<u8>(), 0..40)
+        any::<String>(),
+        "-?[0-9]{1,25}",
+        "[0-9.eE+-]{1,12}",
+        Just("true".to_string()),
+        "#[0-9a-fA-FgG]{0,8}",
+        proptest::collection::vec(any::<u8>(), 0..40)
             .prop_map(|b| b.iter().map(|x| format!("%{x:02X}")).collect()),
     ];
     let body = prop_oneof![
@@ -34,14 +54,20 @@ async fn arbitrary_queries_and_bodies_never_get_a_server_error() {
         body,
         any::<bool>(),
     );
-    let mut runner = TestRunner::new(Config { cases: 300, failure_persistence: None, ..Config::default() });
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        ..Config::default()
+    });
     let requests = std::sync::Mutex::new(Vec::new());
     runner
         .run(&strategy, |(p, params, body, post)| {
             let query: Vec<String> = params
                 .iter()
                 .map(|(k, v)| {
-                    let v = if v.starts_with('%') { v.clone() } else {
+                    let v = if v.starts_with('%') {
+                        v.clone()
+                    } else {
                         url::form_urlencoded::byte_serialize(v.as_bytes()).collect()
                     };
                     format!("{k}={v}")
@@ -54,14 +80,24 @@ async fn arbitrary_queries_and_bodies_never_get_a_server_error() {
         .unwrap();
     for (url, body, post) in requests.into_inner().unwrap() {
         let req = if post {
-            c.post(&url).header("content-type", "application/json").body(body)
+            c.post(&url)
+                .header("content-type", "application/json")
+                .body(body)
         } else {
             c.get(&url)
         };
-        let r = req.header("authorization", "Bearer lk_enterprise_1").send().await.unwrap();
+        let r = req
+            .header("authorization", "Bearer lk_enterprise_1")
+            .send()
+            .await
+            .unwrap();
         let status = r.status().as_u16();
         let bytes = r.bytes().await.unwrap();
-        assert!(status < 500, "{status} for {url}: {}", String::from_utf8_lossy(&bytes));
+        assert!(
+            status < 500,
+            "{status} for {url}: {}",
+            String::from_utf8_lossy(&bytes)
+        );
         if status >= 400 {
             let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
             assert!(v["error"]["code"].is_string(), "{url}: {v}");

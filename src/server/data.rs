@@ -37,13 +37,37 @@ const ADJECTIVES: &[&str] = &[
     "social", "partner", "promo", "beta", "legacy", "priority",
 ];
 const NOUNS: &[&str] = &[
-    "campaign", "newsletter", "webinar", "podcast", "banner", "referral", "coupon", "landing",
-    "video", "blog", "ads", "influencer", "event", "sale",
+    "campaign",
+    "newsletter",
+    "webinar",
+    "podcast",
+    "banner",
+    "referral",
+    "coupon",
+    "landing",
+    "video",
+    "blog",
+    "ads",
+    "influencer",
+    "event",
+    "sale",
 ];
 /// Names that exercise collation, case folding and multi-byte characters.
 const NON_ASCII: &[&str] = &[
-    "café", "Zürich", "naïve", "Straße", "Ångström", "東京", "日本語", "Ελληνικά", "Привет",
-    "emoji 🎉", "São Paulo", "Øresund", "İstanbul", "ﬁnance",
+    "café",
+    "Zürich",
+    "naïve",
+    "Straße",
+    "Ångström",
+    "東京",
+    "日本語",
+    "Ελληνικά",
+    "Привет",
+    "emoji 🎉",
+    "São Paulo",
+    "Øresund",
+    "İstanbul",
+    "ﬁnance",
 ];
 const COLORS: &[&str] = &[
     "red", "yellow", "green", "blue", "purple", "brown", "gray", "pink",
@@ -113,7 +137,12 @@ impl WorkspaceData {
                 // Same letters, other case: a collation may fold or not.
                 rng.pick(ADJECTIVES).to_uppercase()
             } else {
-                format!("{}-{}-{}", rng.pick(ADJECTIVES), rng.pick(NOUNS), rng.below(100))
+                format!(
+                    "{}-{}-{}",
+                    rng.pick(ADJECTIVES),
+                    rng.pick(NOUNS),
+                    rng.below(100)
+                )
             };
             tags.push(Tag {
                 id: format!("tag_{:04}{:08x}", i, rng.next() as u32),
@@ -140,7 +169,9 @@ impl WorkspaceData {
                 tenant_id,
                 status: PartnerStatus::Active,
                 commissions_cents: (0..rng.below(5)).map(|_| 100 + rng.below(50_000)).collect(),
-                payouts_cents: (0..rng.below(3)).map(|_| 1_000 + rng.below(90_000)).collect(),
+                payouts_cents: (0..rng.below(3))
+                    .map(|_| 1_000 + rng.below(90_000))
+                    .collect(),
             });
         }
         let totals = (rng.below(100_000), rng.below(5_000), rng.below(1_000));
@@ -155,14 +186,22 @@ impl WorkspaceData {
     /// Deactivate by partnerId, or by tenantId when no partnerId is given (partnerId wins when
     /// both are, as in the real service). Returns the partnerId, or None when unknown.
     /// Idempotent: deactivating a deactivated partner answers the same.
-    pub fn deactivate(&mut self, partner_id: Option<&str>, tenant_id: Option<&str>) -> Option<String> {
+    pub fn deactivate(
+        &mut self,
+        partner_id: Option<&str>,
+        tenant_id: Option<&str>,
+    ) -> Option<String> {
         let p = match (partner_id, tenant_id) {
             (Some(id), _) => self.partners.iter_mut().find(|p| p.partner_id == id)?,
             (None, Some(t)) => self.partners.iter_mut().find(|p| p.tenant_id == t)?,
             (None, None) => return None,
         };
         p.status = PartnerStatus::Deactivated;
-        for l in self.links.iter_mut().filter(|l| l.partner_id == p.partner_id) {
+        for l in self
+            .links
+            .iter_mut()
+            .filter(|l| l.partner_id == p.partner_id)
+        {
             l.disabled = true;
         }
         Some(p.partner_id.clone())
@@ -216,7 +255,12 @@ mod tests {
         let b = WorkspaceData::seeded("acme");
         let c = WorkspaceData::seeded("other");
         assert_eq!(a.tags.len(), b.tags.len());
-        assert!(a.tags.iter().zip(&b.tags).all(|(x, y)| x.id == y.id && x.name == y.name));
+        assert!(
+            a.tags
+                .iter()
+                .zip(&b.tags)
+                .all(|(x, y)| x.id == y.id && x.name == y.name)
+        );
         assert_ne!(a.tags[0].id, c.tags[0].id);
         assert!(a.tags.len() >= TAG_COUNT_MIN);
         assert!(a.tags.iter().any(|t| !t.name.is_ascii()));
@@ -224,23 +268,43 @@ mod tests {
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), a.tags.len(), "tag ids are unique");
-        assert!(a.partners.iter().all(|p| a.links.iter().any(|l| l.partner_id == p.partner_id)));
+        assert!(
+            a.partners
+                .iter()
+                .all(|p| a.links.iter().any(|l| l.partner_id == p.partner_id))
+        );
     }
 
     #[test]
     fn deactivation_disables_links_and_keeps_commissions() {
         let mut d = WorkspaceData::seeded("acme");
         let p = d.partners[3].clone();
-        assert_eq!(d.deactivate(None, Some(&p.tenant_id)), Some(p.partner_id.clone()));
+        assert_eq!(
+            d.deactivate(None, Some(&p.tenant_id)),
+            Some(p.partner_id.clone())
+        );
         let after = &d.partners[3];
         assert_eq!(after.status, PartnerStatus::Deactivated);
         assert_eq!(after.commissions_cents, p.commissions_cents);
         assert_eq!(after.payouts_cents, p.payouts_cents);
-        assert!(d.links.iter().filter(|l| l.partner_id == p.partner_id).all(|l| l.disabled));
-        assert!(d.links.iter().filter(|l| l.partner_id != p.partner_id).all(|l| !l.disabled));
+        assert!(
+            d.links
+                .iter()
+                .filter(|l| l.partner_id == p.partner_id)
+                .all(|l| l.disabled)
+        );
+        assert!(
+            d.links
+                .iter()
+                .filter(|l| l.partner_id != p.partner_id)
+                .all(|l| !l.disabled)
+        );
         // partnerId wins over a tenantId of another partner.
         let q = d.partners[4].clone();
-        assert_eq!(d.deactivate(Some(&q.partner_id), Some(&p.tenant_id)), Some(q.partner_id));
+        assert_eq!(
+            d.deactivate(Some(&q.partner_id), Some(&p.tenant_id)),
+            Some(q.partner_id)
+        );
         assert_eq!(d.deactivate(Some("pn_nope"), None), None);
     }
 

@@ -86,7 +86,9 @@ pub async fn envelope(State(app): State<Arc<App>>, req: Request, next: Next) -> 
             StatusCode::INTERNAL_SERVER_ERROR => "unexpected server condition; retry later".into(),
             s => s.canonical_reason().unwrap_or("error").to_string(),
         });
-    let code = table.code(status.as_u16()).unwrap_or("internal_server_error");
+    let code = table
+        .code(status.as_u16())
+        .unwrap_or("internal_server_error");
     let body = serde_json::json!({
         "error": { "code": code, "message": message, "doc_url": table.doc_url(code) }
     });

@@ -65,9 +65,7 @@ async fn list_tags(
     Json(page(&tags, &v)).into_response()
 }
 
-async fn qr_code(
-    Extension(v): Extension<Validated>,
-) -> Result<Response, ApiError> {
+async fn qr_code(Extension(v): Extension<Validated>) -> Result<Response, ApiError> {
     // Validation guarantees presence and bounds; the fallbacks are the spec's defaults.
     let url = v.str("url").unwrap_or_default();
     let colour = |name: &str, default: &str| {
@@ -79,7 +77,10 @@ async fn qr_code(
     let opts = qr::RenderOptions {
         size: v.f64("size").unwrap_or(600.0) as u32,
         margin: v.f64("margin").unwrap_or(2.0) as u32,
-        level: v.str("level").and_then(qr::EcLevel::parse).unwrap_or(qr::EcLevel::L),
+        level: v
+            .str("level")
+            .and_then(qr::EcLevel::parse)
+            .unwrap_or(qr::EcLevel::L),
         fg: colour("fgColor", "#000000")?,
         bg: colour("bgColor", "#FFFFFF")?,
         logo,
@@ -98,7 +99,11 @@ async fn deactivate_partner(
     Extension(v): Extension<Validated>,
 ) -> Result<Response, ApiError> {
     let body = v.body.unwrap_or(Value::Null);
-    let field = |k: &str| body.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let field = |k: &str| {
+        body.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
     let (partner_id, tenant_id) = (field("partnerId"), field("tenantId"));
     if partner_id.is_none() && tenant_id.is_none() {
         return Err(ApiError::unprocessable(

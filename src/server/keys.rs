@@ -23,7 +23,6 @@ pub enum KeysError {
     Empty,
 }
 
-
 #[derive(Deserialize)]
 struct KeysFile {
     #[serde(default)]
@@ -89,7 +88,11 @@ impl KeySet {
             };
             let plan = spec.plan(&w.plan).ok_or_else(|| {
                 let names: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
-                problem(format!("unknown plan {:?}; plans: {}", w.plan, names.join(", ")))
+                problem(format!(
+                    "unknown plan {:?}; plans: {}",
+                    w.plan,
+                    names.join(", ")
+                ))
             })?;
             let mut limits = BTreeMap::new();
             for class in spec.rate_classes.keys() {
@@ -229,7 +232,11 @@ mod tests {
         let spec = Spec::embedded().unwrap();
         let set = KeySet::development(&spec);
         for plan in &spec.plans {
-            assert!(set.workspaces.iter().any(|w| w.plan == plan.name), "{}", plan.name);
+            assert!(
+                set.workspaces.iter().any(|w| w.plan == plan.name),
+                "{}",
+                plan.name
+            );
         }
         assert_eq!(set.keys().filter(|(_, w)| w.plan == "free").count(), 2);
         let (_, ws) = set.lookup("lk_enterprise_1").unwrap();
@@ -243,13 +250,17 @@ mod tests {
         let spec = Spec::embedded().unwrap();
         let err = |t: &str| KeySet::from_toml(&spec, t).unwrap_err().to_string();
         assert!(err("[[workspace]]\nname='a'\nplan='gold'\nkeys=['k']").contains("unknown plan"));
-        assert!(err("[[workspace]]\nname='a'\nplan='enterprise'\nkeys=['k']")
-            .contains("_per_"));
-        assert!(err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['k']\nrate_limit_per_minute=5")
-            .contains("only for plans with a custom limit"));
+        assert!(err("[[workspace]]\nname='a'\nplan='enterprise'\nkeys=['k']").contains("_per_"));
+        assert!(
+            err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['k']\nrate_limit_per_minute=5")
+                .contains("only for plans with a custom limit")
+        );
         assert!(err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['k']\n[[workspace]]\nname='b'\nplan='pro'\nkeys=['k']")
             .contains("reuses a key"));
-        assert!(err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['has space']").contains("visible ASCII"));
+        assert!(
+            err("[[workspace]]\nname='a'\nplan='pro'\nkeys=['has space']")
+                .contains("visible ASCII")
+        );
         assert!(err("").contains("no workspace"));
     }
 }

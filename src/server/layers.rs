@@ -107,7 +107,9 @@ pub async fn rate_limit(State(app): State<Arc<App>>, req: Request, next: Next) -
     };
     let (class_index, window) = app.class(class);
     let now = Instant::now();
-    let decision = app.limiter.check(caller.key, class_index, limit, window, now);
+    let decision = app
+        .limiter
+        .check(caller.key, class_index, limit, window, now);
     let headers = decision.headers(now, SystemTime::now());
     let mut resp = match decision {
         Decision::Admitted { .. } => next.run(req).await,
@@ -171,7 +173,11 @@ pub async fn permission(State(app): State<Arc<App>>, req: Request, next: Next) -
         let given: Vec<String> = url::form_urlencoded::parse(query.as_bytes())
             .map(|(k, _)| k.into_owned())
             .collect();
-        if let Some(p) = op.params.iter().find(|p| p.paid_only && given.contains(&p.name)) {
+        if let Some(p) = op
+            .params
+            .iter()
+            .find(|p| p.paid_only && given.contains(&p.name))
+        {
             return ApiError::forbidden(format!(
                 "{} is only available on a paid plan; this workspace is on {}",
                 p.name, plan.name
@@ -209,7 +215,13 @@ async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|c| c.to_str().ok())
-        .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        .map(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
     if media.as_deref() != Some(spec_body.content_type.as_str()) {
         return Err(ApiError::bad_request(format!(
             "the body must be sent as Content-Type: {}",
@@ -242,7 +254,10 @@ fn parse_query(rt: &OpRuntime, query: &str) -> Result<BTreeMap<String, Value>, A
             continue;
         };
         if params.contains_key(&p.name) {
-            return Err(ApiError::bad_request(format!("{} is given more than once", p.name)));
+            return Err(ApiError::bad_request(format!(
+                "{} is given more than once",
+                p.name
+            )));
         }
         let value = p.decode(&raw).map_err(|e| match e {
             QueryValueError::WrongType { .. } => ApiError::bad_request(e.to_string()),
@@ -270,7 +285,11 @@ fn parse_query(rt: &OpRuntime, query: &str) -> Result<BTreeMap<String, Value>, A
 
 /// Wrong type or a missing required field is a malformed request (400); any other violation
 /// is invalid data (422), as the spec's Errors table tells them apart.
-fn check_schema(validator: &jsonschema::Validator, value: &Value, what: &str) -> Result<(), ApiError> {
+fn check_schema(
+    validator: &jsonschema::Validator,
+    value: &Value,
+    what: &str,
+) -> Result<(), ApiError> {
     let Some(err) = validator.iter_errors(value).next() else {
         return Ok(());
     };

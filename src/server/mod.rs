@@ -98,9 +98,9 @@ impl App {
         let scale = match window_secs {
             None => 1.0,
             Some(w) if w.is_finite() && w > 0.0 => {
-                let standard = spec
-                    .window(&spec.default_rate_class)
-                    .ok_or_else(|| ServerError::Spec("the default rate class has no window".into()))?;
+                let standard = spec.window(&spec.default_rate_class).ok_or_else(|| {
+                    ServerError::Spec("the default rate class has no window".into())
+                })?;
                 w / standard.as_secs_f64()
             }
             Some(w) => return Err(ServerError::Window(w)),
@@ -172,10 +172,11 @@ impl App {
     fn router(self: &Arc<App>) -> Result<Router, ServerError> {
         let mut by_path: HashMap<&str, axum::routing::MethodRouter<Arc<App>>> = HashMap::new();
         for op in &self.spec.operations {
-            let h = handlers::for_operation(&op.id).ok_or_else(|| {
-                ServerError::Spec(format!("operation {} has no handler", op.id))
-            })?;
-            let entry = by_path.remove(op.path.as_str()).map_or(h.clone(), |m| m.merge(h));
+            let h = handlers::for_operation(&op.id)
+                .ok_or_else(|| ServerError::Spec(format!("operation {} has no handler", op.id)))?;
+            let entry = by_path
+                .remove(op.path.as_str())
+                .map_or(h.clone(), |m| m.merge(h));
             by_path.insert(&op.path, entry);
         }
         let mut router = Router::new();
@@ -259,7 +260,11 @@ pub async fn start(spec: Arc<Spec>, config: ServeConfig) -> Result<RunningServer
         addr.ip().to_string()
     };
     let tls = tls::setup(&config.tls, Some(host.clone()))?;
-    let scheme = if tls.acceptor.is_some() { "https" } else { "http" };
+    let scheme = if tls.acceptor.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let base_url = match addr {
         SocketAddr::V6(_) if !addr.ip().is_unspecified() => {
             format!("{scheme}://[{host}]:{}", addr.port())

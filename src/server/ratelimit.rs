@@ -98,7 +98,10 @@ impl Limiter {
         // A poisoned lock only means another request panicked mid-update; the log is still
         // a list of instants, so keep using it.
         let mut log = slot.lock().unwrap_or_else(|p| p.into_inner());
-        while log.front().is_some_and(|t| now.saturating_duration_since(*t) >= window) {
+        while log
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= window)
+        {
             log.pop_front();
         }
         let used = log.len() as u64;
@@ -149,7 +152,10 @@ mod tests {
         }
         for (i, t) in admitted.iter().enumerate() {
             let in_window = admitted[i..].iter().filter(|u| **u < *t + w).count();
-            assert!(in_window <= 5, "{in_window} admissions within 10 s of {t:?}");
+            assert!(
+                in_window <= 5,
+                "{in_window} admissions within 10 s of {t:?}"
+            );
         }
         assert_eq!(admitted.len(), 20, "5 per window over 4 windows");
         assert_eq!(l.admitted(0), 20);
@@ -176,9 +182,15 @@ mod tests {
         assert_eq!(h.reset_epoch, 1_000_040);
         assert_eq!(h.remaining, 0);
         // Another key is untouched.
-        assert!(matches!(l.check(1, 0, 3, w, later), Decision::Admitted { remaining: 2, .. }));
+        assert!(matches!(
+            l.check(1, 0, 3, w, later),
+            Decision::Admitted { remaining: 2, .. }
+        ));
         // Once the window has passed, the first key is admitted again.
-        assert!(matches!(l.check(0, 0, 3, w, t0 + w), Decision::Admitted { .. }));
+        assert!(matches!(
+            l.check(0, 0, 3, w, t0 + w),
+            Decision::Admitted { .. }
+        ));
     }
 
     #[test]
@@ -191,7 +203,10 @@ mod tests {
                 let (l, a) = (l.clone(), admitted.clone());
                 std::thread::spawn(move || {
                     for _ in 0..50 {
-                        if matches!(l.check(0, 0, 600, w, Instant::now()), Decision::Admitted { .. }) {
+                        if matches!(
+                            l.check(0, 0, 600, w, Instant::now()),
+                            Decision::Admitted { .. }
+                        ) {
                             a.fetch_add(1, Ordering::Relaxed);
                         }
                     }

@@ -13,7 +13,10 @@ use super::ServerError;
 pub enum TlsMode {
     /// A certificate for localhost, 127.0.0.1 and ::1, made at start.
     SelfSigned,
-    Files { cert: PathBuf, key: PathBuf },
+    Files {
+        cert: PathBuf,
+        key: PathBuf,
+    },
     /// Unencrypted: only behind an explicit flag, for local benchmarking.
     Plain,
 }

@@ -62,7 +62,10 @@ pub struct Plan {
 
 impl Plan {
     pub fn limit(&self, class: &str) -> Limit {
-        self.limits.get(class).copied().unwrap_or(Limit::Unavailable)
+        self.limits
+            .get(class)
+            .copied()
+            .unwrap_or(Limit::Unavailable)
     }
 }
 
@@ -78,7 +81,10 @@ impl ErrorTable {
         self.codes.get(&status).map(String::as_str)
     }
     pub fn status_of(&self, code: &str) -> Option<u16> {
-        self.codes.iter().find(|(_, c)| c.as_str() == code).map(|(s, _)| *s)
+        self.codes
+            .iter()
+            .find(|(_, c)| c.as_str() == code)
+            .map(|(s, _)| *s)
     }
     /// The documentation link of a code: its fragment names the code.
     pub fn doc_url(&self, code: &str) -> String {
@@ -237,7 +243,9 @@ impl Spec {
     }
 
     pub fn plan(&self, name: &str) -> Option<&Plan> {
-        self.plans.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+        self.plans
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
     pub fn operation(&self, id: &str) -> Option<&Operation> {
@@ -247,7 +255,7 @@ impl Spec {
     pub fn find_operation(&self, method: &http::Method, path: &str) -> Option<&Operation> {
         self.operations
             .iter()
-            .find(|o| &o.method == method && o.path == path)
+            .find(|o| o.method == *method && o.path == path)
     }
 
     /// Whether a plan may call an operation (its minimum plan).
@@ -443,7 +451,8 @@ impl<'a> Loader<'a> {
             return Err(invalid(format!("{id}: unknown minimum plan {m}")));
         }
         let security = op.security.as_ref().or(self.doc.security.as_ref());
-        let requires_auth = security.is_some_and(|s| !s.is_empty() && s.iter().all(|r| !r.is_empty()));
+        let requires_auth =
+            security.is_some_and(|s| !s.is_empty() && s.iter().all(|r| !r.is_empty()));
         let mut params = Vec::new();
         for p in &op.parameters {
             params.push(self.param(&id, p)?);
@@ -485,11 +494,7 @@ impl<'a> Loader<'a> {
         })
     }
 
-    fn param(
-        &self,
-        op: &str,
-        p: &ReferenceOr<openapiv3::Parameter>,
-    ) -> Result<Param, SpecError> {
+    fn param(&self, op: &str, p: &ReferenceOr<openapiv3::Parameter>) -> Result<Param, SpecError> {
         let p = self.resolve(p, "parameters", |c| &c.parameters)?;
         let location = match p {
             openapiv3::Parameter::Query { .. } => Location::Query,
@@ -498,7 +503,9 @@ impl<'a> Loader<'a> {
             openapiv3::Parameter::Cookie { .. } => Location::Cookie,
         };
         if let openapiv3::Parameter::Query {
-            style, parameter_data, ..
+            style,
+            parameter_data,
+            ..
         } = p
             && !matches!(style, openapiv3::QueryStyle::Form)
         {
@@ -559,11 +566,7 @@ impl<'a> Loader<'a> {
         })
     }
 
-    fn body(
-        &self,
-        op: &str,
-        b: &ReferenceOr<openapiv3::RequestBody>,
-    ) -> Result<Body, SpecError> {
+    fn body(&self, op: &str, b: &ReferenceOr<openapiv3::RequestBody>) -> Result<Body, SpecError> {
         let b = self.resolve(b, "requestBodies", |c| &c.request_bodies)?;
         let (content_type, media) = b
             .content
@@ -659,7 +662,9 @@ impl<'a> Loader<'a> {
                 }
             }
         }
-        Err(invalid(format!("reference cycle under #/components/{kind}")))
+        Err(invalid(format!(
+            "reference cycle under #/components/{kind}"
+        )))
     }
 
     fn convert(&self, s: &Value, reference: bool) -> Result<Value, SpecError> {
@@ -678,29 +683,51 @@ mod tests {
         let free = spec.plan("free").unwrap();
         assert_eq!(free.limit("standard"), Limit::Fixed(60));
         assert_eq!(free.limit("analytics"), Limit::Unavailable);
-        assert_eq!(spec.plan("advanced").unwrap().limit("analytics"), Limit::Fixed(8));
-        assert_eq!(spec.plan("enterprise").unwrap().limit("standard"), Limit::Custom);
+        assert_eq!(
+            spec.plan("advanced").unwrap().limit("analytics"),
+            Limit::Fixed(8)
+        );
+        assert_eq!(
+            spec.plan("enterprise").unwrap().limit("standard"),
+            Limit::Custom
+        );
         assert_eq!(spec.window("standard"), Some(Duration::from_secs(60)));
         assert_eq!(spec.errors.code(429), Some("rate_limit_exceeded"));
         let qr = spec.operation("getQRCode").unwrap();
         assert_eq!(qr.params.len(), 9);
         assert_eq!(qr.param("url").unwrap().bound("maxLength"), Some(32000.0));
         assert!(qr.param("includeMargin").unwrap().deprecated);
-        assert_eq!(qr.param("level").unwrap().enum_values().unwrap(), ["L", "M", "Q", "H"]);
+        assert_eq!(
+            qr.param("level").unwrap().enum_values().unwrap(),
+            ["L", "M", "Q", "H"]
+        );
         // The spec is silent on size bounds: only the reference schema carries them.
         assert_eq!(qr.param("size").unwrap().bound("maximum"), None);
-        assert!(qr.param("size").unwrap().reference_schema.get("maximum").is_some());
+        assert!(
+            qr.param("size")
+                .unwrap()
+                .reference_schema
+                .get("maximum")
+                .is_some()
+        );
         let deactivate = spec.operation("deactivatePartner").unwrap();
         assert_eq!(deactivate.min_plan.as_deref(), Some("advanced"));
         let tags = spec.operation("getTags").unwrap();
-        assert_eq!(tags.param_with_role("page-size").unwrap().bound("maximum"), Some(100.0));
+        assert_eq!(
+            tags.param_with_role("page-size").unwrap().bound("maximum"),
+            Some(100.0)
+        );
         for op in &spec.operations {
             assert!(op.requires_auth, "{} must require the bearer key", op.id);
             for status in [400, 401, 403, 404, 422, 429, 500] {
                 assert!(op.declares_status(status), "{} lacks {status}", op.id);
             }
             let r429 = &op.responses[&429];
-            assert!(r429.headers.iter().any(|h| h.name == "Retry-After" && h.required));
+            assert!(
+                r429.headers
+                    .iter()
+                    .any(|h| h.name == "Retry-After" && h.required)
+            );
         }
     }
 
@@ -724,7 +751,10 @@ mod tests {
 
     #[test]
     fn broken_documents_are_errors_not_panics() {
-        assert!(matches!(Spec::from_yaml("not: [valid"), Err(SpecError::Parse(_))));
+        assert!(matches!(
+            Spec::from_yaml("not: [valid"),
+            Err(SpecError::Parse(_))
+        ));
         let without_plans = EMBEDDED_YAML.replace("x-linkcert-plans:", "x-other-plans:");
         assert!(matches!(
             Spec::from_yaml(&without_plans),

@@ -91,19 +91,19 @@ impl Param {
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(wrong());
                 }
-                raw.parse::<i64>().map(Value::from).map_err(|_| {
-                    QueryValueError::OutOfRange {
+                raw.parse::<i64>()
+                    .map(Value::from)
+                    .map_err(|_| QueryValueError::OutOfRange {
                         name: self.name.clone(),
                         got: raw.chars().take(64).collect(),
-                    }
-                })
+                    })
             }
             ParamKind::Number => {
                 // Rust also parses "inf" and "NaN"; JSON numbers are finite decimals.
                 let plausible = !raw.is_empty()
-                    && raw
-                        .bytes()
-                        .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'));
+                    && raw.bytes().all(|b| {
+                        b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')
+                    });
                 let n: f64 = raw.parse().ok().filter(|_| plausible).ok_or_else(wrong)?;
                 if !n.is_finite() {
                     return Err(QueryValueError::OutOfRange {
@@ -153,8 +153,14 @@ mod tests {
         let tags = spec.operation("getTags").unwrap();
         let page = tags.param("page").unwrap();
         assert_eq!(page.decode("3"), Ok(json!(3)));
-        assert!(matches!(page.decode("x"), Err(super::QueryValueError::WrongType { .. })));
-        assert!(matches!(page.decode("1.5"), Err(super::QueryValueError::WrongType { .. })));
+        assert!(matches!(
+            page.decode("x"),
+            Err(super::QueryValueError::WrongType { .. })
+        ));
+        assert!(matches!(
+            page.decode("1.5"),
+            Err(super::QueryValueError::WrongType { .. })
+        ));
         assert!(matches!(
             page.decode("99999999999999999999999"),
             Err(super::QueryValueError::OutOfRange { .. })

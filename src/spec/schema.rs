@@ -19,7 +19,11 @@ const MAX_DEPTH: usize = 32;
 
 /// Convert `schema`; `components` is the document's components object (for `$ref`).
 /// With `reference`, the `x-linkcert-reference` choices of the reference server are merged in.
-pub fn to_json_schema(schema: &Value, components: &Value, reference: bool) -> Result<Value, String> {
+pub fn to_json_schema(
+    schema: &Value,
+    components: &Value,
+    reference: bool,
+) -> Result<Value, String> {
     convert(schema, components, reference, 0)
 }
 
@@ -53,7 +57,9 @@ fn convert(s: &Value, components: &Value, reference: bool, depth: usize) -> Resu
                 }
                 Value::Object(props)
             }
-            "items" | "not" | "additionalProperties" => convert(v, components, reference, depth + 1)?,
+            "items" | "not" | "additionalProperties" => {
+                convert(v, components, reference, depth + 1)?
+            }
             "allOf" | "anyOf" | "oneOf" => Value::Array(
                 v.as_array()
                     .into_iter()
@@ -71,9 +77,7 @@ fn convert(s: &Value, components: &Value, reference: bool, depth: usize) -> Resu
         let t = t.to_string();
         out.insert("type".into(), serde_json::json!([t, "null"]));
     }
-    if reference
-        && let Some(own) = obj.get("x-linkcert-reference").and_then(Value::as_object)
-    {
+    if reference && let Some(own) = obj.get("x-linkcert-reference").and_then(Value::as_object) {
         for (k, v) in own {
             out.insert(k.clone(), v.clone());
         }
@@ -103,9 +107,19 @@ mod tests {
                                  "x-linkcert-reference": {"maximum": 5}}}}}});
         let s = json!({"type": "array", "items": {"$ref": "#/components/schemas/T"}});
         let plain = to_json_schema(&s, &components, false).unwrap();
-        assert_eq!(plain["items"]["properties"]["n"], json!({"type": ["number", "null"]}));
+        assert_eq!(
+            plain["items"]["properties"]["n"],
+            json!({"type": ["number", "null"]})
+        );
         let own = to_json_schema(&s, &components, true).unwrap();
         assert_eq!(own["items"]["properties"]["n"]["maximum"], json!(5));
-        assert!(to_json_schema(&json!({"$ref": "#/components/schemas/X"}), &components, false).is_err());
+        assert!(
+            to_json_schema(
+                &json!({"$ref": "#/components/schemas/X"}),
+                &components,
+                false
+            )
+            .is_err()
+        );
     }
 }

@@ -15,7 +15,9 @@ pub fn spec() -> Arc<Spec> {
 pub async fn reference(window_secs: Option<f64>) -> RunningServer {
     let mut cfg = ServeConfig::in_process();
     cfg.window_secs = window_secs;
-    server::start(spec(), cfg).await.expect("the reference starts")
+    server::start(spec(), cfg)
+        .await
+        .expect("the reference starts")
 }
 
 pub fn client(server: &RunningServer) -> reqwest::Client {
@@ -36,7 +38,10 @@ pub fn header_u64(r: &reqwest::Response, name: &str) -> Option<u64> {
 pub async fn json(r: reqwest::Response) -> (u16, serde_json::Value) {
     let status = r.status().as_u16();
     let body = r.bytes().await.unwrap();
-    (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+    (
+        status,
+        serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+    )
 }
 
 /// Asserts the spec's error envelope with the code of `status`.
@@ -45,7 +50,11 @@ pub fn assert_envelope(status: u16, body: &serde_json::Value, expected_status: u
     assert_eq!(status, expected_status, "body: {body}");
     let code = spec.errors.code(status).unwrap();
     assert_eq!(body["error"]["code"], code, "body: {body}");
-    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
     let doc = body["error"]["doc_url"].as_str().unwrap();
     assert!(doc.ends_with(&format!("#{code}")), "{doc}");
 }

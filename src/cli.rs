@@ -4,12 +4,18 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use crate::server::{self, KeySet, ServeConfig, TlsMode};
+use crate::check::{self, CheckOptions};
+use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
 use crate::spec::Spec;
+use crate::target::{Profile, Target, parse_key_flag};
+
+/// The window the in-process reference runs with, so rate-limit checks finish in seconds.
+const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
 
 /// Exit code when linkcert could not run at all (bad arguments, unreachable target, bad spec).
 pub const EXIT_CANNOT_RUN: u8 = 2;
@@ -33,6 +39,65 @@ pub struct Cli {
 enum Command {
     /// Run the reference implementation of the service.
     Serve(ServeArgs),
+    /// Certify a target against the spec. Exit 0: no failure, 1: failures, 2: could not run.
+    Check(CheckArgs),
+}
+
+/// Target options shared by `check` and `load`.
+#[derive(clap::Args, Clone)]
+pub struct TargetArgs {
+    /// Base URL of the implementation to certify. Without it, the built-in reference is
+    /// started in-process (HTTPS, its development keys, a 6 s window) and certified.
+    #[arg(long, value_name = "URL")]
+    target: Option<String>,
+    /// A key of the target and its plan (free, pro, business, advanced, enterprise). Repeat it,
+    /// also for one plan: two Free keys let the runner check that limits are per key.
+    #[arg(long = "key", value_name = "PLAN=KEY")]
+    keys: Vec<String>,
+    /// The same settings as TOML (see examples/profile.toml); flags override it.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Length in seconds of the target's standard rate-limit window (default 60), for targets
+    /// run with a shortened window; analytics windows are assumed to shrink in proportion.
+    #[arg(long, value_name = "SECONDS")]
+    rate_window: Option<f64>,
+    /// Accept the target's certificate without verifying it (self-signed targets).
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// A partnerId that exists in the target and may be deactivated (with --allow-destructive).
+    #[arg(long = "partner", value_name = "ID")]
+    partners: Vec<String>,
+    /// A tenantId that exists in the target and may be deactivated (with --allow-destructive).
+    #[arg(long = "tenant", value_name = "ID")]
+    tenants: Vec<String>,
+    /// Run the checks that change the target's state (partner deactivation). Off: skipped,
+    /// and the report says so.
+    #[arg(long)]
+    allow_destructive: bool,
+    /// Seed of the generated cases: the same seed replays the same requests.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Generated cases per property (per operation, valid and invalid).
+    #[arg(long, default_value_t = 64)]
+    cases: u32,
+    /// Properties run at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Where the reports go (default: reports/<timestamp>/).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Run only these checks: an id (qr.size), a family (pagination) or a prefix (ratelimit.re*).
+    #[arg(long = "only", value_name = "PATTERN")]
+    only: Vec<String>,
+    /// Leave these checks out (same patterns as --only).
+    #[arg(long = "skip", value_name = "PATTERN")]
+    skip: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -83,6 +148,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
+            Command::Check(args) => check(args).await,
         }
     });
     match result {
@@ -165,4 +231,151 @@ fn print_keys(running: &server::RunningServer, development: bool) {
             );
         }
     }
+}
+
+/// The target `check` and `load` aim at: from flags and profile, or the in-process reference
+/// (returned too, so it lives as long as the run).
+pub async fn resolve_target(
+    spec: &Arc<Spec>,
+    args: &TargetArgs,
+    window_for_reference: f64,
+) -> anyhow::Result<(Target, Option<RunningServer>)> {
+    let profile = match &args.profile {
+        Some(p) => Profile::from_file(p)?,
+        None => Profile::default(),
+    };
+    let mut keys = Vec::new();
+    for k in &args.keys {
+        keys.push(parse_key_flag(k)?);
+    }
+    if keys.is_empty() {
+        keys = profile.plan_keys();
+    }
+    let base = args.target.clone().or(profile.base_url.clone());
+    let window = args.rate_window.or(profile.rate_window_secs);
+    if let Some(w) = window
+        && !(w.is_finite() && w > 0.0)
+    {
+        anyhow::bail!("--rate-window must be a positive number of seconds, got {w}");
+    }
+    let mut target = Target {
+        base_url: String::new(),
+        keys,
+        rate_window: Duration::from_secs_f64(window.unwrap_or(60.0)),
+        partner_ids: profile.fixtures.partner_ids.clone(),
+        tenant_ids: profile.fixtures.tenant_ids.clone(),
+        allow_destructive: profile.allow_destructive.unwrap_or(false),
+        insecure: args.insecure,
+        trust_pem: None,
+    };
+    let Some(base) = base else {
+        // The built-in reference: its own keys, a short window, its own partners as fixtures.
+        let mut cfg = ServeConfig::in_process();
+        cfg.window_secs = Some(window_for_reference);
+        let running = server::start(spec.clone(), cfg).await?;
+        target.base_url = running.base_url.clone();
+        target.trust_pem = running.self_signed_pem.clone();
+        target.rate_window = Duration::from_secs_f64(window_for_reference);
+        target.allow_destructive = true;
+        if target.keys.is_empty() {
+            target.keys = running
+                .keys()
+                .keys()
+                .map(|(k, w)| crate::target::PlanKey {
+                    plan: w.plan.clone(),
+                    key: k.to_string(),
+                })
+                .collect();
+        }
+        // Deactivation runs with the strongest key: fixtures come from its workspace.
+        if let Some(strongest) = target.strongest_key(spec)
+            && let Some(ws) = running
+                .keys()
+                .workspaces
+                .iter()
+                .position(|w| w.keys.contains(&strongest.key))
+            && let Some(data) = running.workspace_data(ws)
+        {
+            target.partner_ids = data
+                .partners
+                .iter()
+                .take(3)
+                .map(|p| p.partner_id.clone())
+                .collect();
+            target.tenant_ids = data
+                .partners
+                .iter()
+                .skip(3)
+                .take(2)
+                .map(|p| p.tenant_id.clone())
+                .collect();
+        }
+        return Ok((target, Some(running)));
+    };
+    target.base_url = base.trim_end_matches('/').to_string();
+    Ok((target, None))
+}
+
+async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
+    let (mut target, _reference) =
+        resolve_target(&spec, &args.target, IN_PROCESS_WINDOW_SECS).await?;
+    target.partner_ids.extend(args.partners);
+    target.tenant_ids.extend(args.tenants);
+    target.allow_destructive |= args.allow_destructive;
+    let opts = CheckOptions {
+        seed: args.seed,
+        cases: args.cases.max(1),
+        concurrency: args.concurrency.max(1),
+        only: args.only,
+        skip: args.skip,
+        progress: true,
+    };
+    eprintln!(
+        "linkcert check: {} (spec {} {}), plans: {}, seed {}",
+        target.base_url,
+        spec.title,
+        spec.version,
+        target
+            .keys
+            .iter()
+            .map(|k| k.plan.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        opts.seed
+    );
+    let report = check::run(spec, target, opts).await?;
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("reports").join(timestamp()));
+    let written = report
+        .write(&out)
+        .with_context(|| format!("writing the reports to {}", out.display()))?;
+    print!("{}", report.summary());
+    println!(
+        "reports: {}",
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `YYYYMMDD-HHMMSS` (UTC), for report folders.
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let t = server::rfc3339(secs);
+    t.replace(['-', ':'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string()
 }

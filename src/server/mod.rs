@@ -26,7 +26,9 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tower_http::catch_panic::CatchPanicLayer;
 
-pub use data::{Link, PartnerStatus, TAG_COUNT_MIN, WorkspaceData, compare_tags, name_matches};
+pub use data::{
+    Link, PartnerStatus, TAG_COUNT_MIN, WorkspaceData, compare_tags, name_matches, rfc3339,
+};
 pub use error::ApiError;
 pub use keys::{DEVELOPMENT_KEYS, KeySet, KeysError, Workspace};
 pub use layers::MAX_BODY_BYTES;

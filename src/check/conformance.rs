@@ -1,0 +1,373 @@
+//! Checks every exchange gets, whichever family sent it: the status is one the spec lists, an
+//! error is the envelope with the table's code, a success has the declared content type and
+//! schema, and answers to authenticated requests carry the rate-limit headers.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::Ctx;
+use super::probe::{Exchange, Resp};
+use crate::spec::Operation;
+
+/// What the sender knows about the request it made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// Valid per the spec, and touching nothing the spec leaves open: must be accepted.
+    Accept,
+    /// Valid per the spec, but the target may reject it cleanly (a bound the spec does not set).
+    AcceptOrReject,
+    /// Invalid per the spec: must be rejected cleanly (400 or 422).
+    Reject,
+    /// The family judges the status itself.
+    Any,
+}
+
+/// How the target answered, once the cross-cutting checks are done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Accepted,
+    /// 400 or 422 in the envelope.
+    CleanRejection(u16),
+    /// 429: not held against the check that met it.
+    Throttled,
+    /// Any other status.
+    Other(u16),
+    /// No HTTP answer at all.
+    Transport,
+}
+
+/// Compiled response schemas, by (operation id, status).
+pub type SchemaCache = HashMap<(String, u16), Option<jsonschema::Validator>>;
+
+impl Ctx {
+    /// Run the cross-cutting checks on an exchange and the status check `expect` asks for.
+    pub fn judge(&self, op: &Operation, x: &Exchange, expect: Expect) -> Outcome {
+        let label = op.label();
+        let Some(r) = x.resp() else {
+            // A target that does not answer fails whatever was asked of it.
+            let id = match expect {
+                Expect::Reject => "status.invalid-rejected",
+                _ => "status.valid-accepted",
+            };
+            self.rec.violation(
+                id,
+                &label,
+                "an HTTP answer",
+                x.result.clone().err().unwrap_or_default(),
+                Some(x),
+            );
+            return Outcome::Transport;
+        };
+        if op.declares_status(r.status) {
+            self.rec.pass("status.listed", &label);
+        } else {
+            let listed: Vec<String> = op.responses.keys().map(u16::to_string).collect();
+            self.rec.violation(
+                "status.listed",
+                &label,
+                format!("one of {}", listed.join(", ")),
+                r.status.to_string(),
+                Some(x),
+            );
+        }
+        if r.status >= 400 {
+            self.envelope(&label, x, r);
+        } else if r.is_success() {
+            self.success_body(op, x, r);
+        }
+        let authenticated = x.req.key.is_some()
+            && !x
+                .req
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        if authenticated && (r.is_success() || r.status == 429) {
+            self.rate_headers_present(&label, x, r);
+        }
+        let outcome = match r.status {
+            429 => Outcome::Throttled,
+            s if (200..300).contains(&s) => Outcome::Accepted,
+            s @ (400 | 422) if is_envelope(r) => Outcome::CleanRejection(s),
+            s => Outcome::Other(s),
+        };
+        match (expect, outcome) {
+            (_, Outcome::Throttled) | (Expect::Any, _) => {}
+            (Expect::Reject, Outcome::CleanRejection(_)) => {
+                self.rec.pass("status.invalid-rejected", &label)
+            }
+            (Expect::Reject, o) => self.rec.violation(
+                "status.invalid-rejected",
+                &label,
+                "400 or 422 in the error envelope",
+                describe(o, r),
+                Some(x),
+            ),
+            (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted) => {
+                self.rec.pass("status.valid-accepted", &label)
+            }
+            (Expect::AcceptOrReject, Outcome::CleanRejection(_)) => {}
+            (_, o) => self.rec.violation(
+                "status.valid-accepted",
+                &label,
+                "a 2xx answer",
+                describe(o, r),
+                Some(x),
+            ),
+        }
+        outcome
+    }
+
+    fn envelope(&self, label: &str, x: &Exchange, r: &Resp) {
+        let media = r.media_type().unwrap_or_default();
+        if media == "application/json" || media.ends_with("+json") {
+            self.rec.pass("envelope.content-type", label);
+        } else {
+            self.rec.violation(
+                "envelope.content-type",
+                label,
+                "Content-Type: application/json",
+                if media.is_empty() {
+                    "no Content-Type".into()
+                } else {
+                    media
+                },
+                Some(x),
+            );
+        }
+        let Some(err) = envelope_error(r) else {
+            self.rec.violation(
+                "envelope.shape",
+                label,
+                r#"{"error": {"code": string, "message": string}}"#,
+                body_summary(r),
+                Some(x),
+            );
+            return;
+        };
+        self.rec.pass("envelope.shape", label);
+        let code = err.get("code").and_then(Value::as_str).unwrap_or_default();
+        match self.spec.errors.code(r.status) {
+            Some(expected) if expected == code => self.rec.pass("envelope.code", label),
+            Some(expected) => self.rec.violation(
+                "envelope.code",
+                label,
+                format!("code {expected} for status {}", r.status),
+                format!("code {code:?}"),
+                Some(x),
+            ),
+            // A status outside the table is status.listed's business.
+            None => {}
+        }
+        match err.get("doc_url") {
+            None => {}
+            Some(Value::String(url)) => match doc_url_fragment(url, code) {
+                FragmentMatch::Exact => {
+                    self.rec.pass("envelope.doc-url", label);
+                    self.rec.pass("envelope.doc-url-spelling", label);
+                }
+                FragmentMatch::Loose => {
+                    self.rec.pass("envelope.doc-url", label);
+                    self.rec.violation(
+                        "envelope.doc-url-spelling",
+                        label,
+                        format!("a fragment spelling {code} (or with hyphens)"),
+                        url.clone(),
+                        Some(x),
+                    );
+                }
+                FragmentMatch::No => self.rec.violation(
+                    "envelope.doc-url",
+                    label,
+                    format!("a link whose fragment names {code}"),
+                    url.clone(),
+                    Some(x),
+                ),
+            },
+            Some(other) => self.rec.violation(
+                "envelope.doc-url",
+                label,
+                "a string",
+                other.to_string(),
+                Some(x),
+            ),
+        }
+    }
+
+    fn success_body(&self, op: &Operation, x: &Exchange, r: &Resp) {
+        let label = op.label();
+        let Some(spec) = op.responses.get(&r.status) else {
+            return;
+        };
+        let Some((declared, _)) = &spec.content else {
+            return;
+        };
+        let media = r.media_type().unwrap_or_default();
+        if &media == declared {
+            self.rec.pass("schema.content-type", &label);
+        } else {
+            self.rec.violation(
+                "schema.content-type",
+                &label,
+                declared.clone(),
+                if media.is_empty() {
+                    "no Content-Type".into()
+                } else {
+                    media
+                },
+                Some(x),
+            );
+            return;
+        }
+        if !declared.ends_with("json") {
+            return;
+        }
+        let Some(body) = r.json() else {
+            self.rec.violation(
+                "schema.response",
+                &label,
+                "a JSON body",
+                body_summary(r),
+                Some(x),
+            );
+            return;
+        };
+        let mut cache = self.schemas.lock().unwrap_or_else(|p| p.into_inner());
+        let validator = cache.entry((op.id.clone(), r.status)).or_insert_with(|| {
+            spec.content
+                .as_ref()
+                .and_then(|(_, s)| crate::spec::schema::validator(s).ok())
+        });
+        let Some(v) = validator else { return };
+        match v.iter_errors(&body).next() {
+            None => self.rec.pass("schema.response", &label),
+            Some(e) => self.rec.violation(
+                "schema.response",
+                &label,
+                format!("a body matching the {} response schema", r.status),
+                format!("{} at {}", e.masked(), e.instance_path()),
+                Some(x),
+            ),
+        }
+    }
+
+    fn rate_headers_present(&self, label: &str, x: &Exchange, r: &Resp) {
+        for name in &self.spec.rate_headers {
+            match r.header(name) {
+                Some(v) if v.trim().parse::<u64>().is_ok() => {}
+                Some(v) => {
+                    return self.rec.violation(
+                        "ratelimit.headers",
+                        label,
+                        format!("{name} as a non-negative integer"),
+                        format!("{name}: {v}"),
+                        Some(x),
+                    );
+                }
+                None => {
+                    return self.rec.violation(
+                        "ratelimit.headers",
+                        label,
+                        format!("{name} on a {} answer", r.status),
+                        "absent",
+                        Some(x),
+                    );
+                }
+            }
+        }
+        self.rec.pass("ratelimit.headers", label);
+    }
+}
+
+/// The `error` object of an envelope, if the body is one.
+pub fn envelope_error(r: &Resp) -> Option<Value> {
+    let v = r.json()?;
+    let err = v.get("error")?;
+    (err.get("code")?.is_string() && err.get("message")?.is_string()).then(|| err.clone())
+}
+
+pub fn is_envelope(r: &Resp) -> bool {
+    envelope_error(r).is_some()
+}
+
+/// The envelope's code, if the body is an envelope.
+pub fn error_code(r: &Resp) -> Option<String> {
+    envelope_error(r)?.get("code")?.as_str().map(str::to_string)
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum FragmentMatch {
+    /// The code, or the code with hyphens for underscores.
+    Exact,
+    /// Names the code but spelled otherwise (e.g. `#rate-limit_exceeded`).
+    Loose,
+    No,
+}
+
+pub fn doc_url_fragment(url: &str, code: &str) -> FragmentMatch {
+    let Some((_, frag)) = url.rsplit_once('#') else {
+        return FragmentMatch::No;
+    };
+    if frag == code || frag == code.replace('_', "-") {
+        return FragmentMatch::Exact;
+    }
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    if !frag.is_empty() && norm(frag) == norm(code) {
+        FragmentMatch::Loose
+    } else {
+        FragmentMatch::No
+    }
+}
+
+fn body_summary(r: &Resp) -> String {
+    let text = String::from_utf8_lossy(&r.body[..r.body.len().min(200)]).into_owned();
+    format!("{} {}", r.status, text)
+}
+
+fn describe(o: Outcome, r: &Resp) -> String {
+    match o {
+        Outcome::CleanRejection(s) => format!("{s} (a rejection)"),
+        Outcome::Other(s) if s >= 400 && !is_envelope(r) => {
+            format!("{s} without the error envelope")
+        }
+        Outcome::Other(s) => s.to_string(),
+        Outcome::Accepted => format!("{} (accepted)", r.status),
+        Outcome::Throttled => "429".into(),
+        Outcome::Transport => "no answer".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_url_fragments() {
+        let u = "https://x/errors#";
+        assert_eq!(
+            doc_url_fragment(&format!("{u}not_found"), "not_found"),
+            FragmentMatch::Exact
+        );
+        assert_eq!(
+            doc_url_fragment(&format!("{u}not-found"), "not_found"),
+            FragmentMatch::Exact
+        );
+        assert_eq!(
+            doc_url_fragment(&format!("{u}rate-limit_exceeded"), "rate_limit_exceeded"),
+            FragmentMatch::Loose
+        );
+        assert_eq!(
+            doc_url_fragment(&format!("{u}forbidden"), "not_found"),
+            FragmentMatch::No
+        );
+        assert_eq!(
+            doc_url_fragment("https://x/errors", "not_found"),
+            FragmentMatch::No
+        );
+    }
+}

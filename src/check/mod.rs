@@ -1,0 +1,264 @@
+//! `linkcert check`: certify a target against the spec.
+//!
+//! Families of checks, one module each (a check's id starts with its module's name), share a
+//! `Ctx`: the spec, the target, the probe that sends, and the recorder that keeps findings.
+//! Every exchange also passes `conformance` (status listed, envelope, schema, rate headers).
+
+pub mod auth;
+pub mod cases;
+pub mod catalogue;
+pub mod conformance;
+pub mod model;
+pub mod pagination;
+pub mod partners;
+pub mod probe;
+pub mod qr;
+pub mod ratelimit;
+pub mod status;
+pub mod transport;
+
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::report::Report;
+use crate::spec::{Operation, Spec};
+use crate::target::{PlanKey, Target};
+use model::Recorder;
+use probe::{Probe, Req};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("the target {url} cannot be reached: {why}")]
+    Unreachable { url: String, why: String },
+    #[error(transparent)]
+    Target(#[from] crate::target::TargetError),
+    #[error("no key given: pass --key PLAN=KEY (or [keys] in --profile)")]
+    NoKeys,
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    pub seed: u64,
+    /// Generated cases per property.
+    pub cases: u32,
+    pub concurrency: usize,
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+    /// Draw a live progress line (on a terminal).
+    pub progress: bool,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            seed: 1,
+            cases: 64,
+            concurrency: 4,
+            only: Vec::new(),
+            skip: Vec::new(),
+            progress: false,
+        }
+    }
+}
+
+/// What every check family works with.
+pub struct Ctx {
+    pub spec: Arc<Spec>,
+    pub target: Target,
+    pub probe: Probe,
+    pub rec: Recorder,
+    pub opts: CheckOptions,
+    schemas: Mutex<conformance::SchemaCache>,
+    progress: Progress,
+}
+
+impl Ctx {
+    /// Whether `--only`/`--skip` let a check run.
+    pub fn enabled(&self, id: &str) -> bool {
+        catalogue::selected(id, &self.opts.only, &self.opts.skip)
+    }
+
+    /// Whether any check of a family (`pagination`, `qr`...) may run.
+    pub fn family_enabled(&self, family: &str) -> bool {
+        catalogue::CATALOGUE
+            .iter()
+            .filter(|d| d.id.split('.').next() == Some(family))
+            .any(|d| self.enabled(d.id))
+    }
+
+    /// An operation of the spec by id (the spec is ours: a missing one is a bug here).
+    pub fn op(&self, id: &str) -> Option<&Operation> {
+        self.spec.operation(id)
+    }
+
+    /// The key functional checks use: the strongest plan's, so they meet the fewest 429s.
+    pub fn main_key(&self) -> Option<&PlanKey> {
+        self.target.strongest_key(&self.spec)
+    }
+
+    /// A key whose plan may call `op` (minimum plan and rate class), strongest first.
+    pub fn key_for(&self, op: &Operation) -> Option<&PlanKey> {
+        let mut keys: Vec<&PlanKey> = self
+            .target
+            .keys
+            .iter()
+            .filter(|k| {
+                self.spec.plan(&k.plan).is_some_and(|p| {
+                    self.spec.plan_allows(p, op)
+                        && p.limit(&op.rate_class) != crate::spec::Limit::Unavailable
+                })
+            })
+            .collect();
+        keys.sort_by_key(|k| std::cmp::Reverse(self.spec.plan(&k.plan).map_or(0, |p| p.rank)));
+        keys.first().copied()
+    }
+
+    /// Send (paced) and run the cross-cutting checks.
+    pub async fn exchange(
+        &self,
+        op: &Operation,
+        req: Req,
+        expect: conformance::Expect,
+    ) -> (probe::Exchange, conformance::Outcome) {
+        let x = self.probe.send(req).await;
+        let o = self.judge(op, &x, expect);
+        self.progress.tick(&self.probe, &self.rec);
+        (x, o)
+    }
+
+    /// Skip every check of a family, saying why.
+    pub fn skip_family(&self, family: &str, why: &str) {
+        for d in catalogue::CATALOGUE
+            .iter()
+            .filter(|d| d.id.split('.').next() == Some(family))
+        {
+            self.rec.skip(d.id, "*", why);
+        }
+    }
+}
+
+/// Run every enabled family against the target and build the report.
+pub async fn run(
+    spec: Arc<Spec>,
+    target: Target,
+    opts: CheckOptions,
+) -> Result<Report, CheckError> {
+    target.validate(&spec)?;
+    if target.keys.is_empty() {
+        return Err(CheckError::NoKeys);
+    }
+    let started = SystemTime::now();
+    let clock = Instant::now();
+    let client = target.client(Duration::from_secs(30), opts.concurrency.max(1) * 2)?;
+    let max_wait = target.rate_window + Duration::from_secs(2);
+    let probe = Probe::new(client, &target.base_url, target.insecure, max_wait);
+    // Reachability first: a target that does not answer at all cannot be certified (exit 2).
+    let hello = probe.send_raw(Req::get("/")).await;
+    if let Err(why) = &hello.result {
+        return Err(CheckError::Unreachable {
+            url: target.base_url.clone(),
+            why: why.clone(),
+        });
+    }
+    let ctx = Ctx {
+        rec: Recorder::new(target.secrets()),
+        progress: Progress::new(opts.progress),
+        spec: spec.clone(),
+        probe,
+        opts,
+        target,
+        schemas: Mutex::new(Default::default()),
+    };
+    let families: [(&str, Family); 8] = [
+        ("transport", |c| Box::pin(transport::run(c))),
+        ("auth", |c| Box::pin(auth::run(c))),
+        ("plan", |c| Box::pin(auth::run_plans(c))),
+        ("status", |c| Box::pin(status::run(c))),
+        ("pagination", |c| Box::pin(pagination::run(c))),
+        ("qr", |c| Box::pin(qr::run(c))),
+        ("partners", |c| Box::pin(partners::run(c))),
+        // Last: it exhausts keys' quotas on purpose.
+        ("ratelimit", |c| Box::pin(ratelimit::run(c))),
+    ];
+    // The cross-cutting checks are fed by every family; `status` feeds them most.
+    let cross_cutting = ["status", "envelope", "schema"]
+        .iter()
+        .any(|f| ctx.family_enabled(f));
+    for (name, family) in families {
+        if ctx.family_enabled(name) || (name == "status" && cross_cutting) {
+            ctx.progress.family(name);
+            family(&ctx).await;
+        } else {
+            ctx.skip_family(name, "not selected (--only/--skip)");
+        }
+    }
+    ctx.progress.finish();
+    let mut results = ctx.rec.results();
+    results.retain(|r| ctx.enabled(&r.id));
+    Ok(Report::new(
+        &spec,
+        &ctx.target,
+        ctx.opts.seed,
+        started,
+        clock.elapsed(),
+        ctx.probe.requests_sent(),
+        ctx.probe.throttled_met(),
+        results,
+    ))
+}
+
+type Family =
+    for<'a> fn(&'a Ctx) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+
+/// The live progress line: only on a terminal, on stderr, overwritten in place.
+struct Progress {
+    on: bool,
+    state: Mutex<(String, Instant)>,
+}
+
+impl Progress {
+    fn new(on: bool) -> Progress {
+        Progress {
+            on: on && std::io::stderr().is_terminal(),
+            state: Mutex::new((String::new(), Instant::now())),
+        }
+    }
+    fn family(&self, name: &str) {
+        if let Ok(mut s) = self.state.lock() {
+            s.0 = name.to_string();
+        }
+        self.draw(None);
+    }
+    fn tick(&self, probe: &Probe, rec: &Recorder) {
+        if self.on {
+            self.draw(Some((probe, rec)));
+        }
+    }
+    fn draw(&self, counts: Option<(&Probe, &Recorder)>) {
+        if !self.on {
+            return;
+        }
+        let Ok(mut s) = self.state.lock() else { return };
+        // At most ten redraws a second.
+        if counts.is_some() && s.1.elapsed() < Duration::from_millis(100) {
+            return;
+        }
+        s.1 = Instant::now();
+        let tail = counts.map_or(String::new(), |(p, r)| {
+            format!(
+                "  {} requests  {} failing checks",
+                p.requests_sent(),
+                r.failing()
+            )
+        });
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2Kchecking {:<11}{tail}", s.0);
+        let _ = err.flush();
+    }
+    fn finish(&self) {
+        if self.on {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+}

@@ -1,0 +1,522 @@
+//! The runner's HTTP: every request a check makes goes through here. Bodies are read up to a
+//! cap, time is bounded, transport failures become values (never panics), and each exchange
+//! can be written down with secrets redacted and a one-line curl to reproduce it.
+//!
+//! Paced sends respect the target's own X-RateLimit-Remaining/-Reset and Retry-After, so
+//! functional checks are not drowned in 429s on low plans.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http::Method;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::target::PlanKey;
+
+/// Largest body read from a target; the rest is dropped and the answer marked truncated.
+pub const MAX_BODY: usize = 8 * 1024 * 1024;
+/// What a report shows of a body.
+const EXCERPT: usize = 1500;
+/// 429s a paced send waits out before giving up.
+const PACED_RETRIES: u32 = 3;
+
+#[derive(Clone, Debug)]
+pub struct Req {
+    pub method: Method,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    /// Used verbatim instead of `query` when set (to send what an encoder would not).
+    pub raw_query: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    /// Sent as `Authorization: Bearer <key>` unless `headers` sets Authorization itself.
+    pub key: Option<PlanKey>,
+}
+
+impl Req {
+    pub fn new(method: Method, path: &str) -> Req {
+        Req {
+            method,
+            path: path.to_string(),
+            query: Vec::new(),
+            raw_query: None,
+            headers: Vec::new(),
+            body: None,
+            key: None,
+        }
+    }
+    pub fn get(path: &str) -> Req {
+        Req::new(Method::GET, path)
+    }
+    pub fn post_json(path: &str, body: &Value) -> Req {
+        Req::new(Method::POST, path).body("application/json", body.to_string().into_bytes())
+    }
+    pub fn query(mut self, k: &str, v: impl Into<String>) -> Req {
+        self.query.push((k.to_string(), v.into()));
+        self
+    }
+    pub fn header(mut self, k: &str, v: impl Into<String>) -> Req {
+        self.headers.push((k.to_string(), v.into()));
+        self
+    }
+    pub fn body(mut self, content_type: &str, bytes: Vec<u8>) -> Req {
+        self.headers
+            .retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+        self.headers
+            .push(("content-type".into(), content_type.into()));
+        self.body = Some(bytes);
+        self
+    }
+    pub fn key(mut self, key: &PlanKey) -> Req {
+        self.key = Some(key.clone());
+        self
+    }
+
+    pub fn query_string(&self) -> String {
+        if let Some(raw) = &self.raw_query {
+            return raw.clone();
+        }
+        let mut s = url::form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &self.query {
+            s.append_pair(k, v);
+        }
+        s.finish()
+    }
+
+    pub fn url(&self, base: &str) -> String {
+        let q = self.query_string();
+        if q.is_empty() {
+            format!("{base}{}", self.path)
+        } else {
+            format!("{base}{}?{q}", self.path)
+        }
+    }
+
+    fn sets_authorization(&self) -> bool {
+        self.headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    }
+
+    /// The headers as sent, the key included.
+    fn all_headers(&self) -> Vec<(String, String)> {
+        let mut h = self.headers.clone();
+        if let (Some(k), false) = (&self.key, self.sets_authorization()) {
+            h.insert(0, ("authorization".into(), format!("Bearer {}", k.key)));
+        }
+        h
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Resp {
+    pub status: u16,
+    /// Names lower-cased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub truncated: bool,
+    pub elapsed: Duration,
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    /// A header as a non-negative integer, if it is one.
+    pub fn header_u64(&self, name: &str) -> Option<u64> {
+        self.header(name)?.trim().parse().ok()
+    }
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+    /// The media type, lower-cased, without parameters.
+    pub fn media_type(&self) -> Option<String> {
+        let ct = self.header("content-type")?;
+        Some(
+            ct.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase(),
+        )
+    }
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    pub req: Req,
+    pub url: String,
+    pub result: Result<Resp, String>,
+    pub insecure: bool,
+}
+
+impl Exchange {
+    pub fn resp(&self) -> Option<&Resp> {
+        self.result.as_ref().ok()
+    }
+    pub fn status(&self) -> Option<u16> {
+        self.resp().map(|r| r.status)
+    }
+    /// A 429: the target throttled this request.
+    pub fn throttled(&self) -> bool {
+        self.status() == Some(429)
+    }
+
+    /// The exchange as a report shows it: secrets replaced by `$LINKCERT_KEY`.
+    pub fn record(&self, secrets: &[String]) -> ExchangeRecord {
+        let red = |s: &str| redact(s, secrets);
+        let headers = |h: &[(String, String)]| -> Vec<(String, String)> {
+            h.iter().map(|(k, v)| (k.clone(), red(v))).collect()
+        };
+        ExchangeRecord {
+            method: self.req.method.to_string(),
+            url: red(&self.url),
+            request_headers: headers(&self.req.all_headers()),
+            request_body: self.req.body.as_ref().map(|b| red(&excerpt(b, None))),
+            status: self.status(),
+            response_headers: self.resp().map(|r| headers(&r.headers)).unwrap_or_default(),
+            response_body: self
+                .resp()
+                .map(|r| red(&excerpt(&r.body, r.media_type().as_deref())))
+                .unwrap_or_default(),
+            error: self.result.as_ref().err().map(|e| red(e)),
+            curl: self.curl(secrets),
+        }
+    }
+
+    /// One line of shell that sends the same request; the key is `$LINKCERT_KEY`.
+    pub fn curl(&self, secrets: &[String]) -> String {
+        let mut parts = vec!["curl -sS -i".to_string()];
+        if self.insecure {
+            parts.push("-k".into());
+        }
+        if self.req.method != Method::GET {
+            parts.push(format!("-X {}", self.req.method));
+        }
+        parts.push(shell_quote(&redact(&self.url, secrets)));
+        for (k, v) in self.req.all_headers() {
+            let line = format!("{k}: {v}");
+            let red = redact(&line, secrets);
+            if red != line {
+                // Double quotes so the shell expands $LINKCERT_KEY.
+                parts.push(format!("-H \"{}\"", red.replace('"', "\\\"")));
+            } else {
+                parts.push(format!("-H {}", shell_quote(&line)));
+            }
+        }
+        if let Some(b) = &self.req.body {
+            let data = match std::str::from_utf8(b) {
+                Ok(s) => shell_quote(&redact(s, secrets)),
+                Err(_) => ansi_c_quote(b),
+            };
+            parts.push(format!("--data-binary {data}"));
+        }
+        parts.join(" ")
+    }
+}
+
+/// How an exchange is written in reports (see `report` for the schema).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExchangeRecord {
+    pub method: String,
+    pub url: String,
+    pub request_headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    pub status: Option<u16>,
+    pub response_headers: Vec<(String, String)>,
+    pub response_body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub curl: String,
+}
+
+/// Replace every secret with `$LINKCERT_KEY`.
+pub fn redact(s: &str, secrets: &[String]) -> String {
+    let mut out = s.to_string();
+    for k in secrets.iter().filter(|k| !k.is_empty()) {
+        if out.contains(k.as_str()) {
+            out = out.replace(k.as_str(), "$LINKCERT_KEY");
+        }
+    }
+    out
+}
+
+fn excerpt(body: &[u8], media: Option<&str>) -> String {
+    if media.is_some_and(|m| m.starts_with("image/")) {
+        return format!("<{} bytes of {}>", body.len(), media.unwrap_or("binary"));
+    }
+    let text = String::from_utf8_lossy(&body[..body.len().min(EXCERPT * 4)]);
+    let mut s: String = text.chars().take(EXCERPT).collect();
+    if s.len() < text.len() || body.len() > EXCERPT * 4 {
+        s.push_str(&format!("… ({} bytes in all)", body.len()));
+    }
+    s
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn ansi_c_quote(b: &[u8]) -> String {
+    let mut s = String::from("$'");
+    for &c in b {
+        match c {
+            b'\\' | b'\'' => s.push_str(&format!("\\{}", c as char)),
+            0x20..=0x7e => s.push(c as char),
+            _ => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s.push('\'');
+    s
+}
+
+#[derive(Default, Clone, Copy)]
+struct Pace {
+    remaining: Option<u64>,
+    reset_epoch: Option<u64>,
+    retry_until: Option<Instant>,
+}
+
+/// Sends requests to one target and keeps count.
+pub struct Probe {
+    client: reqwest::Client,
+    base_url: String,
+    insecure: bool,
+    /// Longest a paced send waits for quota (about one window).
+    max_wait: Duration,
+    pace: Mutex<HashMap<String, Pace>>,
+    sent: AtomicU64,
+    throttled: AtomicU64,
+}
+
+impl Probe {
+    pub fn new(
+        client: reqwest::Client,
+        base_url: &str,
+        insecure: bool,
+        max_wait: Duration,
+    ) -> Probe {
+        Probe {
+            client,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            insecure,
+            max_wait,
+            pace: Mutex::new(HashMap::new()),
+            sent: AtomicU64::new(0),
+            throttled: AtomicU64::new(0),
+        }
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+    pub fn requests_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+    /// 429s met by paced sends (waited out and retried).
+    pub fn throttled_met(&self) -> u64 {
+        self.throttled.load(Ordering::Relaxed)
+    }
+
+    /// Send once, as is: no pacing, no retry. For checks that measure throttling.
+    pub async fn send_raw(&self, req: Req) -> Exchange {
+        let url = req.url(&self.base_url);
+        let result = self.transmit(&req, &url).await;
+        if let (Some(k), Ok(r)) = (&req.key, &result) {
+            self.note(&k.key, r);
+        }
+        Exchange {
+            req,
+            url,
+            result,
+            insecure: self.insecure,
+        }
+    }
+
+    /// Send, waiting first if the key has no quota left, and waiting out a 429 (a few times).
+    pub async fn send(&self, req: Req) -> Exchange {
+        let mut tries = 0;
+        loop {
+            if let Some(k) = &req.key {
+                self.wait_for_quota(&k.key).await;
+            }
+            let x = self.send_raw(req.clone()).await;
+            if !x.throttled() || tries >= PACED_RETRIES {
+                return x;
+            }
+            self.throttled.fetch_add(1, Ordering::Relaxed);
+            tries += 1;
+            if req.key.is_none() {
+                // Unauthenticated 429: back off by Retry-After if given.
+                let wait = x
+                    .resp()
+                    .and_then(|r| r.header_u64("retry-after"))
+                    .map_or(Duration::from_secs(1), Duration::from_secs);
+                tokio::time::sleep(wait.min(self.max_wait)).await;
+            }
+        }
+    }
+
+    async fn wait_for_quota(&self, key: &str) {
+        let pace = {
+            let map = self.pace.lock().unwrap_or_else(|p| p.into_inner());
+            map.get(key).copied().unwrap_or_default()
+        };
+        let now = Instant::now();
+        let mut wait = pace
+            .retry_until
+            .map_or(Duration::ZERO, |t| t.saturating_duration_since(now));
+        if pace.remaining == Some(0)
+            && let Some(reset) = pace.reset_epoch
+        {
+            let now_epoch = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
+            let until = Duration::from_secs(reset).saturating_sub(now_epoch);
+            wait = wait.max(until);
+        }
+        // A target with nonsense headers (milliseconds, far future) costs at most one window.
+        let wait = wait.min(self.max_wait);
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    fn note(&self, key: &str, r: &Resp) {
+        let mut map = self.pace.lock().unwrap_or_else(|p| p.into_inner());
+        let p = map.entry(key.to_string()).or_default();
+        p.remaining = r.header_u64("x-ratelimit-remaining");
+        p.reset_epoch = r.header_u64("x-ratelimit-reset");
+        p.retry_until = if r.status == 429 {
+            let secs = r.header_u64("retry-after").unwrap_or(1).max(1);
+            Some(Instant::now() + Duration::from_secs(secs).min(self.max_wait))
+        } else {
+            None
+        };
+    }
+
+    async fn transmit(&self, req: &Req, url: &str) -> Result<Resp, String> {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let mut b = self.client.request(req.method.clone(), url);
+        for (k, v) in req.all_headers() {
+            b = b.header(k, v);
+        }
+        if let Some(body) = &req.body {
+            b = b.body(body.clone());
+        }
+        let started = Instant::now();
+        let mut resp = b.send().await.map_err(describe)?;
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let mut body = Vec::new();
+        let mut truncated = false;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = MAX_BODY - body.len();
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break;
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Err(format!("reading the body failed: {}", describe(e))),
+            }
+        }
+        Ok(Resp {
+            status,
+            headers,
+            body,
+            truncated,
+            elapsed: started.elapsed(),
+        })
+    }
+}
+
+/// reqwest errors name their source chain; keep it, it says what broke.
+fn describe(e: reqwest::Error) -> String {
+    use std::error::Error;
+    let mut s = if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_connect() {
+        "could not connect".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curl_lines_reproduce_without_showing_the_key() {
+        let key = PlanKey {
+            plan: "pro".into(),
+            key: "lk_secret".into(),
+        };
+        let req = Req::post_json(
+            "/partners/deactivate",
+            &serde_json::json!({"partnerId": "it's"}),
+        )
+        .key(&key);
+        let x = Exchange {
+            url: req.url("https://h"),
+            req,
+            result: Err("x".into()),
+            insecure: true,
+        };
+        let c = x.curl(&["lk_secret".to_string()]);
+        assert!(!c.contains("lk_secret"), "{c}");
+        assert!(
+            c.contains("-H \"authorization: Bearer $LINKCERT_KEY\""),
+            "{c}"
+        );
+        assert!(c.contains("-X POST") && c.contains(" -k "), "{c}");
+        assert!(
+            c.contains(r#"--data-binary '{"partnerId":"it'\''s"}'"#),
+            "{c}"
+        );
+        let rec = x.record(&["lk_secret".to_string()]);
+        assert!(!serde_json::to_string(&rec).unwrap().contains("lk_secret"));
+    }
+
+    #[test]
+    fn excerpts_are_bounded_and_images_summarised() {
+        assert_eq!(
+            excerpt(b"\x89PNG", Some("image/png")),
+            "<4 bytes of image/png>"
+        );
+        let long = vec![b'a'; 100_000];
+        assert!(excerpt(&long, None).len() < 2000);
+        assert_eq!(ansi_c_quote(&[0xff, b'a', b'\'']), "$'\\xffa\\''");
+    }
+}

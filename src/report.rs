@@ -1,0 +1,376 @@
+//! Reports people read and CI gates on: `report.json` (schema in `reports/README.md`),
+//! `junit.xml` (one testcase per check and operation) and `report.md`, plus the summary
+//! table printed at the end of a run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::check::model::{CheckResult, Verdict};
+use crate::server::rfc3339;
+use crate::spec::Spec;
+use crate::target::Target;
+
+/// Bumped when a field changes meaning or goes away; new fields do not bump it.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: String,
+    pub tool_version: String,
+    pub target: String,
+    pub spec_title: String,
+    pub spec_version: String,
+    pub seed: u64,
+    pub started_at: String,
+    pub duration_secs: f64,
+    pub requests: u64,
+    /// 429s met and waited out by paced sends (not failures).
+    pub throttled_and_retried: u64,
+    /// Plans of the keys used (keys themselves are never written).
+    pub plans: Vec<String>,
+    pub totals: Totals,
+    pub checks: Vec<CheckResult>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    pub pass: u64,
+    pub non_strict: u64,
+    pub informational: u64,
+    pub fail: u64,
+    pub skipped: u64,
+}
+
+impl Report {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        spec: &Spec,
+        target: &Target,
+        seed: u64,
+        started: SystemTime,
+        took: Duration,
+        requests: u64,
+        throttled: u64,
+        checks: Vec<CheckResult>,
+    ) -> Report {
+        let mut totals = Totals::default();
+        for c in &checks {
+            match c.verdict {
+                Verdict::Pass => totals.pass += 1,
+                Verdict::NonStrict => totals.non_strict += 1,
+                Verdict::Informational => totals.informational += 1,
+                Verdict::Fail => totals.fail += 1,
+                Verdict::Skipped => totals.skipped += 1,
+            }
+        }
+        let mut plans: Vec<String> = target.keys.iter().map(|k| k.plan.clone()).collect();
+        plans.dedup();
+        Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            tool: "linkcert".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            target: target.base_url.clone(),
+            spec_title: spec.title.clone(),
+            spec_version: spec.version.clone(),
+            seed,
+            started_at: rfc3339(
+                started
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs(),
+            ),
+            duration_secs: took.as_secs_f64(),
+            requests,
+            throttled_and_retried: throttled,
+            plans,
+            totals,
+            checks,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.totals.fail == 0
+    }
+
+    /// Write report.json, junit.xml and report.md into `dir` (created if needed).
+    pub fn write(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let files = [
+            (
+                "report.json",
+                serde_json::to_string_pretty(self).map_err(std::io::Error::other)?,
+            ),
+            ("junit.xml", self.junit()),
+            ("report.md", self.markdown()),
+        ];
+        let mut out = Vec::new();
+        for (name, text) in files {
+            let p = dir.join(name);
+            std::fs::write(&p, text)?;
+            out.push(p);
+        }
+        Ok(out)
+    }
+
+    pub fn junit(&self) -> String {
+        let mut by_family: BTreeMap<&str, Vec<&CheckResult>> = BTreeMap::new();
+        for c in &self.checks {
+            by_family
+                .entry(c.id.split('.').next().unwrap_or(""))
+                .or_default()
+                .push(c);
+        }
+        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let _ = writeln!(
+            x,
+            "<testsuites name=\"linkcert\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
+            self.checks.len(),
+            self.totals.fail,
+            self.totals.skipped,
+            self.duration_secs
+        );
+        for (family, checks) in by_family {
+            let fails = checks.iter().filter(|c| c.verdict == Verdict::Fail).count();
+            let skipped = checks
+                .iter()
+                .filter(|c| c.verdict == Verdict::Skipped)
+                .count();
+            let _ = writeln!(
+                x,
+                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\" skipped=\"{skipped}\">",
+                xml(family),
+                checks.len()
+            );
+            for c in checks {
+                let _ = write!(
+                    x,
+                    "    <testcase classname=\"{}\" name=\"{} {}\">",
+                    xml(&c.id),
+                    xml(&c.id),
+                    xml(&c.operation)
+                );
+                match c.verdict {
+                    Verdict::Fail => {
+                        let first = c.findings.first();
+                        let _ = write!(
+                            x,
+                            "<failure message=\"{}\">{}</failure>",
+                            xml(first.map_or("failed", |f| f.message.as_str())),
+                            xml(&finding_text(c))
+                        );
+                    }
+                    Verdict::Skipped => {
+                        let _ = write!(
+                            x,
+                            "<skipped message=\"{}\"/>",
+                            xml(c.skipped.as_deref().unwrap_or("skipped"))
+                        );
+                    }
+                    Verdict::NonStrict | Verdict::Informational => {
+                        let _ = write!(
+                            x,
+                            "<system-out>{}: {}</system-out>",
+                            c.verdict.as_str(),
+                            xml(&finding_text(c))
+                        );
+                    }
+                    Verdict::Pass => {}
+                }
+                x.push_str("</testcase>\n");
+            }
+            x.push_str("  </testsuite>\n");
+        }
+        x.push_str("</testsuites>\n");
+        x
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut m = String::new();
+        let verdict = if self.passed() { "PASSED" } else { "FAILED" };
+        let _ = writeln!(m, "# linkcert report: {verdict}\n");
+        let _ = writeln!(
+            m,
+            "- target: `{}`\n- spec: {} {}\n- seed: {} (replay with `--seed {}`)\n- started: {}, took {:.1} s, {} requests ({} throttled and retried)\n- plans with keys: {}\n",
+            self.target,
+            self.spec_title,
+            self.spec_version,
+            self.seed,
+            self.seed,
+            self.started_at,
+            self.duration_secs,
+            self.requests,
+            self.throttled_and_retried,
+            self.plans.join(", ")
+        );
+        let t = &self.totals;
+        let _ = writeln!(
+            m,
+            "| pass | fail | non-strict | informational | skipped |\n|---|---|---|---|---|\n| {} | {} | {} | {} | {} |\n",
+            t.pass, t.fail, t.non_strict, t.informational, t.skipped
+        );
+        m.push_str("## Checks\n\n| verdict | check | operation | cases | clause |\n|---|---|---|---|---|\n");
+        for c in &self.checks {
+            let _ = writeln!(
+                m,
+                "| {} | `{}` {} | {} | {} | {} |",
+                c.verdict.as_str(),
+                c.id,
+                md(&c.title),
+                md(&c.operation),
+                c.cases,
+                md(&c.clause)
+            );
+        }
+        for (title, v) in [
+            ("Failures", Verdict::Fail),
+            ("Non-strict", Verdict::NonStrict),
+            (
+                "Observations (the spec leaves these open)",
+                Verdict::Informational,
+            ),
+            ("Skipped", Verdict::Skipped),
+        ] {
+            let list: Vec<&CheckResult> = self.checks.iter().filter(|c| c.verdict == v).collect();
+            if list.is_empty() {
+                continue;
+            }
+            let _ = writeln!(m, "\n## {title}\n");
+            for c in list {
+                let _ = writeln!(
+                    m,
+                    "### `{}` on {}\n\n{} ({})\n",
+                    c.id, c.operation, c.title, c.clause
+                );
+                if let Some(why) = &c.skipped {
+                    let _ = writeln!(m, "Skipped: {why}\n");
+                }
+                if c.violations > c.findings.len() as u64 {
+                    let _ = writeln!(
+                        m,
+                        "{} violations; the first {} follow.\n",
+                        c.violations,
+                        c.findings.len()
+                    );
+                }
+                for f in &c.findings {
+                    let _ = writeln!(m, "- **{}**: {}", f.verdict.as_str(), f.message);
+                    if let Some(x) = &f.exchange {
+                        let _ = writeln!(
+                            m,
+                            "  - request: `{} {}`\n  - answer: {}\n  - reproduce:\n\n    ```sh\n    {}\n    ```\n",
+                            x.method,
+                            x.url.replace('`', "'"),
+                            match (&x.status, &x.error) {
+                                (Some(s), _) =>
+                                    format!("{s}, body `{}`", one_line(&x.response_body, 300)),
+                                (None, Some(e)) => format!("no answer ({e})"),
+                                _ => "no answer".into(),
+                            },
+                            x.curl
+                        );
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// The table printed at the end of a run: families by verdict, then the failing checks.
+    pub fn summary(&self) -> String {
+        let mut by_family: BTreeMap<&str, [u64; 5]> = BTreeMap::new();
+        for c in &self.checks {
+            let row = by_family
+                .entry(c.id.split('.').next().unwrap_or(""))
+                .or_default();
+            row[match c.verdict {
+                Verdict::Pass => 0,
+                Verdict::Fail => 1,
+                Verdict::NonStrict => 2,
+                Verdict::Informational => 3,
+                Verdict::Skipped => 4,
+            }] += 1;
+        }
+        let mut s = format!(
+            "{:<12} {:>5} {:>5} {:>10} {:>6} {:>8}\n",
+            "family", "pass", "fail", "non-strict", "info", "skipped"
+        );
+        for (f, r) in &by_family {
+            let _ = writeln!(
+                s,
+                "{f:<12} {:>5} {:>5} {:>10} {:>6} {:>8}",
+                r[0], r[1], r[2], r[3], r[4]
+            );
+        }
+        let t = &self.totals;
+        let _ = writeln!(
+            s,
+            "{:<12} {:>5} {:>5} {:>10} {:>6} {:>8}",
+            "total", t.pass, t.fail, t.non_strict, t.informational, t.skipped
+        );
+        for c in self.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
+            let first = c
+                .findings
+                .first()
+                .map_or(String::new(), |f| one_line(&f.message, 160));
+            let _ = writeln!(s, "FAIL {} on {}: {first}", c.id, c.operation);
+        }
+        let _ = writeln!(
+            s,
+            "{} in {:.1} s, {} requests, seed {}",
+            if self.passed() { "PASSED" } else { "FAILED" },
+            self.duration_secs,
+            self.requests,
+            self.seed
+        );
+        s
+    }
+}
+
+fn finding_text(c: &CheckResult) -> String {
+    let mut s = String::new();
+    for f in &c.findings {
+        let _ = writeln!(s, "{}", f.message);
+        if let Some(x) = &f.exchange {
+            let _ = writeln!(s, "  {}", x.curl);
+        }
+    }
+    s
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut out: String = flat.chars().take(max).collect();
+    if flat.chars().count() > max {
+        out.push('…');
+    }
+    out.replace('`', "'")
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 forbids most control characters even escaped.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}

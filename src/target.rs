@@ -1,0 +1,241 @@
+//! What `check` and `load` aim at: the target's base URL, its keys by plan, fixtures, TLS
+//! trust and window length, from flags and an optional TOML profile (flags win).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::spec::Spec;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("cannot read the profile {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the profile is not valid TOML: {0}")]
+    Toml(String),
+    #[error("--key must be PLAN=KEY, got {0:?}")]
+    KeySyntax(String),
+    #[error("unknown plan {plan:?} in a key; plans: {known}")]
+    UnknownPlan { plan: String, known: String },
+    #[error("the target URL {0:?} is not an http(s) URL")]
+    Url(String),
+    #[error("--rate-window must be a positive number of seconds")]
+    Window,
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+/// A key of the target and the plan its workspace is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanKey {
+    pub plan: String,
+    pub key: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    /// Without a trailing slash.
+    pub base_url: String,
+    /// In the order given; a plan may have several keys.
+    pub keys: Vec<PlanKey>,
+    /// Length of the target's standard window (the spec's minute, unless shortened).
+    pub rate_window: Duration,
+    pub partner_ids: Vec<String>,
+    pub tenant_ids: Vec<String>,
+    pub allow_destructive: bool,
+    /// Accept any certificate (self-signed targets).
+    pub insecure: bool,
+    /// A certificate to trust besides the system's (the in-process reference's).
+    pub trust_pem: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub base_url: Option<String>,
+    pub rate_window_secs: Option<f64>,
+    pub allow_destructive: Option<bool>,
+    #[serde(default)]
+    pub keys: BTreeMap<String, OneOrMany>,
+    #[serde(default)]
+    pub fixtures: Fixtures,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Fixtures {
+    #[serde(default)]
+    pub partner_ids: Vec<String>,
+    #[serde(default)]
+    pub tenant_ids: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Profile {
+    pub fn from_file(path: &Path) -> Result<Profile, TargetError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TargetError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| TargetError::Toml(e.to_string()))
+    }
+
+    /// The profile's keys as (plan, key) pairs.
+    pub fn plan_keys(&self) -> Vec<PlanKey> {
+        let mut out = Vec::new();
+        for (plan, keys) in &self.keys {
+            let list = match keys {
+                OneOrMany::One(k) => vec![k.clone()],
+                OneOrMany::Many(ks) => ks.clone(),
+            };
+            for key in list {
+                out.push(PlanKey {
+                    plan: plan.clone(),
+                    key,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// `PLAN=KEY` as given to `--key`.
+pub fn parse_key_flag(s: &str) -> Result<PlanKey, TargetError> {
+    let (plan, key) = s
+        .split_once('=')
+        .filter(|(p, k)| !p.is_empty() && !k.is_empty())
+        .ok_or_else(|| TargetError::KeySyntax(redact_flag(s)))?;
+    Ok(PlanKey {
+        plan: plan.trim().to_ascii_lowercase(),
+        key: key.to_string(),
+    })
+}
+
+/// A malformed `--key` value may still hold a secret: show only its shape.
+fn redact_flag(s: &str) -> String {
+    match s.split_once('=') {
+        Some((p, _)) => format!("{p}=…"),
+        None => format!("<{} characters>", s.len()),
+    }
+}
+
+impl Target {
+    /// Checks plans against the spec and the URL's shape.
+    pub fn validate(&self, spec: &Spec) -> Result<(), TargetError> {
+        for k in &self.keys {
+            if spec.plan(&k.plan).is_none() {
+                let known: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
+                return Err(TargetError::UnknownPlan {
+                    plan: k.plan.clone(),
+                    known: known.join(", "),
+                });
+            }
+        }
+        let u =
+            url::Url::parse(&self.base_url).map_err(|_| TargetError::Url(self.base_url.clone()))?;
+        if !matches!(u.scheme(), "http" | "https") || u.host().is_none() {
+            return Err(TargetError::Url(self.base_url.clone()));
+        }
+        if self.rate_window.is_zero() {
+            return Err(TargetError::Window);
+        }
+        Ok(())
+    }
+
+    /// Keys of a plan, in order.
+    pub fn keys_of<'a>(&'a self, plan: &'a str) -> impl Iterator<Item = &'a PlanKey> + 'a {
+        self.keys.iter().filter(move |k| k.plan == plan)
+    }
+
+    /// The key of the highest-ranked plan: functional checks use it so they meet few 429s.
+    pub fn strongest_key(&self, spec: &Spec) -> Option<&PlanKey> {
+        self.keys
+            .iter()
+            .max_by_key(|k| spec.plan(&k.plan).map_or(0, |p| p.rank))
+    }
+
+    /// The window of a rate class at this target: the spec's, scaled like the standard one.
+    pub fn window(&self, spec: &Spec, class: &str) -> Duration {
+        let standard = spec
+            .window(&spec.default_rate_class)
+            .unwrap_or(Duration::from_secs(60));
+        let w = spec.window(class).unwrap_or(standard);
+        w.mul_f64(self.rate_window.as_secs_f64() / standard.as_secs_f64())
+    }
+
+    pub fn is_https(&self) -> bool {
+        self.base_url.starts_with("https://")
+    }
+
+    /// The HTTP client both `check` and `load` use: bounded in time, trusting what it must.
+    pub fn client(&self, timeout: Duration, pool: usize) -> Result<reqwest::Client, TargetError> {
+        let mut b = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .pool_max_idle_per_host(pool)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy();
+        if let Some(pem) = &self.trust_pem {
+            let cert = reqwest::Certificate::from_pem(pem.as_bytes())
+                .map_err(|e| TargetError::Client(e.to_string()))?;
+            b = b.add_root_certificate(cert);
+        }
+        if self.insecure {
+            b = b.tls_danger_accept_invalid_certs(true);
+        }
+        b.build().map_err(|e| TargetError::Client(e.to_string()))
+    }
+
+    /// Every secret this target was given, for redaction.
+    pub fn secrets(&self) -> Vec<String> {
+        self.keys.iter().map(|k| k.key.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_flags_and_profiles_parse_and_never_echo_secrets() {
+        assert_eq!(
+            parse_key_flag("Free=abc=def").unwrap(),
+            PlanKey {
+                plan: "free".into(),
+                key: "abc=def".into()
+            }
+        );
+        let e = parse_key_flag("lk_secret_value").unwrap_err().to_string();
+        assert!(!e.contains("lk_secret_value"), "{e}");
+        let p: Profile = toml::from_str(
+            "base_url='https://x'\n[keys]\nfree=['a','b']\npro='c'\n[fixtures]\npartner_ids=['p']",
+        )
+        .unwrap();
+        let keys = p.plan_keys();
+        assert_eq!(keys.len(), 3);
+        assert_eq!(keys.iter().filter(|k| k.plan == "free").count(), 2);
+        assert!(toml::from_str::<Profile>("typo_field = 1").is_err());
+    }
+
+    #[test]
+    fn windows_scale_with_the_standard_one() {
+        let spec = Spec::embedded().unwrap();
+        let t = Target {
+            rate_window: Duration::from_secs(6),
+            ..Target::default()
+        };
+        assert_eq!(t.window(&spec, "standard"), Duration::from_secs(6));
+        assert_eq!(t.window(&spec, "analytics"), Duration::from_millis(100));
+    }
+}

@@ -2,6 +2,8 @@
 //! trusts its self-signed certificate.
 #![allow(dead_code)]
 
+pub mod broken;
+
 use std::sync::Arc;
 use std::time::Duration;
 

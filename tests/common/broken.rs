@@ -1,0 +1,229 @@
+//! Deliberately broken servers for the runner's tests: a small proxy in front of the
+//! reference that injects one defect, before the request reaches the reference and/or into
+//! the answer it gives back. Plain HTTP on 127.0.0.1.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use linkcert::check::{self, CheckOptions};
+use linkcert::report::Report;
+use linkcert::server::RunningServer;
+use linkcert::target::{PlanKey, Target};
+
+/// The request as the proxy got it; a defect may rewrite it before it is forwarded.
+pub struct Incoming {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+/// The reference's answer; a defect may rewrite it before the runner sees it.
+pub struct Answer {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn set_header(&mut self, name: &'static str, value: impl ToString) {
+        self.headers.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_str(&value.to_string()).unwrap(),
+        );
+    }
+    pub fn header_u64(&self, name: &str) -> Option<u64> {
+        self.headers.get(name)?.to_str().ok()?.parse().ok()
+    }
+}
+
+type Before = dyn Fn(&mut Incoming) + Send + Sync;
+type After = dyn Fn(&Incoming, &mut Answer) + Send + Sync;
+
+pub struct Defect {
+    pub before: Option<Box<Before>>,
+    pub after: Option<Box<After>>,
+}
+
+impl Defect {
+    pub fn after(f: impl Fn(&Incoming, &mut Answer) + Send + Sync + 'static) -> Defect {
+        Defect {
+            before: None,
+            after: Some(Box::new(f)),
+        }
+    }
+    pub fn before(f: impl Fn(&mut Incoming) + Send + Sync + 'static) -> Defect {
+        Defect {
+            before: Some(Box::new(f)),
+            after: None,
+        }
+    }
+    pub fn none() -> Defect {
+        Defect {
+            before: None,
+            after: None,
+        }
+    }
+}
+
+pub struct Broken {
+    pub url: String,
+    pub reference: RunningServer,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Broken {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Start the reference (window in seconds) and a proxy injecting `defect` in front of it.
+pub async fn broken(window_secs: f64, defect: Defect) -> Broken {
+    let reference = super::reference(Some(window_secs)).await;
+    let client = super::client(&reference);
+    let base = reference.base_url.clone();
+    let defect = Arc::new(defect);
+    let app = axum::Router::new().fallback(move |req: Request| {
+        let (client, base, defect) = (client.clone(), base.clone(), defect.clone());
+        async move { forward(&client, &base, &defect, req).await }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Broken {
+        url,
+        reference,
+        task,
+    }
+}
+
+async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let body = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default()
+        .to_vec();
+    let mut inc = Incoming {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers: parts.headers.clone(),
+        body,
+    };
+    if let Some(b) = &defect.before {
+        b(&mut inc);
+    }
+    let url = if inc.query.is_empty() {
+        format!("{base}{}", inc.path)
+    } else {
+        format!("{base}{}?{}", inc.path, inc.query)
+    };
+    let mut rb = client
+        .request(inc.method.parse().unwrap(), url)
+        .body(inc.body.clone());
+    for (k, v) in inc.headers.iter() {
+        if k != "host" && k != "content-length" {
+            rb = rb.header(k, v);
+        }
+    }
+    let r = rb.send().await.unwrap();
+    let mut ans = Answer {
+        status: r.status().as_u16(),
+        headers: r.headers().clone(),
+        body: r.bytes().await.unwrap().to_vec(),
+    };
+    if let Some(a) = &defect.after {
+        a(&inc, &mut ans);
+    }
+    ans.headers.remove("content-length");
+    ans.headers.remove("transfer-encoding");
+    let mut resp = Response::new(Body::from(ans.body));
+    *resp.status_mut() = StatusCode::from_u16(ans.status).unwrap();
+    *resp.headers_mut() = ans.headers;
+    resp
+}
+
+/// The runner's target for a server started by `broken` (or the reference itself): the
+/// reference's keys, its window, and fixtures from the strongest key's workspace.
+pub fn target_for(url: &str, reference: &RunningServer) -> Target {
+    let spec = super::spec();
+    let keys: Vec<PlanKey> = reference
+        .keys()
+        .keys()
+        .map(|(k, w)| PlanKey {
+            plan: w.plan.clone(),
+            key: k.to_string(),
+        })
+        .collect();
+    let window = reference
+        .windows()
+        .into_iter()
+        .find(|(c, _)| *c == spec.default_rate_class)
+        .map(|(_, w)| w)
+        .unwrap_or(Duration::from_secs(60));
+    let mut t = Target {
+        base_url: url.to_string(),
+        keys,
+        rate_window: window,
+        allow_destructive: true,
+        trust_pem: reference.self_signed_pem.clone(),
+        ..Target::default()
+    };
+    if let Some(strongest) = t.strongest_key(&spec).cloned()
+        && let Some(ws) = reference
+            .keys()
+            .workspaces
+            .iter()
+            .position(|w| w.keys.contains(&strongest.key))
+        && let Some(data) = reference.workspace_data(ws)
+    {
+        t.partner_ids = data
+            .partners
+            .iter()
+            .take(3)
+            .map(|p| p.partner_id.clone())
+            .collect();
+        t.tenant_ids = data
+            .partners
+            .iter()
+            .skip(3)
+            .take(2)
+            .map(|p| p.tenant_id.clone())
+            .collect();
+    }
+    t
+}
+
+/// Run the runner on `target`, only the given check patterns, few cases.
+pub async fn run_check(target: Target, only: &[&str]) -> Report {
+    let opts = CheckOptions {
+        seed: 7,
+        cases: 24,
+        concurrency: 2,
+        only: only.iter().map(|s| s.to_string()).collect(),
+        ..CheckOptions::default()
+    };
+    check::run(super::spec(), target, opts)
+        .await
+        .expect("the runner runs")
+}
+
+/// Ids of the checks that failed.
+pub fn failed(report: &Report) -> Vec<String> {
+    let mut v: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == linkcert::check::model::Verdict::Fail)
+        .map(|c| c.id.clone())
+        .collect();
+    v.dedup();
+    v
+}

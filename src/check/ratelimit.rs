@@ -1,5 +1,465 @@
-//! Scaffolding: replaced by the family's checks.
+//! `ratelimit.*`: the headers' meaning, not only their presence. Limit is the plan's, Remaining
+//! falls by one, Reset is epoch seconds within a window, a burst past the limit gets 429 with a
+//! Retry-After that is enough, and limits are per key. `check` probes with short bursts;
+//! `linkcert load` measures throttling over time.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Ctx;
+use super::auth::minimal_request;
+use super::conformance::{Expect, error_code};
+use super::probe::{Exchange, Req};
+use crate::spec::{Limit, Operation};
+use crate::target::PlanKey;
 
-pub async fn run(_ctx: &Ctx) {}
+/// Bursts are sent only at keys whose limit is at most this (a Free or Pro key): bursting an
+/// Advanced key means thousands of requests, which is `linkcert load`'s job.
+const MAX_BURST_LIMIT: u64 = 1200;
+/// Rounding of whole seconds, and a round trip: slack allowed on Reset and Retry-After.
+const SLACK_SECS: f64 = 2.0;
+
+fn now_epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+}
+
+/// A cheap operation of a rate class that any key allowed the class can call.
+fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
+    ctx.spec
+        .operations
+        .iter()
+        .filter(|o| o.rate_class == class && o.min_plan.is_none() && o.body.is_none())
+        // The service's own operations before our extensions; fewest required parameters.
+        .min_by_key(|o| (o.extension, o.params.iter().filter(|p| p.required).count()))
+}
+
+/// The cheapest request of an operation: one item when it paginates.
+fn cheap_request(op: &Operation) -> Req {
+    let mut req = minimal_request(op);
+    if let Some(p) = op.param_with_role("page-size") {
+        req = req.query(&p.name, "1");
+    }
+    req
+}
+
+/// The limit a key should announce in a class: None when the plan has none (or it is custom).
+fn plan_limit(ctx: &Ctx, key: &PlanKey, class: &str) -> Limit {
+    ctx.spec
+        .plan(&key.plan)
+        .map_or(Limit::Unavailable, |p| p.limit(class))
+}
+
+pub async fn run(ctx: &Ctx) {
+    let classes: Vec<String> = ctx.spec.rate_classes.keys().cloned().collect();
+    for class in &classes {
+        let Some(op) = probe_op(ctx, class) else {
+            continue;
+        };
+        // Does the target have this operation at all? (Our analytics stand-ins may be absent.)
+        let users: Vec<PlanKey> = ctx
+            .target
+            .keys
+            .iter()
+            .filter(|k| !matches!(plan_limit(ctx, k, class), Limit::Unavailable))
+            .cloned()
+            .collect();
+        let Some(first) = users.first() else {
+            ctx.rec.skip(
+                check_id(ctx, class, "ratelimit.limit"),
+                &op.label(),
+                format!("no key of a plan with {class} access"),
+            );
+            continue;
+        };
+        let (x, _) = ctx
+            .exchange(op, cheap_request(op).key(first), Expect::Any)
+            .await;
+        if x.status() == Some(404) && op.extension {
+            ctx.rec.skip(
+                check_id(ctx, class, "ratelimit.limit"),
+                &op.label(),
+                "the target has no such endpoint (404)",
+            );
+            continue;
+        }
+        limits(ctx, op, class, &users).await;
+        burst(ctx, op, class, &users).await;
+    }
+}
+
+/// The id a finding of this class goes to: the per-second classes have their own check.
+fn check_id(ctx: &Ctx, class: &str, standard_id: &'static str) -> &'static str {
+    if class == ctx.spec.default_rate_class {
+        standard_id
+    } else {
+        "ratelimit.analytics"
+    }
+}
+
+async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
+    let id = check_id(ctx, class, "ratelimit.limit");
+    if !ctx.enabled(id) {
+        return;
+    }
+    let window = ctx.target.window(&ctx.spec, class);
+    for k in keys {
+        let (x, _) = ctx
+            .exchange(op, cheap_request(op).key(k), Expect::Any)
+            .await;
+        let Some(r) = x.resp() else { continue };
+        if !(r.is_success() || r.status == 429) {
+            continue;
+        }
+        let Some(announced) = r.header_u64("x-ratelimit-limit") else {
+            // Absence is ratelimit.headers' finding.
+            continue;
+        };
+        match plan_limit(ctx, k, class) {
+            Limit::Fixed(n) if announced == n => ctx.rec.pass(id, &op.label()),
+            // The spec calls the header "per hour" while plans are per minute: a target that
+            // announces the hourly figure follows one of its two readings.
+            Limit::Fixed(n) if class == ctx.spec.default_rate_class && announced == n * 60 => ctx.rec.observe(
+                id,
+                &op.label(),
+                format!("X-RateLimit-Limit {announced} for the {} plan: the per-hour reading of {n} per minute", k.plan),
+                Some(&x),
+            ),
+            Limit::Fixed(n) => ctx.rec.violation(
+                id,
+                &op.label(),
+                format!("X-RateLimit-Limit {n} for the {} plan ({n} per {window:?})", k.plan),
+                announced.to_string(),
+                Some(&x),
+            ),
+            Limit::Custom if announced > 0 => ctx.rec.observe(
+                id,
+                &op.label(),
+                format!("the {} plan's custom limit is {announced}", k.plan),
+                None,
+            ),
+            Limit::Custom | Limit::Unavailable => ctx.rec.violation(
+                id,
+                &op.label(),
+                "a positive limit",
+                announced.to_string(),
+                Some(&x),
+            ),
+        }
+    }
+}
+
+/// What one answer of a burst said.
+struct Seen {
+    status: u16,
+    remaining: Option<u64>,
+    at: f64,
+    exchange: Exchange,
+}
+
+async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
+    let standard = class == ctx.spec.default_rate_class;
+    let ids: &[&str] = if standard {
+        &[
+            "ratelimit.remaining",
+            "ratelimit.reset",
+            "ratelimit.throttles",
+            "ratelimit.retry-after",
+            "ratelimit.per-key",
+            "ratelimit.recovers",
+        ]
+    } else {
+        &["ratelimit.analytics"]
+    };
+    if !ids.iter().any(|id| ctx.enabled(id)) {
+        return;
+    }
+    let label = op.label();
+    // The key with the smallest fixed limit: the cheapest to exhaust.
+    let Some((key, limit)) = keys
+        .iter()
+        .filter_map(|k| match plan_limit(ctx, k, class) {
+            Limit::Fixed(n) if n > 0 => Some((k.clone(), n)),
+            _ => None,
+        })
+        .min_by_key(|(_, n)| *n)
+    else {
+        for id in ids {
+            ctx.rec
+                .skip(id, &label, format!("no key with a fixed {class} limit"));
+        }
+        return;
+    };
+    if limit > MAX_BURST_LIMIT {
+        for id in ids {
+            ctx.rec.skip(id, &label, format!("the lowest {class} limit among the keys is {limit}; pass a Free or Pro key (--key free=...) to burst it"));
+        }
+        return;
+    }
+    let window = ctx.target.window(&ctx.spec, class);
+    let cap = limit * 2 + 10;
+    let mut seen: Vec<Seen> = Vec::new();
+    // Sent as fast as one connection allows, unpaced: this is the point.
+    for _ in 0..cap {
+        let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
+        ctx.judge(op, &x, Expect::Any);
+        let Some(r) = x.resp() else { break };
+        let s = Seen {
+            status: r.status,
+            remaining: r.header_u64("x-ratelimit-remaining"),
+            at: now_epoch(),
+            exchange: x.clone(),
+        };
+        let stop = s.status == 429;
+        seen.push(s);
+        if stop {
+            break;
+        }
+    }
+    let id = |standard_id: &'static str| check_id(ctx, class, standard_id);
+    judge_remaining(ctx, &label, id("ratelimit.remaining"), &seen);
+    judge_resets(ctx, &label, id("ratelimit.reset"), &seen, window);
+    let Some(first_429) = seen.iter().find(|s| s.status == 429) else {
+        let admitted = seen
+            .iter()
+            .filter(|s| (200..300).contains(&s.status))
+            .count();
+        if let Some(last) = seen.last() {
+            ctx.rec.violation(
+                id("ratelimit.throttles"),
+                &label,
+                format!("a 429 within {cap} requests for a limit of {limit} per {window:?}"),
+                format!("{admitted} of {} admitted", seen.len()),
+                Some(&last.exchange),
+            );
+        }
+        return;
+    };
+    let r429 = first_429.exchange.resp();
+    match r429.and_then(error_code) {
+        Some(c) if c == "rate_limit_exceeded" => ctx.rec.pass(id("ratelimit.throttles"), &label),
+        other => ctx.rec.violation(
+            id("ratelimit.throttles"),
+            &label,
+            "429 with code rate_limit_exceeded",
+            format!(
+                "429 with code {}",
+                other.unwrap_or_else(|| "none (no envelope)".into())
+            ),
+            Some(&first_429.exchange),
+        ),
+    }
+    let retry_after = r429.and_then(|r| r.header("retry-after").map(str::to_string));
+    let reset = r429.and_then(|r| r.header_u64("x-ratelimit-reset"));
+    let wait = judge_retry_after(
+        ctx,
+        &label,
+        id("ratelimit.retry-after"),
+        first_429,
+        retry_after.as_deref(),
+        reset,
+        window,
+    );
+    if standard && ctx.enabled("ratelimit.per-key") {
+        per_key(ctx, op, &key, keys).await;
+    }
+    // Wait what the target said (bounded by a window and slack), then the key is admitted.
+    let wait = wait
+        .unwrap_or(window.as_secs_f64() + 1.0)
+        .min(window.as_secs_f64() + SLACK_SECS);
+    let elapsed = now_epoch() - first_429.at;
+    if wait > elapsed {
+        tokio::time::sleep(Duration::from_secs_f64(wait - elapsed)).await;
+    }
+    let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
+    ctx.judge(op, &x, Expect::Any);
+    let rid = id("ratelimit.recovers");
+    match x.status() {
+        Some(s) if (200..300).contains(&s) => ctx.rec.pass(rid, &label),
+        Some(s) => ctx.rec.violation(
+            rid,
+            &label,
+            format!("admitted after waiting the {wait:.1} s Retry-After said"),
+            s.to_string(),
+            Some(&x),
+        ),
+        None => {}
+    }
+}
+
+fn judge_remaining(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) {
+    let admitted: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| (200..300).contains(&s.status))
+        .collect();
+    for pair in admitted.windows(2) {
+        let (Some(a), Some(b)) = (pair[0].remaining, pair[1].remaining) else {
+            continue;
+        };
+        if b > a {
+            // Quota came back: a window boundary (fixed window) or expiring sliding entries.
+            continue;
+        }
+        if a - b == 1 {
+            ctx.rec.pass(id, label);
+        } else {
+            ctx.rec.violation(
+                id,
+                label,
+                format!("X-RateLimit-Remaining {} after {a}", a.saturating_sub(1)),
+                b.to_string(),
+                Some(&pair[1].exchange),
+            );
+            return;
+        }
+    }
+    // The last admission before the first 429 should have left nothing.
+    if let Some(pos) = seen.iter().position(|s| s.status == 429)
+        && pos > 0
+        && let Some(before) = seen[pos - 1].remaining
+        && (200..300).contains(&seen[pos - 1].status)
+    {
+        if before == 0 {
+            ctx.rec.pass(id, label);
+        } else {
+            ctx.rec.violation(
+                id,
+                label,
+                "X-RateLimit-Remaining 0 before the first 429",
+                format!("429 right after Remaining {before}"),
+                Some(&seen[pos].exchange),
+            );
+        }
+    }
+}
+
+fn judge_resets(ctx: &Ctx, label: &str, id: &str, seen: &[Seen], window: Duration) {
+    for s in seen {
+        let Some(r) = s.exchange.resp() else { continue };
+        let Some(reset) = r.header_u64("x-ratelimit-reset") else {
+            continue;
+        };
+        let reset = reset as f64;
+        let latest = s.at + window.as_secs_f64() + SLACK_SECS;
+        let verdict = if reset > now_epoch() * 100.0 {
+            Some("epoch milliseconds, not seconds".to_string())
+        } else if reset < s.at - SLACK_SECS {
+            Some(format!("{:.0} s in the past", s.at - reset))
+        } else if reset > latest {
+            Some(format!(
+                "{:.0} s ahead, beyond one window ({window:?})",
+                reset - s.at
+            ))
+        } else {
+            None
+        };
+        match verdict {
+            None => ctx.rec.pass(id, label),
+            Some(what) => {
+                ctx.rec.violation(
+                    id,
+                    label,
+                    format!("UTC epoch seconds between now and now + {window:?}"),
+                    format!("{reset:.0} ({what})"),
+                    Some(&s.exchange),
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// Returns the wait Retry-After asked for, in seconds, when it is usable.
+fn judge_retry_after(
+    ctx: &Ctx,
+    label: &str,
+    id: &str,
+    s: &Seen,
+    retry_after: Option<&str>,
+    reset: Option<u64>,
+    window: Duration,
+) -> Option<f64> {
+    let Some(raw) = retry_after else {
+        ctx.rec.violation(
+            id,
+            label,
+            "Retry-After on the 429",
+            "absent",
+            Some(&s.exchange),
+        );
+        return None;
+    };
+    let Ok(secs) = raw.trim().parse::<u64>() else {
+        ctx.rec.violation(
+            id,
+            label,
+            "Retry-After in whole seconds",
+            raw.to_string(),
+            Some(&s.exchange),
+        );
+        return None;
+    };
+    let secs_f = secs as f64;
+    if secs_f > window.as_secs_f64() + SLACK_SECS {
+        ctx.rec.violation(
+            id,
+            label,
+            format!("at most one window ({window:?}) of seconds"),
+            format!("{secs} (milliseconds?)"),
+            Some(&s.exchange),
+        );
+        return None;
+    }
+    if let Some(reset) = reset {
+        let by_reset = reset as f64 - s.at;
+        if (by_reset - secs_f).abs() > SLACK_SECS {
+            ctx.rec.violation(
+                id,
+                label,
+                format!(
+                    "Retry-After consistent with X-RateLimit-Reset (which says {by_reset:.0} s)"
+                ),
+                format!("{secs} s"),
+                Some(&s.exchange),
+            );
+            return Some(secs_f);
+        }
+    }
+    ctx.rec.pass(id, label);
+    Some(secs_f)
+}
+
+/// Right after `exhausted` was throttled, another key must still be admitted.
+async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey]) {
+    let label = op.label();
+    // Prefer a key of the same plan: the interesting case (same workspace, other key).
+    let other = keys
+        .iter()
+        .filter(|k| k.key != exhausted.key)
+        .min_by_key(|k| k.plan != exhausted.plan);
+    let Some(other) = other else {
+        ctx.rec.skip(
+            "ratelimit.per-key",
+            &label,
+            "needs a second key (two Free keys are best)",
+        );
+        return;
+    };
+    let x = ctx.probe.send_raw(cheap_request(op).key(other)).await;
+    ctx.judge(op, &x, Expect::Any);
+    match x.status() {
+        Some(429) => ctx.rec.violation(
+            "ratelimit.per-key",
+            &label,
+            format!(
+                "the {} key admitted while another {} key is exhausted",
+                other.plan, exhausted.plan
+            ),
+            "429",
+            Some(&x),
+        ),
+        Some(_) => ctx.rec.pass("ratelimit.per-key", &label),
+        None => {}
+    }
+}

@@ -239,3 +239,13 @@ mod tests {
         assert_eq!(t.window(&spec, "analytics"), Duration::from_millis(100));
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    #[test]
+    fn the_shipped_example_profile_parses() {
+        let p = super::Profile::from_file(std::path::Path::new("examples/profile.toml")).unwrap();
+        assert_eq!(p.plan_keys().iter().filter(|k| k.plan == "free").count(), 2);
+        assert_eq!(p.fixtures.partner_ids, ["pn_123"]);
+    }
+}

@@ -264,3 +264,15 @@ mod tests {
         assert!(err("").contains("no workspace"));
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    #[test]
+    fn the_shipped_example_keys_file_loads() {
+        let spec = crate::spec::Spec::embedded().unwrap();
+        let set =
+            super::KeySet::from_file(&spec, std::path::Path::new("examples/keys.toml")).unwrap();
+        assert_eq!(set.workspaces.len(), 3);
+        assert!(set.lookup("lk_globex_adv_2").is_some());
+    }
+}

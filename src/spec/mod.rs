@@ -220,6 +220,8 @@ pub struct Spec {
     pub operations: Vec<Operation>,
     /// Component schemas converted to JSON Schema (refs inlined).
     pub schemas: BTreeMap<String, Value>,
+    /// Component headers' schemas, converted likewise.
+    pub header_schemas: BTreeMap<String, Value>,
 }
 
 impl Spec {
@@ -268,6 +270,34 @@ impl Spec {
 
     pub fn window(&self, class: &str) -> Option<Duration> {
         self.rate_classes.get(class).copied()
+    }
+
+    /// The JSON Schema of every body and header the document defines, as the files in
+    /// `specs/schemas/` hold them (generated from here; a test fails when they drift).
+    pub fn json_schema_files(&self) -> BTreeMap<String, String> {
+        let mut files = BTreeMap::new();
+        let all = self.schemas.iter().map(|(n, s)| (n.clone(), s)).chain(
+            self.header_schemas
+                .iter()
+                .map(|(n, s)| (format!("header.{n}"), s)),
+        );
+        for (name, schema) in all {
+            let mut doc = serde_json::Map::new();
+            doc.insert(
+                "$schema".into(),
+                "http://json-schema.org/draft-04/schema#".into(),
+            );
+            doc.insert(
+                "title".into(),
+                Value::String(format!("{name} ({} {})", self.title, self.version)),
+            );
+            if let Some(obj) = schema.as_object() {
+                doc.extend(obj.clone());
+            }
+            let text = serde_json::to_string_pretty(&Value::Object(doc)).unwrap_or_default();
+            files.insert(format!("{name}.json"), text + "\n");
+        }
+        files
     }
 }
 
@@ -328,6 +358,18 @@ impl<'a> Loader<'a> {
                 schemas.insert(name.clone(), self.convert(s, false)?);
             }
         }
+        let mut header_schemas = BTreeMap::new();
+        if let Some(map) = self.components.get("headers").and_then(Value::as_object) {
+            for (name, h) in map {
+                if let Some(s) = h.get("schema") {
+                    let mut schema = self.convert(s, false)?;
+                    if let (Some(obj), Some(d)) = (schema.as_object_mut(), h.get("description")) {
+                        obj.entry("description").or_insert_with(|| d.clone());
+                    }
+                    header_schemas.insert(name.clone(), schema);
+                }
+            }
+        }
         Ok(Spec {
             title: self.doc.info.title.clone(),
             version: self.doc.info.version.clone(),
@@ -338,6 +380,7 @@ impl<'a> Loader<'a> {
             rate_headers,
             operations,
             schemas,
+            header_schemas,
         })
     }
 

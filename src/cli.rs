@@ -330,6 +330,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         only: args.only,
         skip: args.skip,
         progress: true,
+        ..CheckOptions::default()
     };
     eprintln!(
         "linkcert check: {} (spec {} {}), plans: {}, seed {}",

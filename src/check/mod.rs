@@ -47,6 +47,8 @@ pub struct CheckOptions {
     pub skip: Vec<String>,
     /// Draw a live progress line (on a terminal).
     pub progress: bool,
+    /// Longest wait for one answer.
+    pub request_timeout: Duration,
 }
 
 impl Default for CheckOptions {
@@ -58,6 +60,7 @@ impl Default for CheckOptions {
             only: Vec::new(),
             skip: Vec::new(),
             progress: false,
+            request_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -150,17 +153,12 @@ pub async fn run(
     }
     let started = SystemTime::now();
     let clock = Instant::now();
-    let client = target.client(Duration::from_secs(30), opts.concurrency.max(1) * 2)?;
+    let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
     let max_wait = target.rate_window + Duration::from_secs(2);
     let probe = Probe::new(client, &target.base_url, target.insecure, max_wait);
-    // Reachability first: a target that does not answer at all cannot be certified (exit 2).
-    let hello = probe.send_raw(Req::get("/")).await;
-    if let Err(why) = &hello.result {
-        return Err(CheckError::Unreachable {
-            url: target.base_url.clone(),
-            why: why.clone(),
-        });
-    }
+    // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
+    // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
+    reachable(&target.base_url).await?;
     let ctx = Ctx {
         rec: Recorder::new(target.secrets()),
         progress: Progress::new(opts.progress),
@@ -206,6 +204,31 @@ pub async fn run(
         ctx.probe.throttled_met(),
         results,
     ))
+}
+
+async fn reachable(base_url: &str) -> Result<(), CheckError> {
+    let unreachable = |why: String| CheckError::Unreachable {
+        url: base_url.to_string(),
+        why,
+    };
+    let url = url::Url::parse(base_url).map_err(|e| unreachable(e.to_string()))?;
+    let host = url
+        .host_str()
+        .ok_or_else(|| unreachable("no host".into()))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| unreachable("no port".into()))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::net::TcpStream::connect((host, port)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(unreachable(e.to_string())),
+        Err(_) => Err(unreachable("no connection within 10 s".into())),
+    }
 }
 
 type Family =

@@ -22,6 +22,9 @@ pub const MAX_BODY: usize = 8 * 1024 * 1024;
 const EXCERPT: usize = 1500;
 /// 429s a paced send waits out before giving up.
 const PACED_RETRIES: u32 = 3;
+/// After this many transport failures in a row the target is taken to have stopped answering:
+/// further sends fail at once, so a hung target cannot make a run last for hours.
+const GIVE_UP_AFTER: u64 = 8;
 
 #[derive(Clone, Debug)]
 pub struct Req {
@@ -297,6 +300,7 @@ pub struct Probe {
     pace: Mutex<HashMap<String, Pace>>,
     sent: AtomicU64,
     throttled: AtomicU64,
+    failures_in_a_row: AtomicU64,
 }
 
 impl Probe {
@@ -314,7 +318,13 @@ impl Probe {
             pace: Mutex::new(HashMap::new()),
             sent: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
+            failures_in_a_row: AtomicU64::new(0),
         }
+    }
+
+    /// Whether the target stopped answering (too many transport failures in a row).
+    pub fn gave_up(&self) -> bool {
+        self.failures_in_a_row.load(Ordering::Relaxed) >= GIVE_UP_AFTER
     }
 
     pub fn base_url(&self) -> &str {
@@ -406,6 +416,21 @@ impl Probe {
     }
 
     async fn transmit(&self, req: &Req, url: &str) -> Result<Resp, String> {
+        if self.gave_up() {
+            return Err(format!(
+                "not sent: the target stopped answering ({GIVE_UP_AFTER} transport failures in a row)"
+            ));
+        }
+        let result = self.transmit_once(req, url).await;
+        if result.is_ok() {
+            self.failures_in_a_row.store(0, Ordering::Relaxed);
+        } else {
+            self.failures_in_a_row.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         let mut b = self.client.request(req.method.clone(), url);
         for (k, v) in req.all_headers() {

@@ -109,3 +109,47 @@ pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     )
     .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::{App, KeySet};
+    use crate::spec::Spec;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    async fn boom() -> &'static str {
+        let detail: Option<&str> = None;
+        detail.expect("secret detail")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_in_the_envelope_without_its_text() {
+        let spec = Arc::new(Spec::embedded().unwrap());
+        let keys = KeySet::development(&spec);
+        let app = Arc::new(App::new(spec, keys, None).unwrap());
+        let router = axum::Router::new()
+            .route("/boom", get(boom))
+            .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+                panic_response,
+            ))
+            .layer(axum::middleware::from_fn_with_state(app.clone(), envelope));
+        let resp = router
+            .oneshot(Request::get("/boom").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(resp.into_body(), 10_000)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["error"]["code"], "internal_server_error");
+        assert!(
+            v["error"]["doc_url"]
+                .as_str()
+                .unwrap()
+                .ends_with("#internal_server_error")
+        );
+        assert!(!String::from_utf8_lossy(&body).contains("secret detail"));
+    }
+}

@@ -132,7 +132,8 @@ async fn server_errors_on_valid_edges_fail_valid_accepted() {
         }),
     )
     .await;
-    let r = run_status(target_for(&b.url, &b.reference), 7, 24).await;
+    // Enough cases that both edges are drawn (pageSize=100 is one case in about fifteen).
+    let r = run_status(target_for(&b.url, &b.reference), 7, 48).await;
     let f = failed(&r);
     assert!(
         f.contains(&"status.valid-accepted".to_string()),

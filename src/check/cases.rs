@@ -404,8 +404,8 @@ fn valid_number(p: &Param) -> BoxedStrategy<Val> {
     });
     match default {
         Some(d) => prop_oneof![
-            2 => Just(Val::closed(d.clone()).noted(format!("{name} at its default {d}"))),
-            3 => others,
+            3 => Just(Val::closed(d.clone()).noted(format!("{name} at its default {d}"))),
+            2 => others,
         ]
         .boxed(),
         None => others.boxed(),
@@ -442,7 +442,7 @@ fn valid_url(p: &Param) -> BoxedStrategy<Val> {
     let base = "https://example.com/";
     let mut options: Vec<(u32, BoxedStrategy<Val>)> = vec![
         (
-            8,
+            12,
             "[a-zA-Z0-9/_.~-]{0,100}([?][a-z]{1,5}=[a-zA-Z0-9]{0,8}(&[a-z]{1,5}=[a-zA-Z0-9]{0,8}){0,2})?"
                 .prop_map(move |path| Val::closed(format!("{base}{path}")))
                 .boxed(),
@@ -556,19 +556,65 @@ fn valid_json(schema: &Value) -> BoxedStrategy<Value> {
     }
 }
 
+/// A value of `p` every target must accept, if the spec gives one: the default, the first of
+/// an enum, the lower bound... None where every value touches what the spec leaves open.
+fn sure_value(p: &Param) -> Option<String> {
+    if unnamed(p) {
+        return None;
+    }
+    if let Some(d) = p.default() {
+        return Some(p.encode(d));
+    }
+    if let Some(first) = p
+        .enum_values()
+        .and_then(|e| e.first().map(|s| s.to_string()))
+    {
+        return Some(first);
+    }
+    Some(match p.kind {
+        ParamKind::Boolean => "false".into(),
+        ParamKind::Integer => int_bounds(p).0.unwrap_or(0).to_string(),
+        ParamKind::Number => p.bound("minimum")?.to_string(),
+        ParamKind::String if p.format.as_deref() == Some("hex-color") => "#000000".into(),
+        ParamKind::String if is_url(p) => "https://example.com/linkcert".into(),
+        ParamKind::String | ParamKind::Array => "abc".into(),
+    })
+}
+
 /// Parameters as (name, value when present): required ones always, optional ones at random.
-fn base_params(op: &Operation) -> BoxedStrategy<Vec<(String, Option<Val>)>> {
+/// With `sure`, only values every target must accept (the base of an invalid case, so that
+/// its one mutation is what makes it invalid): open values become the sure one, parameters
+/// without a sure value are left out.
+fn base_params(op: &Operation, sure: bool) -> BoxedStrategy<Vec<(String, Option<Val>)>> {
     let strategies: Vec<BoxedStrategy<(String, Option<Val>)>> = op
         .params
         .iter()
         .filter(|p| generated(p))
+        .filter(|p| !sure || p.required || sure_value(p).is_some())
         .map(|p| {
             let name = p.name.clone();
-            let v = valid_value(p);
+            let v = match (sure, sure_value(p)) {
+                (true, Some(fallback)) => valid_value(p)
+                    .prop_map(move |v| {
+                        if v.open.is_some() {
+                            Val::closed(fallback.clone())
+                        } else {
+                            v
+                        }
+                    })
+                    .boxed(),
+                _ => valid_value(p),
+            };
+            // Parameters whose name the spec does not show: rarer, so most cases are Accept.
+            let weight = if unnamed(p) {
+                OPTIONAL_WEIGHT / 2.0
+            } else {
+                OPTIONAL_WEIGHT
+            };
             if p.required {
                 v.prop_map(move |v| (name.clone(), Some(v))).boxed()
             } else {
-                prop::option::weighted(OPTIONAL_WEIGHT, v)
+                prop::option::weighted(weight, v)
                     .prop_map(move |v| (name.clone(), v))
                     .boxed()
             }
@@ -582,7 +628,7 @@ fn base_params(op: &Operation) -> BoxedStrategy<Vec<(String, Option<Val>)>> {
 /// shape).
 pub fn valid(op: &Operation) -> BoxedStrategy<Case> {
     let any = observed_only(op) || has_effects(op);
-    (base_params(op), valid_body(op))
+    (base_params(op, false), valid_body(op))
         .prop_map(move |(params, body)| {
             let vals: Vec<(String, Val)> = params
                 .into_iter()
@@ -932,19 +978,27 @@ fn body_mutations(op: &Operation) -> Vec<BoxedStrategy<Mutation>> {
 /// Invalid cases: one mutation making the request invalid per the spec, the rest valid. None
 /// when nothing in the spec makes a request to `op` invalid (no parameters, no body).
 pub fn invalid(op: &Operation) -> Option<BoxedStrategy<Case>> {
-    let mut mutations: Vec<BoxedStrategy<Mutation>> = op
+    // Mutations of parameters whose name the spec does not show say less: drawn less often.
+    let mut mutations: Vec<(u32, BoxedStrategy<Mutation>)> = op
         .params
         .iter()
         .filter(|p| generated(p))
-        .flat_map(param_mutations)
+        .flat_map(|p| {
+            let w = if unnamed(p) { 1 } else { 3 };
+            param_mutations(p).into_iter().map(move |m| (w, m))
+        })
         .collect();
-    mutations.extend(body_mutations(op));
+    mutations.extend(body_mutations(op).into_iter().map(|m| (3, m)));
     if mutations.is_empty() {
         return None;
     }
     let any = observed_only(op);
     Some(
-        (base_params(op), valid_body(op), Union::new(mutations))
+        (
+            base_params(op, true),
+            valid_body(op),
+            Union::new_weighted(mutations),
+        )
             .prop_map(move |(params, body, m)| {
                 let mut vals: Vec<(String, Val)> = params
                     .into_iter()

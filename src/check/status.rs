@@ -57,12 +57,15 @@ fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>) -> Held {
     if case.tolerated.contains(&r.status) && is_envelope(r) {
         return Held::Yes;
     }
-    let ok = match (case.expect, outcome) {
-        (Expect::Any, _) => true,
-        (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted) => true,
-        (Expect::AcceptOrReject | Expect::Reject, Outcome::CleanRejection(_)) => true,
-        _ => false,
-    };
+    let ok = matches!(
+        (case.expect, outcome),
+        (Expect::Any, _)
+            | (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted)
+            | (
+                Expect::AcceptOrReject | Expect::Reject,
+                Outcome::CleanRejection(_)
+            )
+    );
     if ok {
         return Held::Yes;
     }

@@ -7,7 +7,7 @@ use common::broken::{Answer, Defect, Incoming, broken, failed, run_check, target
 use linkcert::check::model::Verdict;
 use linkcert::check::{self, CheckOptions};
 use linkcert::report::Report;
-use linkcert::server::{self, KeySet, ServeConfig};
+use linkcert::server::{self, KeySet, ServeConfig, WorkspaceData, name_matches};
 use serde_json::{Value, json};
 
 fn assert_fails(r: &Report, id: &str) {
@@ -33,7 +33,11 @@ fn edit_array(ans: &mut Answer, f: impl FnOnce(&mut Vec<Value>)) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_passes_pagination_and_partners() {
     let b = broken(6.0, Defect::none()).await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination", "partners"]).await;
+    let r = run_check(
+        target_for(&b.url, &b.reference),
+        &["pagination", "partners"],
+    )
+    .await;
     assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
     for id in [
         "pagination.bounds",
@@ -96,6 +100,68 @@ async fn the_reference_passes_with_another_seed_and_other_data() {
     };
     let r = check::run(spec, target, opts).await.unwrap();
     assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+}
+
+/// A valid target that sorts names case-insensitively and breaks ties by id ascending in both
+/// orders (desc is not asc reversed within ties): no check may fail it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_case_insensitive_collation_with_a_fixed_tie_break_passes() {
+    let data = WorkspaceData::seeded("enterprise-ws");
+    let b = broken(
+        6.0,
+        Defect::after(move |inc, ans| {
+            if !is_tags(inc, ans) {
+                return;
+            }
+            let q: Vec<(String, String)> = url::form_urlencoded::parse(inc.query.as_bytes())
+                .into_owned()
+                .collect();
+            let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+            if get("sortBy").is_some_and(|s| s != "name") {
+                return;
+            }
+            let ids: Option<Vec<&str>> = get("ids").map(|s| s.split(',').collect());
+            let mut tags: Vec<_> = data
+                .tags
+                .iter()
+                .filter(|t| ids.as_ref().is_none_or(|i| i.contains(&t.id.as_str())))
+                .filter(|t| get("search").is_none_or(|s| name_matches(&t.name, s)))
+                .collect();
+            let desc = get("sortOrder") == Some("desc");
+            tags.sort_by(|a, b| {
+                let o = a.name.to_lowercase().cmp(&b.name.to_lowercase());
+                if desc { o.reverse() } else { o }.then_with(|| a.id.cmp(&b.id))
+            });
+            let page: usize = get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+            let size: usize = get("pageSize").and_then(|p| p.parse().ok()).unwrap_or(100);
+            let out: Vec<Value> = tags
+                .iter()
+                .skip((page - 1) * size)
+                .take(size)
+                .map(|t| json!({"id": t.id, "name": t.name}))
+                .collect();
+            ans.body = serde_json::to_vec(&out).unwrap();
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination"]).await;
+    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+    let sort = r.checks.iter().find(|c| c.id == "pagination.sort").unwrap();
+    assert_eq!(sort.verdict, Verdict::Pass, "{}", r.summary());
+    // The proxy's order is the one judged: the collation is seen as case-insensitive.
+    let choices = r
+        .checks
+        .iter()
+        .find(|c| c.id == "pagination.choices")
+        .unwrap();
+    assert!(
+        choices
+            .findings
+            .iter()
+            .any(|f| f.message == "name ascending follows case-insensitive order"),
+        "{:?}",
+        choices.findings
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,7 +296,8 @@ async fn links_left_enabled_fail_links_disabled() {
         6.0,
         Defect::after(|inc, ans| {
             if inc.path == "/links" && ans.status == 200 {
-                let text = String::from_utf8_lossy(&ans.body).replace("\"disabled\":true", "\"disabled\":false");
+                let text = String::from_utf8_lossy(&ans.body)
+                    .replace("\"disabled\":true", "\"disabled\":false");
                 ans.body = text.into_bytes();
             }
         }),

@@ -83,7 +83,9 @@ impl Deactivator<'_> {
                     _ => return Links::Unreadable(format!("{} but not a JSON array", r.status)),
                 },
                 (_, Some(r)) if r.status == 404 && n == 1 => return Links::Absent,
-                (Outcome::Throttled, _) => return Links::Unreadable("429 even after waiting".into()),
+                (Outcome::Throttled, _) => {
+                    return Links::Unreadable("429 even after waiting".into());
+                }
                 (_, Some(r)) => {
                     return Links::Unreadable(format!(
                         "{} {}",
@@ -359,7 +361,9 @@ fn judge_deactivation(
             d.ctx.rec.violation(
                 id,
                 &d.label,
-                format!("{what}: 200 with the deactivated partner's partnerId (a fixture: it exists)"),
+                format!(
+                    "{what}: 200 with the deactivated partner's partnerId (a fixture: it exists)"
+                ),
                 status_text(x),
                 Some(x),
             );
@@ -407,7 +411,8 @@ async fn by_partner_id(d: &Deactivator<'_>) {
             }
             _ => format!("a repeat deactivation: {}", status_text(&x)),
         };
-        ctx.rec.observe("partners.choices", &d.label, note, Some(&x));
+        ctx.rec
+            .observe("partners.choices", &d.label, note, Some(&x));
     }
 }
 
@@ -454,9 +459,12 @@ async fn both_ids(d: &Deactivator<'_>) {
             "both ids given: the partnerId wins".to_string()
         }
         (Outcome::Accepted, Some(g)) => {
-            format!("both ids given: the answer names {g}, not the partnerId given (the tenantId wins?)")
+            format!(
+                "both ids given: the answer names {g}, not the partnerId given (the tenantId wins?)"
+            )
         }
         _ => format!("both ids given: {}", status_text(&x)),
     };
-    ctx.rec.observe("partners.choices", &d.label, note, Some(&x));
+    ctx.rec
+        .observe("partners.choices", &d.label, note, Some(&x));
 }

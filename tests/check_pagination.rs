@@ -1,0 +1,353 @@
+//! The runner's pagination and partners families against the reference (no failures, with two
+//! seeds and two workspaces) and against broken servers (the right check fails).
+
+mod common;
+
+use common::broken::{Answer, Defect, Incoming, broken, failed, run_check, target_for};
+use linkcert::check::model::Verdict;
+use linkcert::check::{self, CheckOptions};
+use linkcert::report::Report;
+use linkcert::server::{self, KeySet, ServeConfig, WorkspaceData, name_matches};
+use serde_json::{Value, json};
+
+fn assert_fails(r: &Report, id: &str) {
+    assert!(failed(r).contains(&id.to_string()), "{id}: {}", r.summary());
+}
+
+fn query_has(inc: &Incoming, pair: &str) -> bool {
+    inc.query.split('&').any(|p| p == pair)
+}
+
+fn is_tags(inc: &Incoming, ans: &Answer) -> bool {
+    inc.path == "/tags" && ans.status == 200
+}
+
+/// Rewrite a JSON array answer.
+fn edit_array(ans: &mut Answer, f: impl FnOnce(&mut Vec<Value>)) {
+    if let Ok(Value::Array(mut items)) = serde_json::from_slice::<Value>(&ans.body) {
+        f(&mut items);
+        ans.body = serde_json::to_vec(&items).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_passes_pagination_and_partners() {
+    let b = broken(6.0, Defect::none()).await;
+    let r = run_check(
+        target_for(&b.url, &b.reference),
+        &["pagination", "partners"],
+    )
+    .await;
+    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+    for id in [
+        "pagination.bounds",
+        "pagination.page-size",
+        "pagination.walk",
+        "pagination.sort",
+        "pagination.ids",
+        "pagination.search",
+        "partners.deactivate",
+        "partners.unknown",
+        "partners.neither",
+        "partners.links-disabled",
+    ] {
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.id == id && c.verdict == Verdict::Pass && c.cases > 0),
+            "{id} did not pass: {}",
+            r.summary()
+        );
+    }
+    assert!(
+        r.checks
+            .iter()
+            .any(|c| c.id == "pagination.choices" && c.verdict == Verdict::Informational),
+        "{}",
+        r.summary()
+    );
+    assert!(
+        r.checks
+            .iter()
+            .any(|c| c.id == "partners.choices" && c.verdict == Verdict::Informational),
+        "{}",
+        r.summary()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_passes_with_another_seed_and_other_data() {
+    // Another workspace name seeds other tags and partners; another seed picks other ids.
+    let spec = common::spec();
+    let keys = KeySet::from_toml(
+        &spec,
+        "[[workspace]]\nname = \"linkcert-other-seed\"\nplan = \"enterprise\"\n\
+         keys = [\"lk_other_seed_1\"]\nrate_limit_per_minute = 100000\nanalytics_per_second = 100\n",
+    )
+    .unwrap();
+    let mut cfg = ServeConfig::in_process();
+    cfg.keys = Some(keys);
+    cfg.window_secs = Some(6.0);
+    let server = server::start(spec.clone(), cfg).await.unwrap();
+    let target = target_for(&server.base_url, &server);
+    assert!(!target.partner_ids.is_empty());
+    let opts = CheckOptions {
+        seed: 0x5eed_0f11,
+        cases: 8,
+        concurrency: 2,
+        only: vec!["pagination".into(), "partners".into()],
+        ..CheckOptions::default()
+    };
+    let r = check::run(spec, target, opts).await.unwrap();
+    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+}
+
+/// A valid target that sorts names case-insensitively and breaks ties by id ascending in both
+/// orders (desc is not asc reversed within ties): no check may fail it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_case_insensitive_collation_with_a_fixed_tie_break_passes() {
+    let data = WorkspaceData::seeded("enterprise-ws");
+    let b = broken(
+        6.0,
+        Defect::after(move |inc, ans| {
+            if !is_tags(inc, ans) {
+                return;
+            }
+            let q: Vec<(String, String)> = url::form_urlencoded::parse(inc.query.as_bytes())
+                .into_owned()
+                .collect();
+            let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+            if get("sortBy").is_some_and(|s| s != "name") {
+                return;
+            }
+            let ids: Option<Vec<&str>> = get("ids").map(|s| s.split(',').collect());
+            let mut tags: Vec<_> = data
+                .tags
+                .iter()
+                .filter(|t| ids.as_ref().is_none_or(|i| i.contains(&t.id.as_str())))
+                .filter(|t| get("search").is_none_or(|s| name_matches(&t.name, s)))
+                .collect();
+            let desc = get("sortOrder") == Some("desc");
+            tags.sort_by(|a, b| {
+                let o = a.name.to_lowercase().cmp(&b.name.to_lowercase());
+                if desc { o.reverse() } else { o }.then_with(|| a.id.cmp(&b.id))
+            });
+            let page: usize = get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+            let size: usize = get("pageSize").and_then(|p| p.parse().ok()).unwrap_or(100);
+            let out: Vec<Value> = tags
+                .iter()
+                .skip((page - 1) * size)
+                .take(size)
+                .map(|t| json!({"id": t.id, "name": t.name}))
+                .collect();
+            ans.body = serde_json::to_vec(&out).unwrap();
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination"]).await;
+    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+    let sort = r.checks.iter().find(|c| c.id == "pagination.sort").unwrap();
+    assert_eq!(sort.verdict, Verdict::Pass, "{}", r.summary());
+    // The proxy's order is the one judged: the collation is seen as case-insensitive.
+    let choices = r
+        .checks
+        .iter()
+        .find(|c| c.id == "pagination.choices")
+        .unwrap();
+    assert!(
+        choices
+            .findings
+            .iter()
+            .any(|f| f.message == "name ascending follows case-insensitive order"),
+        "{:?}",
+        choices.findings
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_last_item_of_every_page_fails_the_walk() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if is_tags(inc, ans) {
+                edit_array(ans, |v| {
+                    v.pop();
+                });
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination.walk"]).await;
+    assert_fails(&r, "pagination.walk");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_item_too_many_fails_page_size() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if is_tags(inc, ans) {
+                edit_array(ans, |v| {
+                    if let Some(last) = v.last().cloned() {
+                        v.push(last);
+                    }
+                });
+            }
+        }),
+    )
+    .await;
+    let r = run_check(
+        target_for(&b.url, &b.reference),
+        &["pagination.page-size", "pagination.walk"],
+    )
+    .await;
+    assert_fails(&r, "pagination.page-size");
+    assert_fails(&r, "pagination.walk");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_sort_order_desc_fails_sort() {
+    let b = broken(
+        6.0,
+        Defect::before(|inc| {
+            if inc.path == "/tags" {
+                inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination.sort"]).await;
+    assert_fails(&r, "pagination.sort");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_ids_fails_ids() {
+    let b = broken(
+        6.0,
+        Defect::before(|inc| {
+            if inc.path == "/tags" {
+                inc.query = inc
+                    .query
+                    .split('&')
+                    .filter(|p| !p.starts_with("ids="))
+                    .collect::<Vec<_>>()
+                    .join("&");
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination.ids"]).await;
+    assert_fails(&r, "pagination.ids");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_returning_a_tag_not_in_the_list_fails_search() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if is_tags(inc, ans) && inc.query.contains("search=") {
+                edit_array(ans, |v| {
+                    v.push(json!({"id": "tag_injected_by_proxy", "name": "injected"}));
+                });
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination.search"]).await;
+    assert_fails(&r, "pagination.search");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_page_for_page_zero_fails_bounds() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if inc.path == "/tags" && query_has(inc, "page=0") {
+                ans.status = 200;
+                ans.body = b"[]".to_vec();
+                ans.set_header("content-type", "application/json");
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["pagination.bounds"]).await;
+    assert_fails(&r, "pagination.bounds");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_200_for_unknown_partners_fails_unknown() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if inc.path == "/partners/deactivate" && ans.status == 404 {
+                ans.status = 200;
+                ans.body = br#"{"partnerId":"pn_linkcert_does_not_exist"}"#.to_vec();
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["partners.unknown"]).await;
+    assert_fails(&r, "partners.unknown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_left_enabled_fail_links_disabled() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if inc.path == "/links" && ans.status == 200 {
+                let text = String::from_utf8_lossy(&ans.body)
+                    .replace("\"disabled\":true", "\"disabled\":false");
+                ans.body = text.into_bytes();
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["partners"]).await;
+    assert_fails(&r, "partners.links-disabled");
+    assert!(!failed(&r).contains(&"partners.deactivate".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deactivation_naming_another_partner_fails_deactivate() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if inc.path == "/partners/deactivate" && ans.status == 200 {
+                ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["partners.deactivate"]).await;
+    assert_fails(&r, "partners.deactivate");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_allow_destructive_deactivation_is_skipped_not_failed() {
+    let b = broken(6.0, Defect::none()).await;
+    let mut t = target_for(&b.url, &b.reference);
+    t.allow_destructive = false;
+    let strongest = t.strongest_key(&common::spec()).unwrap().key.clone();
+    let ws = b
+        .reference
+        .keys()
+        .workspaces
+        .iter()
+        .position(|w| w.keys.contains(&strongest))
+        .unwrap();
+    let r = run_check(t, &["partners"]).await;
+    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+    for id in ["partners.deactivate", "partners.links-disabled"] {
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.id == id && c.verdict == Verdict::Skipped),
+            "{id}: {}",
+            r.summary()
+        );
+    }
+    // Nothing was deactivated.
+    let data = b.reference.workspace_data(ws).unwrap();
+    assert!(data.links.iter().all(|l| !l.disabled));
+}

@@ -58,10 +58,9 @@ pub async fn run(ctx: &Ctx) {
         if ctx.enabled("auth.required") {
             for (what, header) in bad_credentials(&key.key) {
                 let mut req = minimal_request(op);
-                match header {
-                    Some(h) => req = req.header("authorization", h),
-                    // Nothing at all: no key either.
-                    None => {}
+                // None: nothing at all, no key either.
+                if let Some(h) = header {
+                    req = req.header("authorization", h);
                 }
                 let (x, _) = ctx.exchange(op, req, Expect::Any).await;
                 match x.resp() {

@@ -343,7 +343,8 @@ impl Family<'_> {
                         format!("{len}-byte url, {tag} the byte-mode capacity of level {level}"),
                         &url_of_len(len),
                     )
-                    .size(1000.0)
+                    // Version 40 at 600 px: modules of about 3.3 px, still readable.
+                    .size(600.0)
                     .level(level)
                     .expect(Expect::AcceptOrReject),
                 );
@@ -827,8 +828,7 @@ impl Family<'_> {
                 .level(M)
                 .colours("336699", "FFEEDD", Some((navy, cream)))
                 .expect(Expect::AcceptOrReject),
-            self.case("an empty url", "")
-                .expect(Expect::AcceptOrReject),
+            self.case("an empty url", "").expect(Expect::AcceptOrReject),
         ];
         // Bounds of size and margin: not shown in the spec.
         for size in [1.0, 10.0, 5000.0, 10000.0, -5.0, 600.5] {
@@ -846,11 +846,7 @@ impl Family<'_> {
             );
         }
         // Paid-plan parameters with a paid key (the key in use is the strongest).
-        let paid = self
-            .ctx
-            .spec
-            .plan(&self.key.plan)
-            .is_some_and(|p| p.paid);
+        let paid = self.ctx.spec.plan(&self.key.plan).is_some_and(|p| p.paid);
         if paid && self.op.param("logo").is_some() {
             let mut logo = self
                 .case("logo on a paid plan, level L", t)
@@ -887,10 +883,7 @@ impl Family<'_> {
                 self.ctx.rec.observe(
                     "qr.choices",
                     &self.label,
-                    format!(
-                        "{}: accepted ({}x{})",
-                        case.what, insp.width, insp.height
-                    ),
+                    format!("{}: accepted ({}x{})", case.what, insp.width, insp.height),
                     None,
                 );
             }
@@ -926,9 +919,7 @@ impl Family<'_> {
             self.ctx.rec.observe(
                 "qr.choices",
                 &self.label,
-                format!(
-                    "includeMargin=false: accepted; {verdict} ({b:.1} modules against {a:.1})"
-                ),
+                format!("includeMargin=false: accepted; {verdict} ({b:.1} modules against {a:.1})"),
                 None,
             );
         }

@@ -12,31 +12,33 @@ use linkcert::server::{self, KeySet, ServeConfig};
 use linkcert::spec::Spec;
 use linkcert::target::{PlanKey, Target};
 
-const KEYS: &str = r#"
-[[workspace]]
-name = "bench"
-plan = "enterprise"
-keys = ["lk_bench"]
-rate_limit_per_minute = 1000000000
-analytics_per_second = 1000000
-"#;
-
 #[tokio::main]
 async fn main() {
-    let cases: u32 = std::env::var("LINKCERT_BENCH_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
+    let cases: u32 = std::env::var("LINKCERT_BENCH_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256);
     let spec = Arc::new(Spec::embedded().unwrap());
     let mut cfg = ServeConfig::in_process();
-    cfg.keys = Some(KeySet::from_toml(&spec, KEYS).unwrap());
+    cfg.keys = Some(KeySet::from_toml(&spec, server::UNLIMITED_KEYS).unwrap());
     let reference = server::start(spec.clone(), cfg).await.unwrap();
     let target = Target {
         base_url: reference.base_url.clone(),
-        keys: vec![PlanKey { plan: "enterprise".into(), key: "lk_bench".into() }],
+        keys: vec![PlanKey {
+            plan: "enterprise".into(),
+            key: "lk_bench".into(),
+        }],
         rate_window: Duration::from_secs(60),
         trust_pem: reference.self_signed_pem.clone(),
         ..Target::default()
     };
-    println!("linkcert runner cost against the in-process reference (HTTPS, loopback), --cases {cases}");
-    for (name, only) in [("status (generated cases)", vec!["status".to_string()]), ("every family but ratelimit", vec![])] {
+    println!(
+        "linkcert runner cost against the in-process reference (HTTPS, loopback), --cases {cases}"
+    );
+    for (name, only) in [
+        ("status (generated cases)", vec!["status".to_string()]),
+        ("every family but ratelimit", vec![]),
+    ] {
         let opts = CheckOptions {
             cases,
             only,
@@ -44,7 +46,9 @@ async fn main() {
             ..CheckOptions::default()
         };
         let t = Instant::now();
-        let report = check::run(spec.clone(), target.clone(), opts).await.unwrap();
+        let report = check::run(spec.clone(), target.clone(), opts)
+            .await
+            .unwrap();
         let secs = t.elapsed().as_secs_f64();
         let judged: u64 = report.checks.iter().map(|c| c.cases).sum();
         println!(

@@ -269,48 +269,17 @@ pub async fn resolve_target(
         trust_pem: None,
     };
     let Some(base) = base else {
-        // The built-in reference: its own keys, a short window, its own partners as fixtures.
+        // The built-in reference, with a short window; its own keys unless --key says others.
         let mut cfg = ServeConfig::in_process();
         cfg.window_secs = Some(window_for_reference);
         let running = server::start(spec.clone(), cfg).await?;
-        target.base_url = running.base_url.clone();
-        target.trust_pem = running.self_signed_pem.clone();
-        target.rate_window = Duration::from_secs_f64(window_for_reference);
-        target.allow_destructive = true;
-        if target.keys.is_empty() {
-            target.keys = running
-                .keys()
-                .keys()
-                .map(|(k, w)| crate::target::PlanKey {
-                    plan: w.plan.clone(),
-                    key: k.to_string(),
-                })
-                .collect();
+        let mut own = running.target(spec);
+        if !target.keys.is_empty() {
+            own.keys = target.keys;
+            own.use_fixtures_of(&running, spec);
         }
-        // Deactivation runs with the strongest key: fixtures come from its workspace.
-        if let Some(strongest) = target.strongest_key(spec)
-            && let Some(ws) = running
-                .keys()
-                .workspaces
-                .iter()
-                .position(|w| w.keys.contains(&strongest.key))
-            && let Some(data) = running.workspace_data(ws)
-        {
-            target.partner_ids = data
-                .partners
-                .iter()
-                .take(3)
-                .map(|p| p.partner_id.clone())
-                .collect();
-            target.tenant_ids = data
-                .partners
-                .iter()
-                .skip(3)
-                .take(2)
-                .map(|p| p.tenant_id.clone())
-                .collect();
-        }
-        return Ok((target, Some(running)));
+        own.insecure = target.insecure;
+        return Ok((own, Some(running)));
     };
     target.base_url = base.trim_end_matches('/').to_string();
     Ok((target, None))

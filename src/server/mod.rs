@@ -35,7 +35,18 @@ pub use layers::MAX_BODY_BYTES;
 pub use tls::TlsMode;
 
 use crate::spec::{Operation, Param, Spec};
+use crate::target::{PlanKey, Target};
 use ratelimit::Limiter;
+
+/// A workspace whose limits are out of the way: for benchmarks of everything but the limiter.
+pub const UNLIMITED_KEYS: &str = r#"
+[[workspace]]
+name = "bench"
+plan = "enterprise"
+keys = ["lk_bench"]
+rate_limit_per_minute = 1000000000
+analytics_per_second = 1000000
+"#;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -225,11 +236,68 @@ impl RunningServer {
     pub fn windows(&self) -> Vec<(String, Duration)> {
         self.app.classes.clone()
     }
+
+    /// Partners of the workspace a key belongs to that may be deactivated: three partnerIds
+    /// and two tenantIds of other partners.
+    pub fn fixtures_for(&self, key: &str) -> (Vec<String>, Vec<String>) {
+        let data = self
+            .app
+            .keys
+            .lookup(key)
+            .and_then(|(_, ws)| self.workspace_data(ws));
+        let Some(data) = data else {
+            return (Vec::new(), Vec::new());
+        };
+        let partners = data.partners.iter().take(3).map(|p| p.partner_id.clone());
+        let tenants = data
+            .partners
+            .iter()
+            .skip(3)
+            .take(2)
+            .map(|p| p.tenant_id.clone());
+        (partners.collect(), tenants.collect())
+    }
+
+    /// This server as the target of `check` and `load`: all its keys, its standard window,
+    /// its certificate, and fixtures from the strongest key's workspace (deactivation uses
+    /// that key). Destructive checks are allowed: its data lives only as long as it does.
+    pub fn target(&self, spec: &Spec) -> Target {
+        let keys = self
+            .app
+            .keys
+            .keys()
+            .map(|(k, w)| PlanKey {
+                plan: w.plan.clone(),
+                key: k.to_string(),
+            })
+            .collect();
+        let (_, rate_window) = self.app.class(&spec.default_rate_class);
+        let mut t = Target {
+            base_url: self.base_url.clone(),
+            keys,
+            rate_window,
+            allow_destructive: true,
+            trust_pem: self.self_signed_pem.clone(),
+            ..Target::default()
+        };
+        t.use_fixtures_of(self, spec);
+        t
+    }
+
     pub async fn shutdown(mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
         let _ = (&mut self.task).await;
+    }
+}
+
+impl Target {
+    /// Fixtures from the reference's workspace of this target's strongest key.
+    pub fn use_fixtures_of(&mut self, server: &RunningServer, spec: &Spec) {
+        if let Some(k) = self.strongest_key(spec) {
+            (self.partner_ids, self.tenant_ids) = server.fixtures_for(&k.key);
+        }
     }
 }
 

@@ -615,13 +615,7 @@ impl<'a> Loader<'a> {
             .content
             .first()
             .ok_or_else(|| invalid(format!("{op}: request body has no content")))?;
-        let raw = media
-            .schema
-            .as_ref()
-            .map(serde_json::to_value)
-            .transpose()
-            .map_err(|e| SpecError::Parse(e.to_string()))?
-            .unwrap_or(Value::Bool(true));
+        let raw = media_schema(media)?;
         Ok(Body {
             content_type: content_type.clone(),
             required: b.required,
@@ -638,16 +632,7 @@ impl<'a> Loader<'a> {
     ) -> Result<ResponseSpec, SpecError> {
         let r = self.resolve(r, "responses", |c| &c.responses)?;
         let content = match r.content.first() {
-            Some((ct, media)) => {
-                let raw = media
-                    .schema
-                    .as_ref()
-                    .map(serde_json::to_value)
-                    .transpose()
-                    .map_err(|e| SpecError::Parse(e.to_string()))?
-                    .unwrap_or(Value::Bool(true));
-                Some((ct.clone(), self.convert(&raw, false)?))
-            }
+            Some((ct, media)) => Some((ct.clone(), self.convert(&media_schema(media)?, false)?)),
             None => None,
         };
         let mut headers = Vec::new();
@@ -713,6 +698,17 @@ impl<'a> Loader<'a> {
     fn convert(&self, s: &Value, reference: bool) -> Result<Value, SpecError> {
         schema::to_json_schema(s, &self.components, reference).map_err(SpecError::Invalid)
     }
+}
+
+/// A media type's schema as JSON (no schema: anything goes).
+fn media_schema(media: &openapiv3::MediaType) -> Result<Value, SpecError> {
+    Ok(media
+        .schema
+        .as_ref()
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| SpecError::Parse(e.to_string()))?
+        .unwrap_or(Value::Bool(true)))
 }
 
 #[cfg(test)]

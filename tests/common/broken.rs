@@ -3,7 +3,6 @@
 //! the answer it gives back. Plain HTTP on 127.0.0.1.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -12,7 +11,7 @@ use axum::response::Response;
 use linkcert::check::{self, CheckOptions};
 use linkcert::report::Report;
 use linkcert::server::RunningServer;
-use linkcert::target::{PlanKey, Target};
+use linkcert::target::Target;
 
 /// The request as the proxy got it; a defect may rewrite it before it is forwarded.
 pub struct Incoming {
@@ -154,51 +153,8 @@ async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Req
 /// The runner's target for a server started by `broken` (or the reference itself): the
 /// reference's keys, its window, and fixtures from the strongest key's workspace.
 pub fn target_for(url: &str, reference: &RunningServer) -> Target {
-    let spec = super::spec();
-    let keys: Vec<PlanKey> = reference
-        .keys()
-        .keys()
-        .map(|(k, w)| PlanKey {
-            plan: w.plan.clone(),
-            key: k.to_string(),
-        })
-        .collect();
-    let window = reference
-        .windows()
-        .into_iter()
-        .find(|(c, _)| *c == spec.default_rate_class)
-        .map(|(_, w)| w)
-        .unwrap_or(Duration::from_secs(60));
-    let mut t = Target {
-        base_url: url.to_string(),
-        keys,
-        rate_window: window,
-        allow_destructive: true,
-        trust_pem: reference.self_signed_pem.clone(),
-        ..Target::default()
-    };
-    if let Some(strongest) = t.strongest_key(&spec).cloned()
-        && let Some(ws) = reference
-            .keys()
-            .workspaces
-            .iter()
-            .position(|w| w.keys.contains(&strongest.key))
-        && let Some(data) = reference.workspace_data(ws)
-    {
-        t.partner_ids = data
-            .partners
-            .iter()
-            .take(3)
-            .map(|p| p.partner_id.clone())
-            .collect();
-        t.tenant_ids = data
-            .partners
-            .iter()
-            .skip(3)
-            .take(2)
-            .map(|p| p.tenant_id.clone())
-            .collect();
-    }
+    let mut t = reference.target(&super::spec());
+    t.base_url = url.to_string();
     t
 }
 

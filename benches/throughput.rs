@@ -140,6 +140,9 @@ async fn main() {
                 .to_vec()
         }
     };
+    let analytics = "/analytics";
+    let analytics_body = fetch(analytics).await;
+    let bare_analytics = bare(analytics_body.clone(), "application/json").await;
     let tags_body = fetch(tags).await;
     let qr_body = fetch(qr).await;
     let bare_tags = bare(tags_body.clone(), "application/json").await;
@@ -154,6 +157,14 @@ async fn main() {
         qr_body.len()
     );
     let cases = [
+        (
+            "bare handler, same /analytics bytes (http)",
+            format!("{bare_analytics}/"),
+        ),
+        (
+            "reference GET /analytics: the layers (http)",
+            format!("{}{analytics}", plain.base_url),
+        ),
         (
             "bare handler, same /tags bytes (http)",
             format!("{bare_tags}/"),

@@ -123,6 +123,7 @@ async fn a_case_insensitive_collation_with_a_fixed_tie_break_passes() {
             let ids: Option<Vec<&str>> = get("ids").map(|s| s.split(',').collect());
             let mut tags: Vec<_> = data
                 .tags
+                .items
                 .iter()
                 .filter(|t| ids.as_ref().is_none_or(|i| i.contains(&t.id.as_str())))
                 .filter(|t| get("search").is_none_or(|s| name_matches(&t.name, s)))

@@ -2,6 +2,7 @@
 //! payouts. Seeded from the workspace name, so two runs with the same keys see the same data.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -108,9 +109,48 @@ pub struct Partner {
     pub payouts_cents: Vec<u64>,
 }
 
+/// A workspace's tags, never changed after seeding, with both sort orders computed once:
+/// a listing is a filter over a ready order, not a sort per request.
+#[derive(Debug)]
+pub struct TagList {
+    pub items: Vec<Tag>,
+    by_name: Vec<usize>,
+    by_created: Vec<usize>,
+}
+
+impl TagList {
+    fn new(items: Vec<Tag>) -> TagList {
+        let order = |by_created: bool| {
+            let mut idx: Vec<usize> = (0..items.len()).collect();
+            idx.sort_by(|a, b| compare_tags(&items[*a], &items[*b], by_created));
+            idx
+        };
+        TagList {
+            by_name: order(false),
+            by_created: order(true),
+            items,
+        }
+    }
+
+    /// The tags in `GET /tags` order: by name or createdAt, ties by id; desc is the exact reverse.
+    pub fn ordered(&self, by_created: bool, desc: bool) -> Box<dyn Iterator<Item = &Tag> + '_> {
+        let idx = if by_created {
+            &self.by_created
+        } else {
+            &self.by_name
+        };
+        let tags = idx.iter().filter_map(|i| self.items.get(*i));
+        if desc {
+            Box::new(tags.rev())
+        } else {
+            Box::new(tags)
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct WorkspaceData {
-    pub tags: Vec<Tag>,
+    pub tags: Arc<TagList>,
     pub partners: Vec<Partner>,
     pub links: Vec<Link>,
     pub totals: (u64, u64, u64),
@@ -176,7 +216,7 @@ impl WorkspaceData {
         }
         let totals = (rng.below(100_000), rng.below(5_000), rng.below(1_000));
         WorkspaceData {
-            tags,
+            tags: Arc::new(TagList::new(tags)),
             partners,
             links,
             totals,
@@ -254,20 +294,35 @@ mod tests {
         let a = WorkspaceData::seeded("acme");
         let b = WorkspaceData::seeded("acme");
         let c = WorkspaceData::seeded("other");
-        assert_eq!(a.tags.len(), b.tags.len());
+        assert_eq!(a.tags.items.len(), b.tags.items.len());
         assert!(
             a.tags
+                .items
                 .iter()
-                .zip(&b.tags)
+                .zip(&b.tags.items)
                 .all(|(x, y)| x.id == y.id && x.name == y.name)
         );
-        assert_ne!(a.tags[0].id, c.tags[0].id);
-        assert!(a.tags.len() >= TAG_COUNT_MIN);
-        assert!(a.tags.iter().any(|t| !t.name.is_ascii()));
-        let mut ids: Vec<_> = a.tags.iter().map(|t| &t.id).collect();
+        assert_ne!(a.tags.items[0].id, c.tags.items[0].id);
+        assert!(a.tags.items.len() >= TAG_COUNT_MIN);
+        assert!(a.tags.items.iter().any(|t| !t.name.is_ascii()));
+        let mut ids: Vec<_> = a.tags.items.iter().map(|t| &t.id).collect();
         ids.sort();
         ids.dedup();
-        assert_eq!(ids.len(), a.tags.len(), "tag ids are unique");
+        assert_eq!(ids.len(), a.tags.items.len(), "tag ids are unique");
+        // The ready orders are the comparator's, and desc is asc reversed.
+        for by_created in [false, true] {
+            let asc: Vec<&Tag> = a.tags.ordered(by_created, false).collect();
+            assert!(
+                asc.windows(2)
+                    .all(|w| compare_tags(w[0], w[1], by_created).is_lt())
+            );
+            let mut desc: Vec<&Tag> = a.tags.ordered(by_created, true).collect();
+            desc.reverse();
+            assert_eq!(
+                asc.iter().map(|t| &t.id).collect::<Vec<_>>(),
+                desc.iter().map(|t| &t.id).collect::<Vec<_>>()
+            );
+        }
         assert!(
             a.partners
                 .iter()

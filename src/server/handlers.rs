@@ -10,7 +10,7 @@ use axum::routing::{MethodRouter, get, post};
 use serde_json::{Value, json};
 
 use super::App;
-use super::data::{PartnerStatus, compare_tags, name_matches};
+use super::data::{PartnerStatus, Tag, name_matches};
 use super::error::ApiError;
 use super::layers::{Caller, Validated};
 use crate::qr;
@@ -28,16 +28,15 @@ pub fn for_operation(id: &str) -> Option<MethodRouter<Arc<App>>> {
     })
 }
 
-/// The slice of `items` that a page covers; past the end is empty, never an error.
-fn page<T: Clone>(items: &[T], v: &Validated) -> Vec<T> {
+/// How many items a page skips and holds; past the end is empty, never an error.
+fn page_window(v: &Validated) -> (usize, usize) {
     let page = v.i64("page").unwrap_or(1).max(1) as u64;
     let size = v.i64("pageSize").unwrap_or(100).max(1) as u64;
-    let start = (page - 1).saturating_mul(size);
-    if start >= items.len() as u64 {
-        return Vec::new();
-    }
-    let start = start as usize;
-    items[start..items.len().min(start + size as usize)].to_vec()
+    let skip = (page - 1).saturating_mul(size);
+    (
+        usize::try_from(skip).unwrap_or(usize::MAX),
+        usize::try_from(size).unwrap_or(usize::MAX),
+    )
 }
 
 async fn list_tags(
@@ -49,20 +48,16 @@ async fn list_tags(
     let desc = v.str("sortOrder") == Some("desc");
     let ids = v.strings("ids").filter(|ids| !ids.is_empty());
     let search = v.str("search").filter(|s| !s.is_empty());
-    let mut tags = {
-        let data = app.data(caller.workspace);
-        data.tags
-            .iter()
-            .filter(|t| ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str())))
-            .filter(|t| search.is_none_or(|s| name_matches(&t.name, s)))
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    tags.sort_by(|a, b| {
-        let o = compare_tags(a, b, by_created);
-        if desc { o.reverse() } else { o }
-    });
-    Json(page(&tags, &v)).into_response()
+    let (skip, take) = page_window(&v);
+    let tags = app.tags(caller.workspace);
+    let page: Vec<&Tag> = tags
+        .ordered(by_created, desc)
+        .filter(|t| ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str())))
+        .filter(|t| search.is_none_or(|s| name_matches(&t.name, s)))
+        .skip(skip)
+        .take(take)
+        .collect();
+    Json(page).into_response()
 }
 
 async fn qr_code(Extension(v): Extension<Validated>) -> Result<Response, ApiError> {
@@ -129,15 +124,18 @@ async fn list_links(
     Extension(v): Extension<Validated>,
 ) -> Response {
     let partner = v.str("partnerId");
+    let (skip, take) = page_window(&v);
     let links: Vec<_> = {
         let data = app.data(caller.workspace);
         data.links
             .iter()
             .filter(|l| partner.is_none_or(|p| l.partner_id == p))
+            .skip(skip)
+            .take(take)
             .cloned()
             .collect()
     };
-    Json(page(&links, &v)).into_response()
+    Json(links).into_response()
 }
 
 async fn analytics(State(app): State<Arc<App>>, Extension(caller): Extension<Caller>) -> Response {

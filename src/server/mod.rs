@@ -27,7 +27,8 @@ use tokio::sync::oneshot;
 use tower_http::catch_panic::CatchPanicLayer;
 
 pub use data::{
-    Link, PartnerStatus, TAG_COUNT_MIN, WorkspaceData, compare_tags, name_matches, rfc3339,
+    Link, PartnerStatus, TAG_COUNT_MIN, Tag, TagList, WorkspaceData, compare_tags, name_matches,
+    rfc3339,
 };
 pub use error::ApiError;
 pub use keys::{DEVELOPMENT_KEYS, KeySet, KeysError, Workspace};
@@ -104,6 +105,8 @@ pub struct App {
     classes: Vec<(String, Duration)>,
     ops: HashMap<(Method, String), OpRuntime>,
     data: Vec<Mutex<WorkspaceData>>,
+    /// Each workspace's tags, read without the data lock (they never change).
+    tags: Vec<Arc<TagList>>,
 }
 
 impl App {
@@ -146,11 +149,13 @@ impl App {
                 },
             );
         }
-        let data = keys
+        let seeded: Vec<WorkspaceData> = keys
             .workspaces
             .iter()
-            .map(|w| Mutex::new(WorkspaceData::seeded(&w.name)))
+            .map(|w| WorkspaceData::seeded(&w.name))
             .collect();
+        let tags = seeded.iter().map(|d| d.tags.clone()).collect();
+        let data = seeded.into_iter().map(Mutex::new).collect();
         Ok(App {
             limiter: Limiter::new(keys.key_count(), spec.rate_classes.len()),
             spec,
@@ -158,6 +163,7 @@ impl App {
             classes,
             ops,
             data,
+            tags,
         })
     }
 
@@ -172,6 +178,10 @@ impl App {
             .enumerate()
             .find(|(_, (c, _))| c == name)
             .map_or((0, Duration::from_secs(60)), |(i, (_, w))| (i, *w))
+    }
+
+    fn tags(&self, workspace: usize) -> Arc<TagList> {
+        self.tags[workspace].clone()
     }
 
     /// A workspace's data. A poisoned lock means a handler panicked mid-update; the data is

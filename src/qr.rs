@@ -620,6 +620,46 @@ fn run_rqrr(
     outcome.unwrap_or_else(|_| Err(DecodeFailure::Unreadable("the QR decoder panicked".into())))
 }
 
+/// A PNG whose header declares `width` x `height` 8-bit RGB pixels and whose data is a token
+/// few bytes: what a decompression bomb looks like to a client. For tests of hostile targets.
+pub fn png_declaring(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend(kind);
+        out.extend(data);
+        let crc = crc32(&out[start..]);
+        out.extend(crc.to_be_bytes());
+    }
+    let mut png = PNG_SIGNATURE.to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend(width.to_be_bytes());
+    ihdr.extend(height.to_be_bytes());
+    ihdr.extend([8, 2, 0, 0, 0]);
+    chunk(&mut png, b"IHDR", &ihdr);
+    chunk(
+        &mut png,
+        b"IDAT",
+        &[0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0, 0, 0, 1],
+    );
+    chunk(&mut png, b"IEND", &[]);
+    png
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -857,44 +897,9 @@ mod tests {
         assert!(inspect_png(&noise, BLACK, WHITE).is_err());
     }
 
-    fn crc32(bytes: &[u8]) -> u32 {
-        let mut crc = !0u32;
-        for &b in bytes {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xEDB8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
-
-    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-        out.extend((data.len() as u32).to_be_bytes());
-        let start = out.len();
-        out.extend(kind);
-        out.extend(data);
-        let crc = crc32(&out[start..]);
-        out.extend(crc.to_be_bytes());
-    }
-
     #[test]
     fn huge_declared_dimensions_are_refused() {
-        let mut png = PNG_SIGNATURE.to_vec();
-        let mut ihdr = Vec::new();
-        ihdr.extend(100_000u32.to_be_bytes());
-        ihdr.extend(100_000u32.to_be_bytes());
-        ihdr.extend([8, 2, 0, 0, 0]); // 8-bit RGB
-        chunk(&mut png, b"IHDR", &ihdr);
-        chunk(
-            &mut png,
-            b"IDAT",
-            &[0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0, 0, 0, 1],
-        );
-        chunk(&mut png, b"IEND", &[]);
+        let png = png_declaring(100_000, 100_000);
         let err = inspect_png(&png, BLACK, WHITE);
         assert!(matches!(err, Err(InspectError::TooLarge(_))), "{err:?}");
         assert!(!err.map(|_| ()).unwrap_err().to_string().is_empty());

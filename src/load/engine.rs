@@ -343,10 +343,11 @@ pub async fn run(
     cfg.increase_rate = Some("2000".into());
     cfg.run_time = Some(run_secs.to_string());
     cfg.no_telnet = true;
-    cfg.no_websocket = true;
     cfg.no_print_metrics = true;
     cfg.no_error_summary = true;
-    cfg.no_reset_metrics = true;
+    // Metrics are reset once every user is launched, before the schedule starts (and goose
+    // then prints nothing to stdout).
+    cfg.no_reset_metrics = false;
     cfg.quiet = 1;
     cfg.accept_invalid_certs = target.insecure;
     cfg.report_file = vec![html.display().to_string(), json.display().to_string()];

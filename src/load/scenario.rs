@@ -126,6 +126,10 @@ pub struct Scenario {
     /// two-keys: the second key's rate as a multiple of N.
     #[serde(default)]
     pub other_key_rate: Option<f64>,
+    /// Which key of the plan to load (1: the first given, the default); the first when the
+    /// target has fewer. Lets scenarios alternate keys so windows clear between them.
+    #[serde(default)]
+    pub key: Option<usize>,
     pub operations: Vec<OpMix>,
 }
 
@@ -286,11 +290,12 @@ impl Scenario {
                 ));
             }
         };
-        let keys: Vec<PlanKey> = target
-            .keys_of(&plan.name)
-            .take(self.keys_needed())
-            .cloned()
-            .collect();
+        let mut keys: Vec<PlanKey> = target.keys_of(&plan.name).cloned().collect();
+        let preferred = self.key.unwrap_or(1).saturating_sub(1);
+        if self.keys_needed() == 1 && preferred < keys.len() {
+            keys.rotate_left(preferred);
+        }
+        keys.truncate(self.keys_needed());
         if keys.len() < self.keys_needed() {
             return Err(format!(
                 "needs {} key(s) of the {} plan, {} given (--key {}=...)",

@@ -43,7 +43,11 @@ async fn hammer(client: reqwest::Client, url: String, secs: f64) -> Figures {
             let mut lat = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let t = Instant::now();
-                let r = client.get(&url).header("authorization", "Bearer lk_bench").send().await;
+                let r = client
+                    .get(&url)
+                    .header("authorization", "Bearer lk_bench")
+                    .send()
+                    .await;
                 let ok = match r {
                     Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
                     Err(_) => false,
@@ -64,8 +68,17 @@ async fn hammer(client: reqwest::Client, url: String, secs: f64) -> Figures {
     }
     let secs = started.elapsed().as_secs_f64();
     lat.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1))).copied().unwrap_or(0.0);
-    Figures { requests: count.load(Ordering::Relaxed), secs, p50_ms: pct(0.5), p99_ms: pct(0.99) }
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    Figures {
+        requests: count.load(Ordering::Relaxed),
+        secs,
+        p50_ms: pct(0.5),
+        p99_ms: pct(0.99),
+    }
 }
 
 /// A bare axum handler returning `body` with `content_type`: what the layers cost is the gap.
@@ -95,7 +108,10 @@ fn row(name: &str, f: &Figures) {
 
 #[tokio::main]
 async fn main() {
-    let secs: f64 = std::env::var("LINKCERT_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(5.0);
+    let secs: f64 = std::env::var("LINKCERT_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5.0);
     let spec = Arc::new(Spec::embedded().unwrap());
     let keys = KeySet::from_toml(&spec, KEYS).unwrap();
     let start = |tls: TlsMode| {
@@ -120,7 +136,18 @@ async fn main() {
     let qr = "/qr?url=https%3A%2F%2Fexample.com%2Fa%2Fshort%2Flink&size=600";
     let fetch = |path: &str| {
         let (client, url) = (client.clone(), format!("{}{path}", plain.base_url));
-        async move { client.get(url).header("authorization", "Bearer lk_bench").send().await.unwrap().bytes().await.unwrap().to_vec() }
+        async move {
+            client
+                .get(url)
+                .header("authorization", "Bearer lk_bench")
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap()
+                .to_vec()
+        }
     };
     let tags_body = fetch(tags).await;
     let qr_body = fetch(qr).await;
@@ -130,14 +157,33 @@ async fn main() {
         "linkcert throughput on loopback: {CONCURRENCY} concurrent keep-alive clients (reqwest, same process), {secs} s each, {} cores",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("GET /tags body {} bytes; GET /qr body {} bytes (600x600 PNG)", tags_body.len(), qr_body.len());
+    println!(
+        "GET /tags body {} bytes; GET /qr body {} bytes (600x600 PNG)",
+        tags_body.len(),
+        qr_body.len()
+    );
     let cases = [
-        ("bare handler, same /tags bytes (http)", format!("{bare_tags}/")),
-        ("reference GET /tags pageSize=100 (http)", format!("{}{tags}", plain.base_url)),
-        ("reference GET /tags pageSize=100 (https)", format!("{}{tags}", tls.base_url)),
+        (
+            "bare handler, same /tags bytes (http)",
+            format!("{bare_tags}/"),
+        ),
+        (
+            "reference GET /tags pageSize=100 (http)",
+            format!("{}{tags}", plain.base_url),
+        ),
+        (
+            "reference GET /tags pageSize=100 (https)",
+            format!("{}{tags}", tls.base_url),
+        ),
         ("bare handler, same /qr bytes (http)", format!("{bare_qr}/")),
-        ("reference GET /qr size=600 (http)", format!("{}{qr}", plain.base_url)),
-        ("reference GET /qr size=600 (https)", format!("{}{qr}", tls.base_url)),
+        (
+            "reference GET /qr size=600 (http)",
+            format!("{}{qr}", plain.base_url),
+        ),
+        (
+            "reference GET /qr size=600 (https)",
+            format!("{}{qr}", tls.base_url),
+        ),
     ];
     for (name, url) in cases {
         let f = hammer(client.clone(), url, secs).await;

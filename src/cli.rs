@@ -464,7 +464,9 @@ async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         load::ScenarioVerdict::Fail => ExitCode::from(1),
         load::ScenarioVerdict::Pass => ExitCode::SUCCESS,
         _ => {
-            eprintln!("linkcert load: the generator could not hold the schedule (client saturated): throttling not judged");
+            eprintln!(
+                "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"
+            );
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     })

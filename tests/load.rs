@@ -61,14 +61,22 @@ async fn the_reference_passes_every_builtin_scenario_and_counts_match() {
     .await;
     for s in &report.scenarios {
         assert!(
-            matches!(s.verdict, ScenarioVerdict::Pass | ScenarioVerdict::Informational),
+            matches!(
+                s.verdict,
+                ScenarioVerdict::Pass | ScenarioVerdict::Informational
+            ),
             "{} is {}:\n{}",
             s.name,
             s.verdict.as_str(),
             report.summary()
         );
     }
-    assert_eq!(report.verdict, ScenarioVerdict::Pass, "{}", report.summary());
+    assert_eq!(
+        report.verdict,
+        ScenarioVerdict::Pass,
+        "{}",
+        report.summary()
+    );
     // Our admitted (2xx) per key equals the reference's own count of admissions.
     for (i, _) in target.keys.iter().enumerate() {
         let ours = report
@@ -76,7 +84,12 @@ async fn the_reference_passes_every_builtin_scenario_and_counts_match() {
             .iter()
             .find(|k| k.target_key == i)
             .map_or(0, |k| k.admitted);
-        assert_eq!(ours, reference.admitted(i), "key #{i}:\n{}", report.summary());
+        assert_eq!(
+            ours,
+            reference.admitted(i),
+            "key #{i}:\n{}",
+            report.summary()
+        );
     }
     let straddle = report
         .scenarios
@@ -106,7 +119,12 @@ async fn no_limiting_fails_admitted() {
         }),
     )
     .await;
-    let r = run(target_for(&b.url, &b.reference), vec![free_overload()], "nolimit").await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "nolimit",
+    )
+    .await;
     assert_fails(&r, "free-overload", "load.admitted");
 }
 
@@ -117,7 +135,9 @@ async fn twice_the_limit_fails_admitted() {
     let b = broken(
         WINDOW,
         Defect::before(move |i| {
-            if i.headers.get("authorization").is_some_and(|v| v.as_bytes() == b"Bearer lk_free_1")
+            if i.headers
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_1")
                 && flip.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1
             {
                 i.headers.insert(
@@ -128,7 +148,12 @@ async fn twice_the_limit_fails_admitted() {
         }),
     )
     .await;
-    let r = run(target_for(&b.url, &b.reference), vec![free_overload()], "twice").await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "twice",
+    )
+    .await;
     assert_fails(&r, "free-overload", "load.admitted");
 }
 
@@ -138,7 +163,10 @@ async fn every_plan_at_the_free_rate_fails_under_served() {
     let b = broken(
         WINDOW,
         Defect::before(|i| {
-            if i.headers.get("authorization").is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1") {
+            if i.headers
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1")
+            {
                 i.headers.insert(
                     "authorization",
                     http::HeaderValue::from_static("Bearer lk_free_1"),
@@ -160,7 +188,10 @@ async fn a_counter_shared_by_keys_fails_isolation() {
     let b = broken(
         WINDOW,
         Defect::before(|i| {
-            if i.headers.get("authorization").is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2") {
+            if i.headers
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2")
+            {
                 i.headers.insert(
                     "authorization",
                     http::HeaderValue::from_static("Bearer lk_free_1"),
@@ -185,7 +216,12 @@ async fn remaining_that_never_falls_fails_remaining() {
         }),
     )
     .await;
-    let r = run(target_for(&b.url, &b.reference), vec![free_overload()], "remaining").await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "remaining",
+    )
+    .await;
     assert_fails(&r, "free-overload", "load.remaining");
 }
 
@@ -200,7 +236,12 @@ async fn reset_in_milliseconds_fails_reset() {
         }),
     )
     .await;
-    let r = run(target_for(&b.url, &b.reference), vec![free_overload()], "resetms").await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "resetms",
+    )
+    .await;
     assert_fails(&r, "free-overload", "load.reset");
 }
 
@@ -262,7 +303,12 @@ async fn a_hostile_target_fails_without_panicking() {
     )
     .await
     .expect("bounded in time");
-    for c in ["load.reset", "load.retry-after", "load.envelope", "load.answers"] {
+    for c in [
+        "load.reset",
+        "load.retry-after",
+        "load.envelope",
+        "load.answers",
+    ] {
         assert_fails(&r, "hostile", c);
     }
 }

@@ -85,7 +85,11 @@ fn polyline(out: &mut String, f: &Frame, pts: &[(f64, f64)], color: &str, dash: 
     let _ = write!(
         out,
         r##"<polyline points="{d}" fill="none" stroke="{color}" stroke-width="1.6"{}/>"##,
-        if dash { r#" stroke-dasharray="5,3""# } else { "" }
+        if dash {
+            r#" stroke-dasharray="5,3""#
+        } else {
+            ""
+        }
     );
 }
 
@@ -144,8 +148,20 @@ pub fn svg(r: &ScenarioResult) -> String {
         polyline(&mut out, &f, &series(&|s| s.offered), "#888", true);
         polyline(&mut out, &f, &series(&|s| s.admitted), "#2a9d3a", false);
         polyline(&mut out, &f, &series(&|s| s.throttled), "#d62828", false);
-        polyline(&mut out, &f, &series(&|s| s.other + s.errors), "#f4a261", false);
-        polyline(&mut out, &f, &series(&|s| s.failed_to_send), "#7b2cbf", true);
+        polyline(
+            &mut out,
+            &f,
+            &series(&|s| s.other + s.errors),
+            "#f4a261",
+            false,
+        );
+        polyline(
+            &mut out,
+            &f,
+            &series(&|s| s.failed_to_send),
+            "#7b2cbf",
+            true,
+        );
         polyline(
             &mut out,
             &f,
@@ -209,7 +225,11 @@ pub fn svg(r: &ScenarioResult) -> String {
         }
         for p in &trace {
             if let Some(v) = p.remaining {
-                let color = if p.status == 429 { "#d62828" } else { "#2a9d3a" };
+                let color = if p.status == 429 {
+                    "#d62828"
+                } else {
+                    "#2a9d3a"
+                };
                 let _ = write!(
                     out,
                     r##"<circle cx="{:.1}" cy="{:.1}" r="1.6" fill="{color}"/>"##,

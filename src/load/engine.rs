@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use goose::GooseAttack;
 use goose::config::GooseConfiguration;
 use goose::goose::{
     GooseMethod, GooseRequest, GooseUser, Scenario as GooseScenario, Transaction,
     TransactionFunction, TransactionResult,
 };
-use goose::GooseAttack;
 use serde::Serialize;
 
 use super::LoadError;
@@ -293,10 +293,11 @@ pub async fn run(
     // flight at once, a floor for bursts of slow answers, a ceiling for the machine.
     let users = ((peak * 0.03).ceil() as usize + 8).clamp(8, 256);
     let span = slots.last().map_or(0.0, |s| s.due.as_secs_f64());
+    // Time for the last answers (and for the retry shape, a window's Retry-After).
     let tail = if r.scenario.shape == Shape::RetryAfter {
-        r.window.as_secs_f64() + 4.0
+        r.window.as_secs_f64() + 1.5
     } else {
-        2.0
+        0.5
     };
     // Users are launched before the schedule starts.
     let lead = Duration::from_millis(400 + users as u64 * 2);
@@ -386,7 +387,8 @@ pub async fn run(
         .values()
         .map(|a| (a.success_count + a.fail_count) as u64)
         .sum();
-    let mut records = std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut records =
+        std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.sent.total_cmp(&b.sent));
     let goose_reports = [html, json]
         .into_iter()

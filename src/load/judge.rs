@@ -3,7 +3,8 @@
 //!
 //! Rules and their slack (N: the plan's limit per window W; k: windows the key was loaded):
 //! - load.generator: more than 2% of the schedule sent late (over 20 ms) or never sent:
-//!   client saturated.
+//!   client saturated. A client that sends late or too little can make a limiter look
+//!   stingy, never generous: under-service is then not judged; every other rule still is.
 //! - load.admitted: under sustained overload, admitted (2xx) lies within
 //!   [N(k-1), N(k+1)] widened by max(2, 2% of N) per window boundary (ceil(k)+1 of them);
 //!   fewer: under-served, more: not enforced. Other shapes: the upper bound only.
@@ -228,7 +229,15 @@ struct Judge {
 }
 
 impl Judge {
-    fn add(&mut self, check: &str, verdict: Verdict, key: Option<&str>, msg: String, exp: String, act: String) {
+    fn add(
+        &mut self,
+        check: &str,
+        verdict: Verdict,
+        key: Option<&str>,
+        msg: String,
+        exp: String,
+        act: String,
+    ) {
         self.findings.push(Finding {
             check: check.into(),
             verdict,
@@ -298,7 +307,11 @@ fn behaviour(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) -> Optio
     }
     runs.sort_unstable();
     let median = runs.get(runs.len() / 2).copied().unwrap_or(0);
-    let admitted: Vec<f64> = recs.iter().filter(|r| r.admitted()).map(|r| r.sent).collect();
+    let admitted: Vec<f64> = recs
+        .iter()
+        .filter(|r| r.admitted())
+        .map(|r| r.sent)
+        .collect();
     let tol = 0.03 * w + 2.0 / rate.max(1e-9);
     let echoed = readmitted
         .iter()
@@ -375,8 +388,14 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
     // The generator.
     let scheduled = run.slots.len() as u64;
     let primary: Vec<&Record> = run.records.iter().filter(|x| !x.retry).collect();
-    let sent = primary.iter().filter(|x| x.sent > 0.0 || x.status.is_some()).count() as u64;
-    let late = primary.iter().filter(|x| x.sent - x.due > LATE_SECS).count() as u64;
+    let sent = primary
+        .iter()
+        .filter(|x| x.sent > 0.0 || x.status.is_some())
+        .count() as u64;
+    let late = primary
+        .iter()
+        .filter(|x| x.sent - x.due > LATE_SECS)
+        .count() as u64;
     let unsent = scheduled.saturating_sub(primary.len() as u64);
     let span = |v: &[f64]| match (v.first(), v.last()) {
         (Some(a), Some(b)) if b > a => b - a,
@@ -428,8 +447,12 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
     result.generator = Some(gen_);
 
     // Per-second and per-key figures.
-    let seconds = (dues.last().copied().unwrap_or(0.0).max(sends.last().copied().unwrap_or(0.0)))
-        .floor() as u64
+    let seconds = (dues
+        .last()
+        .copied()
+        .unwrap_or(0.0)
+        .max(sends.last().copied().unwrap_or(0.0)))
+    .floor() as u64
         + 1;
     for (key, (label, target_key)) in labels.iter().enumerate() {
         let recs: Vec<&Record> = run.records.iter().filter(|x| x.key == key).collect();
@@ -471,7 +494,13 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         let key_unsent = key_slots.saturating_sub(key_primary.len());
         if key_unsent > 0 {
             // Slots are taken in order: the unsent ones are the last of the key's schedule.
-            for sl in run.slots.iter().filter(|x| x.key == key).rev().take(key_unsent) {
+            for sl in run
+                .slots
+                .iter()
+                .filter(|x| x.key == key)
+                .rev()
+                .take(key_unsent)
+            {
                 if let Some(b) = secs.get_mut(sl.due.as_secs_f64() as usize) {
                     b.failed_to_send += 1;
                 }
@@ -498,9 +527,7 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         let k = span(&key_sends) / w;
         let boundaries = k.ceil() + 1.0;
         let slack = boundaries * (0.02 * n as f64).ceil().max(2.0);
-        let overloaded = s.shape.sustained_overload()
-            && key == 0
-            && s.rate > 1.0;
+        let overloaded = s.shape.sustained_overload() && key == 0 && s.rate > 1.0;
         let upper = n as f64 * (k + 1.0) + slack;
         let lower = if overloaded {
             (n as f64 * (k - 1.0) - slack).max(0.0)
@@ -518,7 +545,10 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             throttled: thr.len() as u64,
             other: other.clone(),
             errors,
-            late: key_primary.iter().filter(|x| x.sent - x.due > LATE_SECS).count() as u64,
+            late: key_primary
+                .iter()
+                .filter(|x| x.sent - x.due > LATE_SECS)
+                .count() as u64,
             unsent: key_unsent as u64,
             latency_ms: percentiles(
                 recs.iter()
@@ -553,7 +583,10 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
 
         // Answers other than 2xx/429, and no answers: the target failing under load.
         if errors > 0 || !other.is_empty() {
-            let first_err = recs.iter().find_map(|x| x.error.clone()).unwrap_or_default();
+            let first_err = recs
+                .iter()
+                .find_map(|x| x.error.clone())
+                .unwrap_or_default();
             j.fail(
                 "load.answers",
                 lbl,
@@ -576,12 +609,22 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             j.fail(
                 "load.envelope",
                 lbl,
-                format!("{bad_envelope} of {} 429s are not the envelope with code rate_limit_exceeded", thr.len()),
+                format!(
+                    "{bad_envelope} of {} 429s are not the envelope with code rate_limit_exceeded",
+                    thr.len()
+                ),
                 "{\"error\":{\"code\":\"rate_limit_exceeded\",...}}".into(),
                 format!("code {example:?}"),
             );
         } else if !thr.is_empty() {
-            j.pass("load.envelope", lbl, format!("{} 429s, each rate_limit_exceeded in the envelope", thr.len()));
+            j.pass(
+                "load.envelope",
+                lbl,
+                format!(
+                    "{} 429s, each rate_limit_exceeded in the envelope",
+                    thr.len()
+                ),
+            );
         }
         let mut no_ra = 0;
         let mut long_ra = Vec::new();
@@ -604,22 +647,34 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 "Retry-After: delay-seconds or an HTTP-date".into(),
                 format!(
                     "{:?}",
-                    thr.iter().find_map(|x| x.retry_after.clone()).unwrap_or_else(|| "absent".into())
+                    thr.iter()
+                        .find_map(|x| x.retry_after.clone())
+                        .unwrap_or_else(|| "absent".into())
                 ),
             );
         } else if !long_ra.is_empty() {
             j.fail(
                 "load.retry-after",
                 lbl,
-                format!("{} Retry-After values longer than the window (milliseconds?)", long_ra.len()),
+                format!(
+                    "{} Retry-After values longer than the window (milliseconds?)",
+                    long_ra.len()
+                ),
                 format!("at most {:.0} s", w + RESET_SLACK),
                 format!("{} s", long_ra[0]),
             );
         } else if !thr.is_empty() {
-            j.pass("load.retry-after", lbl, "every 429 carries Retry-After in seconds".into());
+            j.pass(
+                "load.retry-after",
+                lbl,
+                "every 429 carries Retry-After in seconds".into(),
+            );
         }
-        let answered_recs: Vec<&Record> =
-            recs.iter().copied().filter(|x| x.admitted() || x.throttled()).collect();
+        let answered_recs: Vec<&Record> = recs
+            .iter()
+            .copied()
+            .filter(|x| x.admitted() || x.throttled())
+            .collect();
         let missing = answered_recs
             .iter()
             .filter(|x| x.limit.is_none() || x.remaining.is_none() || x.reset.is_none())
@@ -628,7 +683,10 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             j.fail(
                 "load.headers",
                 lbl,
-                format!("{missing} of {} answers lack an X-RateLimit-* header", answered_recs.len()),
+                format!(
+                    "{missing} of {} answers lack an X-RateLimit-* header",
+                    answered_recs.len()
+                ),
                 "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429".into(),
                 format!("{missing} without"),
             );
@@ -639,7 +697,9 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         let (mut ms, mut bad, mut out_of_range, mut backwards) = (None, None, None, None);
         let mut highest: Option<u64> = None;
         for x in &by_recv {
-            let Some(raw) = x.reset.as_deref() else { continue };
+            let Some(raw) = x.reset.as_deref() else {
+                continue;
+            };
             let Ok(v) = raw.trim().parse::<u64>() else {
                 bad.get_or_insert(raw.to_string());
                 continue;
@@ -660,25 +720,49 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             highest = Some(highest.map_or(v, |h| h.max(v)));
         }
         if let Some(v) = ms {
-            j.fail("load.reset", lbl, "X-RateLimit-Reset is in milliseconds".into(),
-                "UTC epoch seconds".into(), v.to_string());
+            j.fail(
+                "load.reset",
+                lbl,
+                "X-RateLimit-Reset is in milliseconds".into(),
+                "UTC epoch seconds".into(),
+                v.to_string(),
+            );
         } else if let Some(raw) = bad {
-            j.fail("load.reset", lbl, "X-RateLimit-Reset is not an integer".into(),
-                "UTC epoch seconds".into(), raw);
+            j.fail(
+                "load.reset",
+                lbl,
+                "X-RateLimit-Reset is not an integer".into(),
+                "UTC epoch seconds".into(),
+                raw,
+            );
         } else if let Some((v, now)) = out_of_range {
-            j.fail("load.reset", lbl, "X-RateLimit-Reset is not within the current window".into(),
-                format!("between {:.0} and {:.0}", now - RESET_SLACK, now + w + RESET_SLACK), v.to_string());
+            j.fail(
+                "load.reset",
+                lbl,
+                "X-RateLimit-Reset is not within the current window".into(),
+                format!(
+                    "between {:.0} and {:.0}",
+                    now - RESET_SLACK,
+                    now + w + RESET_SLACK
+                ),
+                v.to_string(),
+            );
         } else if let Some((h, v)) = backwards {
-            j.fail("load.reset", lbl, "X-RateLimit-Reset moved backwards".into(),
-                format!("not below {h} (less 1 s rounding)"), v.to_string());
+            j.fail(
+                "load.reset",
+                lbl,
+                "X-RateLimit-Reset moved backwards".into(),
+                format!("not below {h} (less 1 s rounding)"),
+                v.to_string(),
+            );
         } else if !by_recv.is_empty() {
-            j.pass("load.reset", lbl, "Reset in epoch seconds, within the window, never backwards".into());
+            j.pass(
+                "load.reset",
+                lbl,
+                "Reset in epoch seconds, within the window, never backwards".into(),
+            );
         }
 
-        if saturated {
-            result.keys.push(stats);
-            continue;
-        }
         // Remaining reaches 0 before the first 429.
         if let Some(f) = first_429 {
             let zero = adm
@@ -690,7 +774,11 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 .filter_map(|x| parse_u64(&x.remaining))
                 .min();
             if zero {
-                j.pass("load.remaining", lbl, "X-RateLimit-Remaining reached 0 before the first 429".into());
+                j.pass(
+                    "load.remaining",
+                    lbl,
+                    "X-RateLimit-Remaining reached 0 before the first 429".into(),
+                );
             } else {
                 j.fail(
                     "load.remaining",
@@ -703,41 +791,92 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         }
         // Admitted over the windows loaded.
         let a = adm.len() as f64;
-        let bounds = format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
+        let bounds =
+            format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
         if a > upper {
-            j.fail("load.admitted", lbl, "more admitted than the limit allows: not enforced".into(), bounds, format!("{a:.0} admitted"));
+            j.fail(
+                "load.admitted",
+                lbl,
+                "more admitted than the limit allows: not enforced".into(),
+                bounds,
+                format!("{a:.0} admitted"),
+            );
+        } else if a < lower && saturated {
+            j.add(
+                "load.admitted",
+                Verdict::Skipped,
+                lbl,
+                "fewer admitted than the limit allows, but the generator fell short: not judged"
+                    .into(),
+                bounds,
+                format!("{a:.0} admitted"),
+            );
         } else if a < lower {
-            j.fail("load.admitted", lbl, "fewer admitted than the limit allows: the plan is under-served".into(), bounds, format!("{a:.0} admitted"));
+            j.fail(
+                "load.admitted",
+                lbl,
+                "fewer admitted than the limit allows: the plan is under-served".into(),
+                bounds,
+                format!("{a:.0} admitted"),
+            );
         } else {
-            j.pass("load.admitted", lbl, format!("{a:.0} admitted, within {bounds}"));
+            j.pass(
+                "load.admitted",
+                lbl,
+                format!("{a:.0} admitted, within {bounds}"),
+            );
         }
         // Rolling window.
         let double = 2.0 * n as f64 + slack;
         if rolling <= n {
-            j.pass("load.rolling-window", lbl, format!("at most {rolling} admitted in any rolling window of {w} s (limit {n})"));
+            j.pass(
+                "load.rolling-window",
+                lbl,
+                format!("at most {rolling} admitted in any rolling window of {w} s (limit {n})"),
+            );
         } else if rolling as f64 <= double {
             j.add("load.rolling-window", Verdict::Informational, lbl,
                 "fixed-window semantics: more than the limit in a rolling window, up to twice at a boundary (the spec names no algorithm)".into(),
                 format!("at most {n} (ideal), at most {double:.0} (fixed window)"), format!("{rolling}"));
         } else {
-            j.fail("load.rolling-window", lbl, "more than twice the limit in a rolling window".into(),
-                format!("at most {double:.0}"), format!("{rolling}"));
+            j.fail(
+                "load.rolling-window",
+                lbl,
+                "more than twice the limit in a rolling window".into(),
+                format!("at most {double:.0}"),
+                format!("{rolling}"),
+            );
         }
         if key == 0 {
             let rate = s.rate * n as f64 / w;
             result.behaviour = behaviour(&recs, n, w, rolling, rate);
             if let Some(b) = &result.behaviour {
-                j.add("load.behaviour", Verdict::Informational, lbl, b.clone(), String::new(), String::new());
+                j.add(
+                    "load.behaviour",
+                    Verdict::Informational,
+                    lbl,
+                    b.clone(),
+                    String::new(),
+                    String::new(),
+                );
             }
         }
         if s.shape == Shape::TwoKeys && key == 1 {
             if thr.is_empty() {
-                j.pass("load.isolation", lbl, "the key under its limit was never throttled while the other was overloaded".into());
+                j.pass(
+                    "load.isolation",
+                    lbl,
+                    "the key under its limit was never throttled while the other was overloaded"
+                        .into(),
+                );
             } else {
-                j.fail("load.isolation", lbl,
+                j.fail(
+                    "load.isolation",
+                    lbl,
                     "one key's overload throttled another key: limits must be per key".into(),
                     "no 429 for the key under its limit".into(),
-                    format!("{} of {} throttled", thr.len(), recs.len()));
+                    format!("{} of {} throttled", thr.len(), recs.len()),
+                );
             }
         }
         if s.shape == Shape::RetryAfter && key == 0 {
@@ -757,13 +896,21 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         result.keys.push(stats);
     }
 
-    result.verdict = if j.findings.iter().any(|f| f.verdict == Verdict::Fail && f.check != "load.generator") {
+    result.verdict = if j
+        .findings
+        .iter()
+        .any(|f| f.verdict == Verdict::Fail && f.check != "load.generator")
+    {
         ScenarioVerdict::Fail
     } else if saturated {
         ScenarioVerdict::ClientSaturated
     } else if j.findings.iter().any(|f| f.verdict == Verdict::NonStrict) {
         ScenarioVerdict::NonStrict
-    } else if j.findings.iter().any(|f| f.verdict == Verdict::Informational && f.check != "load.behaviour") {
+    } else if j
+        .findings
+        .iter()
+        .any(|f| f.verdict == Verdict::Informational && f.check != "load.behaviour")
+    {
         ScenarioVerdict::Informational
     } else {
         ScenarioVerdict::Pass

@@ -186,12 +186,25 @@ impl LoadReport {
                     .unwrap_or("-")
             );
         }
-        let _ = writeln!(o, "\n## Keys\n\n| key | sent | admitted | throttled |\n|---|---|---|---|");
+        let _ = writeln!(
+            o,
+            "\n## Keys\n\n| key | sent | admitted | throttled |\n|---|---|---|---|"
+        );
         for k in &self.keys {
-            let _ = writeln!(o, "| {} | {} | {} | {} |", k.label, k.sent, k.admitted, k.throttled);
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                k.label, k.sent, k.admitted, k.throttled
+            );
         }
         for s in &self.scenarios {
-            let _ = writeln!(o, "\n## {} ({})\n\n{}\n", s.name, s.verdict.as_str(), s.description);
+            let _ = writeln!(
+                o,
+                "\n## {} ({})\n\n{}\n",
+                s.name,
+                s.verdict.as_str(),
+                s.description
+            );
             if let Some(why) = &s.skipped {
                 let _ = writeln!(o, "Skipped: {why}");
                 continue;
@@ -204,9 +217,22 @@ impl LoadReport {
                 let _ = writeln!(
                     o,
                     "| {} | {} | {} | {} | {} | {:?} | {} | {} | {} | {:.1}/{:.1}/{:.1} | {:.2} | {} | [{:.0}, {:.0}] |",
-                    k.label, k.scheduled, k.sent, k.admitted, k.throttled, k.other, k.errors,
-                    k.late, k.unsent, k.latency_ms.p50, k.latency_ms.p99, k.latency_ms.max,
-                    k.windows_loaded, k.rolling_max, k.admitted_bounds[0], k.admitted_bounds[1]
+                    k.label,
+                    k.scheduled,
+                    k.sent,
+                    k.admitted,
+                    k.throttled,
+                    k.other,
+                    k.errors,
+                    k.late,
+                    k.unsent,
+                    k.latency_ms.p50,
+                    k.latency_ms.p99,
+                    k.latency_ms.max,
+                    k.windows_loaded,
+                    k.rolling_max,
+                    k.admitted_bounds[0],
+                    k.admitted_bounds[1]
                 );
             }
             let _ = writeln!(o);
@@ -216,7 +242,10 @@ impl LoadReport {
                     "- `{}` **{}**{}: {}",
                     f.check,
                     f.verdict.as_str(),
-                    f.key.as_deref().map(|k| format!(" ({k})")).unwrap_or_default(),
+                    f.key
+                        .as_deref()
+                        .map(|k| format!(" ({k})"))
+                        .unwrap_or_default(),
                     f.message
                 );
                 if !f.expected.is_empty() || !f.actual.is_empty() {
@@ -301,7 +330,10 @@ impl LoadReport {
                     o,
                     "    FAIL {}{}: {} (expected {}; got {})",
                     f.check,
-                    f.key.as_deref().map(|k| format!(" [{k}]")).unwrap_or_default(),
+                    f.key
+                        .as_deref()
+                        .map(|k| format!(" [{k}]"))
+                        .unwrap_or_default(),
                     f.message,
                     f.expected,
                     f.actual
@@ -314,7 +346,11 @@ impl LoadReport {
             .map(|k| format!("{} {}/{}", k.label, k.admitted, k.sent))
             .collect();
         let _ = writeln!(o, "admitted/sent per key: {}", keys.join(", "));
-        let totals: Vec<String> = self.totals.iter().map(|(k, v)| format!("{v} {k}")).collect();
+        let totals: Vec<String> = self
+            .totals
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
         let _ = writeln!(
             o,
             "load: {} ({}) in {:.0} s",

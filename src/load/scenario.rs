@@ -79,7 +79,10 @@ impl Shape {
     }
     /// Shapes that keep the key over its limit for the whole run.
     pub fn sustained_overload(self) -> bool {
-        matches!(self, Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys)
+        matches!(
+            self,
+            Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys
+        )
     }
 }
 
@@ -354,20 +357,33 @@ mod tests {
     #[test]
     fn mistakes_are_named() {
         let spec = Spec::embedded().unwrap();
-        let e = Scenario::from_toml("name='x'\nplan='free'\nrate=1\nwindows=1\noperations=[]\ntypo=1", "t");
+        let e = Scenario::from_toml(
+            "name='x'\nplan='free'\nrate=1\nwindows=1\noperations=[]\ntypo=1",
+            "t",
+        );
         assert!(e.is_err());
         let s = Scenario::from_toml(
             "name='x'\nplan='gold'\nrate=1\nwindows=1\n[[operations]]\noperation='getTags'",
             "t",
         )
         .unwrap();
-        assert!(s.validate(&spec).unwrap_err().to_string().contains("unknown plan"));
+        assert!(
+            s.validate(&spec)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown plan")
+        );
         let s = Scenario::from_toml(
             "name='x'\nplan='pro'\nclass='analytics'\nrate=1\nwindows=1\n[[operations]]\noperation='getTags'",
             "t",
         )
         .unwrap();
-        assert!(s.validate(&spec).unwrap_err().to_string().contains("counts against"));
+        assert!(
+            s.validate(&spec)
+                .unwrap_err()
+                .to_string()
+                .contains("counts against")
+        );
         assert!(Scenario::load("no-such-scenario").is_err());
     }
 }

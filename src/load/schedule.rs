@@ -153,8 +153,12 @@ mod tests {
             .count();
         assert_eq!((before, after), (60, 60));
         let two = build(&resolved("two-keys-isolation"));
-        assert_eq!(two.iter().filter(|x| x.key == 1).count(), 60, "0.5 x 60 x 2");
-        assert_eq!(two.iter().filter(|x| x.key == 0).count(), 360);
+        assert_eq!(
+            two.iter().filter(|x| x.key == 1).count(),
+            45,
+            "0.5 x 60 x 1.5"
+        );
+        assert_eq!(two.iter().filter(|x| x.key == 0).count(), 270);
         let retry = build(&resolved("retry-after-honesty"));
         assert_eq!(retry.len(), 90);
     }

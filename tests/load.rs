@@ -138,7 +138,9 @@ async fn twice_the_limit_fails_admitted() {
             if i.headers
                 .get("authorization")
                 .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_1")
-                && flip.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1
+                && !flip
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    .is_multiple_of(2)
             {
                 i.headers.insert(
                     "authorization",
@@ -288,7 +290,9 @@ async fn a_hostile_target_fails_without_panicking() {
             if a.status == 429 {
                 a.body = b"\xff\xfe not json".to_vec();
             }
-            if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 17 == 0 {
+            if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .is_multiple_of(17)
+            {
                 a.status = 500;
             }
         }),

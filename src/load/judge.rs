@@ -324,10 +324,30 @@ fn behaviour(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) -> Optio
     let echo = echoed as f64 / readmitted.len() as f64;
     let ratio = rolling as f64 / n as f64;
     let long_runs = median as f64 >= (n as f64 / 4.0).max(3.0);
+    // How X-RateLimit-Reset moves: a fixed window holds it and jumps by W; a sliding log
+    // moves it with its oldest admission. Whole seconds only tell them apart for W >= 3 s.
+    let mut resets: Vec<(f64, u64)> = recs
+        .iter()
+        .filter_map(|r| Some((r.recv, parse_u64(&r.reset)?)))
+        .collect();
+    resets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut steps: Vec<u64> = resets
+        .windows(2)
+        .filter(|p| p[1].1 > p[0].1)
+        .map(|p| p[1].1 - p[0].1)
+        .collect();
+    steps.sort_unstable();
+    let reset_step = (w >= 3.0 && steps.len() >= 3).then(|| steps[steps.len() / 2]);
     let name = if ratio > 1.05 && long_runs {
         "fixed window"
     } else if ratio > 1.05 {
         "token bucket"
+    } else if let Some(step) = reset_step {
+        if step as f64 >= 0.8 * w {
+            "fixed window"
+        } else {
+            "sliding log"
+        }
     } else if echo >= 0.8 {
         "sliding log"
     } else if long_runs {
@@ -338,10 +358,13 @@ fn behaviour(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) -> Optio
     Some(format!(
         "{name}: after the first 429 ({:.2} s) capacity came back in {} run(s) of admissions \
          (median {median}); {:.0}% of them echo an admission one window earlier; at most \
-         {rolling} admitted in a rolling window (limit {n})",
+         {rolling} admitted in a rolling window (limit {n}){}",
         recs[first].sent,
         runs.len(),
-        echo * 100.0
+        echo * 100.0,
+        reset_step.map_or(String::new(), |s| format!(
+            "; X-RateLimit-Reset moves in steps of {s} s (median)"
+        ))
     ))
 }
 

@@ -27,7 +27,8 @@ pub const EXIT_CANNOT_RUN: u8 = 2;
     about = "Certify implementations of the Link Attribution Service API",
     long_about = "Certify implementations of the Link Attribution Service API.\n\n\
         serve  runs the reference implementation (HTTPS)\n\
-        check  certifies a target against the spec (no --target: the built-in reference)\n\n\
+        check  certifies a target against the spec (no --target: the built-in reference)\n\
+        load   measures throttling under load, per key and per second (goose)\n\n\
         Everything is driven by specs/link-attribution.openapi.yaml (compiled in)."
 )]
 pub struct Cli {
@@ -41,6 +42,8 @@ enum Command {
     Serve(ServeArgs),
     /// Certify a target against the spec. Exit 0: no failure, 1: failures, 2: could not run.
     Check(CheckArgs),
+    /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run.
+    Load(LoadArgs),
 }
 
 /// Target options shared by `check` and `load`.
@@ -149,6 +152,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await,
             Command::Check(args) => check(args).await,
+            Command::Load(args) => load(args).await,
         }
     });
     match result {
@@ -348,4 +352,92 @@ fn timestamp() -> String {
         .replace('T', "-")
         .trim_end_matches('Z')
         .to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// `linkcert load` (src/load/): throttling under load.
+// ---------------------------------------------------------------------------------------------
+
+/// The standard window the in-process reference runs with for `load`: long enough that the
+/// Advanced scenario's rate stays within what the generator holds, short enough that every
+/// built-in scenario runs in about a minute.
+pub const LOAD_REFERENCE_WINDOW_SECS: f64 = 6.0;
+
+#[derive(clap::Args)]
+#[command(after_long_help = "\
+Scenarios are TOML files (scenarios/README.md): a plan, a rate class, an operation mix, an
+offered rate as a multiple of the plan's limit, a duration in windows and a shape (steady,
+burst-then-steady, straddle, two-keys, retry-after). Built-in: free-overload, pro-overload,
+boundary-straddle, business-overload, retry-after-honesty, advanced-overload,
+analytics-advanced-overload, two-keys-isolation.
+
+Every request goes through goose; each scenario reports, per key and per second, what was
+offered, sent, admitted (2xx), throttled (429) and what the client failed to send. A scenario
+whose generator fell more than 2% behind its schedule is reported as client-saturated and not
+judged. Without --target the built-in reference runs in-process with a 6 s window.
+
+Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated).")]
+struct LoadArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// A scenario: a built-in name, a name in ./scenarios/, or a path to a TOML file. Repeat
+    /// it; without it, every built-in scenario whose plan has a key.
+    #[arg(long = "scenario", value_name = "NAME|FILE")]
+    scenarios: Vec<String>,
+    /// Where the reports go (default: reports/<timestamp>-load/): load.json, load.md,
+    /// load.html and goose's own HTML and JSON reports per scenario.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
+    use crate::load::{self, LoadOptions, Scenario};
+    let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
+    let scenarios = if args.scenarios.is_empty() {
+        Scenario::builtin()?
+    } else {
+        args.scenarios
+            .iter()
+            .map(|s| Scenario::load(s))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let (target, _reference) =
+        resolve_target(&spec, &args.target, LOAD_REFERENCE_WINDOW_SECS).await?;
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-load", timestamp())));
+    eprintln!(
+        "linkcert load: {} (standard window {} s), {} scenario(s), reports in {}",
+        target.base_url,
+        target.rate_window.as_secs_f64(),
+        scenarios.len(),
+        out.display()
+    );
+    let opts = LoadOptions {
+        out: out.clone(),
+        progress: load::engine::progress_wanted(),
+    };
+    let report = load::run(spec, target, scenarios, &opts).await?;
+    let written = report
+        .write(&out)
+        .with_context(|| format!("writing the reports to {}", out.display()))?;
+    print!("{}", report.summary());
+    println!(
+        "reports: {}",
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(match report.verdict {
+        load::ScenarioVerdict::Fail => ExitCode::from(1),
+        load::ScenarioVerdict::Pass => ExitCode::SUCCESS,
+        _ => {
+            eprintln!(
+                "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"
+            );
+            ExitCode::from(EXIT_CANNOT_RUN)
+        }
+    })
 }

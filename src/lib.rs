@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod load;
 pub mod qr;
 pub mod report;
 pub mod server;

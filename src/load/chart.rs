@@ -1,0 +1,254 @@
+//! Hand-written SVG charts of one scenario: answers per second against the plan's limit, and
+//! the header trace (X-RateLimit-Remaining, seconds to X-RateLimit-Reset) over time.
+
+use std::fmt::Write;
+
+use super::judge::ScenarioResult;
+
+const W: f64 = 760.0;
+const H: f64 = 220.0;
+const LEFT: f64 = 50.0;
+const RIGHT: f64 = 60.0;
+const TOP: f64 = 24.0;
+const BOTTOM: f64 = 28.0;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+struct Frame {
+    t_max: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    fn x(&self, t: f64) -> f64 {
+        LEFT + (W - LEFT - RIGHT) * (t / self.t_max).clamp(0.0, 1.0)
+    }
+    fn y(&self, v: f64) -> f64 {
+        H - BOTTOM - (H - TOP - BOTTOM) * (v / self.y_max).clamp(0.0, 1.0)
+    }
+}
+
+fn axes(out: &mut String, f: &Frame, title: &str, y_label: &str) {
+    let _ = write!(
+        out,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
+        W - LEFT - RIGHT,
+        H - TOP - BOTTOM
+    );
+    let _ = write!(
+        out,
+        r##"<text x="{LEFT}" y="15" font-size="12" font-weight="bold">{}</text>"##,
+        esc(title)
+    );
+    for i in 0..=4 {
+        let v = f.y_max * f64::from(i) / 4.0;
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{:.1}" font-size="10" text-anchor="end">{v:.0}</text>"##,
+            LEFT - 4.0,
+            f.y(v) + 3.0
+        );
+    }
+    let ticks = (f.t_max.ceil() as u64).clamp(1, 20);
+    for i in 0..=ticks {
+        let t = f.t_max * i as f64 / ticks as f64;
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{t:.0}</text>"##,
+            f.x(t),
+            H - BOTTOM + 12.0
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<text x="{}" y="{}" font-size="10" text-anchor="end">s</text><text x="4" y="{}" font-size="10">{}</text>"##,
+        W - RIGHT,
+        H - 4.0,
+        TOP - 4.0,
+        esc(y_label)
+    );
+}
+
+fn polyline(out: &mut String, f: &Frame, pts: &[(f64, f64)], color: &str, dash: bool) {
+    if pts.is_empty() {
+        return;
+    }
+    let mut d = String::new();
+    for (t, v) in pts {
+        let _ = write!(d, "{:.1},{:.1} ", f.x(*t), f.y(*v));
+    }
+    let _ = write!(
+        out,
+        r##"<polyline points="{d}" fill="none" stroke="{color}" stroke-width="1.6"{}/>"##,
+        if dash {
+            r#" stroke-dasharray="5,3""#
+        } else {
+            ""
+        }
+    );
+}
+
+fn legend(out: &mut String, items: &[(&str, &str)]) {
+    let mut x = LEFT + 180.0;
+    for (label, color) in items {
+        let _ = write!(
+            out,
+            r##"<rect x="{x}" y="7" width="10" height="10" fill="{color}"/><text x="{}" y="16" font-size="11">{}</text>"##,
+            x + 13.0,
+            esc(label)
+        );
+        x += 16.0 + 7.0 * label.len() as f64;
+    }
+}
+
+/// Both charts of a scenario, one SVG per key.
+pub fn svg(r: &ScenarioResult) -> String {
+    let mut all = String::new();
+    for (key, k) in r.keys.iter().enumerate() {
+        let secs: Vec<_> = r.seconds.iter().filter(|s| s.key == key).collect();
+        let t_max = (secs.len() as f64).max(1.0);
+        let limit_per_sec = if r.window_secs > 0.0 {
+            r.limit as f64 / r.window_secs
+        } else {
+            0.0
+        };
+        let peak = secs
+            .iter()
+            .map(|s| s.offered.max(s.sent) as f64)
+            .fold(limit_per_sec, f64::max);
+        let f = Frame {
+            t_max,
+            y_max: (peak * 1.15).max(1.0),
+        };
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{}" font-family="sans-serif">"##,
+            2.0 * H + 10.0
+        );
+        axes(
+            &mut out,
+            &f,
+            &format!("{} · {}: answers per second", r.name, k.label),
+            "req/s",
+        );
+        let series = |pick: &dyn Fn(&super::judge::Second) -> u64| -> Vec<(f64, f64)> {
+            secs.iter()
+                .flat_map(|s| {
+                    let v = pick(s) as f64;
+                    [(s.t as f64, v), (s.t as f64 + 1.0, v)]
+                })
+                .collect()
+        };
+        polyline(&mut out, &f, &series(&|s| s.offered), "#888", true);
+        polyline(&mut out, &f, &series(&|s| s.admitted), "#2a9d3a", false);
+        polyline(&mut out, &f, &series(&|s| s.throttled), "#d62828", false);
+        polyline(
+            &mut out,
+            &f,
+            &series(&|s| s.other + s.errors),
+            "#f4a261",
+            false,
+        );
+        polyline(
+            &mut out,
+            &f,
+            &series(&|s| s.failed_to_send),
+            "#7b2cbf",
+            true,
+        );
+        polyline(
+            &mut out,
+            &f,
+            &[(0.0, limit_per_sec), (t_max, limit_per_sec)],
+            "#1d4ed8",
+            true,
+        );
+        let _ = write!(
+            out,
+            r##"<text x="{:.1}" y="{:.1}" font-size="10" fill="#1d4ed8">limit {:.1}/s</text>"##,
+            W - RIGHT + 2.0,
+            f.y(limit_per_sec) + 3.0,
+            limit_per_sec
+        );
+        legend(
+            &mut out,
+            &[
+                ("offered", "#888"),
+                ("admitted 2xx", "#2a9d3a"),
+                ("throttled 429", "#d62828"),
+                ("other", "#f4a261"),
+                ("late/unsent", "#7b2cbf"),
+            ],
+        );
+        // Header trace, below.
+        let _ = write!(out, r##"<g transform="translate(0,{})">"##, H + 10.0);
+        let trace: Vec<_> = r.trace.iter().filter(|p| p.key == key).collect();
+        let rem_max = trace
+            .iter()
+            .filter_map(|p| p.remaining)
+            .max()
+            .unwrap_or(r.limit)
+            .max(1) as f64;
+        let reset_max = trace
+            .iter()
+            .filter_map(|p| p.reset_in)
+            .fold(r.window_secs, f64::max)
+            .max(1.0);
+        let fr = Frame {
+            t_max,
+            y_max: rem_max,
+        };
+        let fs = Frame {
+            t_max,
+            y_max: reset_max,
+        };
+        axes(
+            &mut out,
+            &fr,
+            "header trace: X-RateLimit-Remaining (left), seconds to X-RateLimit-Reset (right)",
+            "remaining",
+        );
+        for i in 0..=4 {
+            let v = reset_max * f64::from(i) / 4.0;
+            let _ = write!(
+                out,
+                r##"<text x="{}" y="{:.1}" font-size="10" fill="#b45309">{v:.1}</text>"##,
+                W - RIGHT + 4.0,
+                fs.y(v) + 3.0
+            );
+        }
+        for p in &trace {
+            if let Some(v) = p.remaining {
+                let color = if p.status == 429 {
+                    "#d62828"
+                } else {
+                    "#2a9d3a"
+                };
+                let _ = write!(
+                    out,
+                    r##"<circle cx="{:.1}" cy="{:.1}" r="1.6" fill="{color}"/>"##,
+                    fr.x(p.t),
+                    fr.y(v as f64)
+                );
+            }
+            if let Some(v) = p.reset_in {
+                let _ = write!(
+                    out,
+                    r##"<rect x="{:.1}" y="{:.1}" width="2" height="2" fill="#b45309"/>"##,
+                    fs.x(p.t) - 1.0,
+                    fs.y(v) - 1.0
+                );
+            }
+        }
+        out.push_str("</g></svg>");
+        all.push_str(&out);
+        all.push('\n');
+    }
+    all
+}

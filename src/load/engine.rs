@@ -1,0 +1,411 @@
+//! The generator, built on goose: goose users run one transaction that takes the next due
+//! slot of the schedule, waits until it is due, sends it through `GooseUser::request` (so
+//! goose's metrics and reports see every request) and records status, rate-limit headers,
+//! and the planned and actual send times from the reqwest response goose hands back.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use goose::GooseAttack;
+use goose::config::GooseConfiguration;
+use goose::goose::{
+    GooseMethod, GooseRequest, GooseUser, Scenario as GooseScenario, Transaction,
+    TransactionFunction, TransactionResult,
+};
+use serde::Serialize;
+
+use super::LoadError;
+use super::scenario::{Resolved, Shape};
+use super::schedule::{self, Slot};
+use crate::check::conformance::error_code;
+use crate::check::probe::Resp;
+use crate::target::Target;
+
+/// Error bodies read at most this far (the envelope is small).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Successful bodies are drained (so connections are reused) up to this.
+const MAX_BODY: usize = 8 * 1024 * 1024;
+/// Header values kept at most this long.
+const MAX_HEADER: usize = 64;
+/// Per-request timeout.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// A Retry-After longer than this is not waited out by the retry shape.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(120);
+
+/// What happened to one request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// Index into the scenario's keys.
+    pub key: usize,
+    /// Index into the operation mix.
+    pub op: usize,
+    /// Seconds from the start of the run: planned, actually sent, answer headers received.
+    pub due: f64,
+    pub sent: f64,
+    pub recv: f64,
+    /// None: no answer (transport error).
+    pub status: Option<u16>,
+    pub limit: Option<String>,
+    pub remaining: Option<String>,
+    pub reset: Option<String>,
+    pub retry_after: Option<String>,
+    /// The envelope's code, when the body is one (read for error statuses only).
+    pub code: Option<String>,
+    pub error: Option<String>,
+    /// The retry of the retry-after shape (not a slot of the schedule).
+    pub retry: bool,
+}
+
+impl Record {
+    pub fn admitted(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+    pub fn throttled(&self) -> bool {
+        self.status == Some(429)
+    }
+}
+
+/// The outcome of one scenario's run.
+#[derive(Debug)]
+pub struct Run {
+    pub slots: Vec<Slot>,
+    /// Sorted by send time.
+    pub records: Vec<Record>,
+    /// Wall clock (UTC epoch seconds) at the start of the run.
+    pub wall0: f64,
+    pub users: usize,
+    /// Requests goose's own metrics counted.
+    pub goose_requests: u64,
+    /// goose's reports, when it wrote them.
+    pub goose_reports: Vec<String>,
+}
+
+struct Shared {
+    slots: Vec<Slot>,
+    next: AtomicUsize,
+    t0: Instant,
+    /// `Bearer <key>` per scenario key.
+    auth: Vec<String>,
+    /// Path with query and request name, per operation.
+    requests: Vec<(String, String)>,
+    records: Mutex<Vec<Record>>,
+    retry_shape: bool,
+    retry_claimed: AtomicBool,
+    trust_pem: Option<String>,
+    insecure: bool,
+    pool: usize,
+    done: AtomicU64,
+    admitted: AtomicU64,
+    throttled: AtomicU64,
+}
+
+fn secs_since(t0: Instant, t: Instant) -> f64 {
+    t.saturating_duration_since(t0).as_secs_f64()
+}
+
+fn header(r: &reqwest::Response, name: &str) -> Option<String> {
+    let v = r.headers().get(name)?;
+    let s = String::from_utf8_lossy(v.as_bytes());
+    Some(s.trim().chars().take(MAX_HEADER).collect())
+}
+
+/// Reads a body up to `cap` bytes; the rest is not read.
+async fn read_body(mut r: reqwest::Response, cap: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = r.chunk().await {
+        let room = cap.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= cap {
+            break;
+        }
+    }
+    body
+}
+
+async fn on_start(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
+    let mut b = reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .connect_timeout(Duration::from_secs(5))
+        .pool_max_idle_per_host(s.pool)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent(concat!("linkcert-load/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = &s.trust_pem
+        && let Ok(cert) = reqwest::Certificate::from_pem(pem.as_bytes())
+    {
+        b = b.add_root_certificate(cert);
+    }
+    if s.insecure {
+        b = b.tls_danger_accept_invalid_certs(true);
+    }
+    // On failure the user keeps goose's own client; its errors are recorded per request.
+    let _ = user.set_client_builder(b).await;
+    Ok(())
+}
+
+async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: bool) -> Record {
+    let (path, name) = &s.requests[slot.op];
+    let mut rec = Record {
+        key: slot.key,
+        op: slot.op,
+        due,
+        sent: 0.0,
+        recv: 0.0,
+        status: None,
+        limit: None,
+        remaining: None,
+        reset: None,
+        retry_after: None,
+        code: None,
+        error: None,
+        retry,
+    };
+    let builder = match user.get_request_builder(&GooseMethod::Get, path) {
+        Ok(b) => b.header("authorization", &s.auth[slot.key]),
+        Err(e) => {
+            rec.error = Some(format!("cannot build the request: {e}"));
+            return rec;
+        }
+    };
+    let req = GooseRequest::builder()
+        .method(GooseMethod::Get)
+        .path(path.as_str())
+        .name(name.as_str())
+        .set_request_builder(builder)
+        .build();
+    let sent = Instant::now();
+    rec.sent = secs_since(s.t0, sent);
+    let result = user.request(req).await;
+    rec.recv = secs_since(s.t0, Instant::now());
+    let resp = match result {
+        Ok(g) => g.response,
+        Err(e) => {
+            rec.error = Some(format!("goose: {e}"));
+            return rec;
+        }
+    };
+    let r = match resp {
+        Ok(r) => r,
+        Err(e) => {
+            rec.error = Some(super::redact_error(&e.to_string()));
+            return rec;
+        }
+    };
+    let status = r.status().as_u16();
+    rec.status = Some(status);
+    rec.limit = header(&r, "x-ratelimit-limit");
+    rec.remaining = header(&r, "x-ratelimit-remaining");
+    rec.reset = header(&r, "x-ratelimit-reset");
+    rec.retry_after = header(&r, "retry-after");
+    if (200..300).contains(&status) {
+        let _ = read_body(r, MAX_BODY).await;
+    } else {
+        let headers: Vec<(String, String)> = r
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = read_body(r, MAX_ERROR_BODY).await;
+        let probe = Resp {
+            status,
+            headers,
+            body,
+            truncated: false,
+            elapsed: Duration::from_secs_f64((rec.recv - rec.sent).max(0.0)),
+        };
+        rec.code = error_code(&probe);
+    }
+    rec
+}
+
+/// Seconds of a Retry-After: delay-seconds or an HTTP-date (RFC 9110).
+pub fn retry_after_secs(v: &str, now_epoch: f64) -> Option<f64> {
+    if let Ok(n) = v.trim().parse::<u64>() {
+        return Some(n as f64);
+    }
+    let date = httpdate::parse_http_date(v.trim()).ok()?;
+    let at = date.duration_since(UNIX_EPOCH).ok()?.as_secs_f64();
+    Some((at - now_epoch).max(0.0))
+}
+
+async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
+    let i = s.next.fetch_add(1, Ordering::SeqCst);
+    let Some(slot) = s.slots.get(i).copied() else {
+        // The schedule is exhausted: idle until goose ends the run.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        return Ok(());
+    };
+    tokio::time::sleep_until((s.t0 + slot.due).into()).await;
+    let due = slot.due.as_secs_f64();
+    let rec = send(&s, user, slot, due, false).await;
+    let retry = s.retry_shape && rec.throttled() && !s.retry_claimed.swap(true, Ordering::SeqCst);
+    let wait = rec.retry_after.as_deref().and_then(|v| {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
+        retry_after_secs(v, now)
+    });
+    let recv = rec.recv;
+    note(&s, rec);
+    if retry && let Some(wait) = wait {
+        let wait = Duration::from_secs_f64(wait).min(MAX_RETRY_WAIT);
+        // Exactly what Retry-After says, counted from when the 429 arrived.
+        let at = s.t0 + Duration::from_secs_f64(recv) + wait;
+        tokio::time::sleep_until(at.into()).await;
+        let rec = send(&s, user, slot, secs_since(s.t0, at), true).await;
+        note(&s, rec);
+    }
+    Ok(())
+}
+
+fn note(s: &Shared, rec: Record) {
+    s.done.fetch_add(1, Ordering::Relaxed);
+    if rec.admitted() {
+        s.admitted.fetch_add(1, Ordering::Relaxed);
+    } else if rec.throttled() {
+        s.throttled.fetch_add(1, Ordering::Relaxed);
+    }
+    s.records
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(rec);
+}
+
+/// Run one resolved scenario against the target through goose.
+pub async fn run(
+    target: &Target,
+    r: &Resolved,
+    goose_dir: &Path,
+    progress: bool,
+) -> Result<Run, LoadError> {
+    let slots = schedule::build(r);
+    let peak = schedule::peak_rate(&slots);
+    // Enough users that none is busy when its next slot is due: 30 ms of the peak rate in
+    // flight at once, a floor for bursts of slow answers, a ceiling for the machine.
+    let users = ((peak * 0.03).ceil() as usize + 8).clamp(8, 256);
+    let span = slots.last().map_or(0.0, |s| s.due.as_secs_f64());
+    // Time for the last answers (and for the retry shape, a window's Retry-After).
+    let tail = if r.scenario.shape == Shape::RetryAfter {
+        r.window.as_secs_f64() + 1.5
+    } else {
+        0.5
+    };
+    // Users are launched before the schedule starts.
+    let lead = Duration::from_millis(400 + users as u64 * 2);
+    let run_secs = (lead.as_secs_f64() + span + tail).ceil() as usize;
+
+    let shared = Arc::new(Shared {
+        slots: slots.clone(),
+        next: AtomicUsize::new(0),
+        t0: Instant::now() + lead,
+        auth: r.keys.iter().map(|k| format!("Bearer {}", k.key)).collect(),
+        requests: r.requests.clone(),
+        records: Mutex::new(Vec::with_capacity(slots.len() + 1)),
+        retry_shape: r.scenario.shape == Shape::RetryAfter,
+        retry_claimed: AtomicBool::new(false),
+        trust_pem: target.trust_pem.clone(),
+        insecure: target.insecure,
+        pool: 2,
+        done: AtomicU64::new(0),
+        admitted: AtomicU64::new(0),
+        throttled: AtomicU64::new(0),
+    });
+    let wall0 = SystemTime::now()
+        .checked_add(lead)
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .unwrap_or_default()
+        .as_secs_f64();
+
+    let s1 = shared.clone();
+    let start: TransactionFunction = Arc::new(move |user| {
+        let s = s1.clone();
+        Box::pin(async move { on_start(s, user).await })
+    });
+    let s2 = shared.clone();
+    let tx: TransactionFunction = Arc::new(move |user| {
+        let s = s2.clone();
+        Box::pin(async move { step(s, user).await })
+    });
+    let name = &r.scenario.name;
+    let html = goose_dir.join(format!("goose-{name}.html"));
+    let json = goose_dir.join(format!("goose-{name}.json"));
+    let mut cfg = GooseConfiguration::default();
+    cfg.host = Some(target.base_url.clone());
+    cfg.users = Some(users);
+    cfg.increase_rate = Some("2000".into());
+    cfg.run_time = Some(run_secs.to_string());
+    cfg.no_telnet = true;
+    cfg.no_print_metrics = true;
+    cfg.no_error_summary = true;
+    // Metrics are reset once every user is launched, before the schedule starts (and goose
+    // then prints nothing to stdout).
+    cfg.no_reset_metrics = false;
+    cfg.quiet = 1;
+    cfg.accept_invalid_certs = target.insecure;
+    cfg.report_file = vec![html.display().to_string(), json.display().to_string()];
+    let scenario = GooseScenario::new(name)
+        .register_transaction(Transaction::new(start).set_name("connect").set_on_start())
+        .register_transaction(Transaction::new(tx).set_name("scheduled request"));
+    let attack = GooseAttack::initialize_with_config(cfg)
+        .map_err(|e| LoadError::Goose(e.to_string()))?
+        .register_scenario(scenario);
+
+    let ticker = progress.then(|| {
+        let s = shared.clone();
+        let name = name.clone();
+        let total = slots.len();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let t = Instant::now().saturating_duration_since(s.t0).as_secs_f64();
+                eprint!(
+                    "\r  {name}: {t:5.1}s/{span:.1}s  sent {}/{total}  admitted {}  throttled {}   ",
+                    s.done.load(Ordering::Relaxed),
+                    s.admitted.load(Ordering::Relaxed),
+                    s.throttled.load(Ordering::Relaxed),
+                );
+            }
+        })
+    });
+    let metrics = attack.execute().await;
+    if let Some(t) = ticker {
+        t.abort();
+        eprint!("\r{:100}\r", "");
+    }
+    let metrics = metrics.map_err(|e| LoadError::Goose(e.to_string()))?;
+    let goose_requests = metrics
+        .requests
+        .values()
+        .map(|a| (a.success_count + a.fail_count) as u64)
+        .sum();
+    let mut records =
+        std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
+    records.sort_by(|a, b| a.sent.total_cmp(&b.sent));
+    let goose_reports = [html, json]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    Ok(Run {
+        slots,
+        records,
+        wall0,
+        users,
+        goose_requests,
+        goose_reports,
+    })
+}
+
+/// Whether a progress line makes sense (stderr is a terminal).
+pub fn progress_wanted() -> bool {
+    std::io::stderr().is_terminal()
+}

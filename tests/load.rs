@@ -1,0 +1,318 @@
+//! `linkcert load` against the reference (every built-in scenario passes, and the admitted
+//! counts match the reference's own) and against small broken servers (the right check fails).
+//! Real servers on 127.0.0.1; short windows, few windows, bounded request counts.
+
+mod common;
+
+use std::time::Duration;
+
+use common::broken::{Defect, broken, target_for};
+use linkcert::load::{self, LoadOptions, LoadReport, Scenario, ScenarioVerdict};
+use linkcert::target::Target;
+
+/// Window of the broken-server tests: short, so each test is a few seconds.
+const WINDOW: f64 = 2.0;
+
+fn out_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("linkcert-load-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+async fn run(target: Target, scenarios: Vec<Scenario>, name: &str) -> LoadReport {
+    let opts = LoadOptions {
+        out: out_dir(name),
+        progress: false,
+    };
+    let report = load::run(common::spec(), target, scenarios, &opts)
+        .await
+        .expect("load runs");
+    report.write(&opts.out).expect("reports are written");
+    report
+}
+
+fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml(toml, "test").expect("test scenario parses")
+}
+
+/// Free key, steady 2x for 3 windows of 2 s: 180 requests.
+fn free_overload() -> Scenario {
+    Scenario::load("free-overload").expect("built-in")
+}
+
+fn assert_fails(report: &LoadReport, scenario: &str, check: &str) {
+    let failed = report.failed_checks(scenario);
+    assert!(
+        failed.iter().any(|c| c == check),
+        "{scenario}: {check} should fail; failed: {failed:?}\n{}",
+        report.summary()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_passes_every_builtin_scenario_and_counts_match() {
+    let reference = common::reference(Some(linkcert::cli::LOAD_REFERENCE_WINDOW_SECS)).await;
+    let target = target_for(&reference.base_url, &reference);
+    let report = run(
+        target.clone(),
+        Scenario::builtin().expect("built-ins"),
+        "reference",
+    )
+    .await;
+    for s in &report.scenarios {
+        assert!(
+            matches!(
+                s.verdict,
+                ScenarioVerdict::Pass | ScenarioVerdict::Informational
+            ),
+            "{} is {}:\n{}",
+            s.name,
+            s.verdict.as_str(),
+            report.summary()
+        );
+    }
+    assert_eq!(
+        report.verdict,
+        ScenarioVerdict::Pass,
+        "{}",
+        report.summary()
+    );
+    // Our admitted (2xx) per key equals the reference's own count of admissions.
+    for (i, _) in target.keys.iter().enumerate() {
+        let ours = report
+            .keys
+            .iter()
+            .find(|k| k.target_key == i)
+            .map_or(0, |k| k.admitted);
+        assert_eq!(
+            ours,
+            reference.admitted(i),
+            "key #{i}:\n{}",
+            report.summary()
+        );
+    }
+    let straddle = report
+        .scenarios
+        .iter()
+        .find(|s| s.name == "boundary-straddle")
+        .expect("ran");
+    assert!(
+        straddle.behaviour.is_some() && straddle.keys[0].rolling_max <= straddle.limit,
+        "a sliding log never admits more than N in a rolling window"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_limiting_fails_admitted() {
+    // A Free key rewritten to the Enterprise key: nothing is throttled.
+    let b = broken(
+        WINDOW,
+        Defect::before(|i| {
+            if let Some(v) = i.headers.get("authorization")
+                && v.as_bytes() == b"Bearer lk_free_1"
+            {
+                i.headers.insert(
+                    "authorization",
+                    http::HeaderValue::from_static("Bearer lk_enterprise_1"),
+                );
+            }
+        }),
+    )
+    .await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "nolimit",
+    )
+    .await;
+    assert_fails(&r, "free-overload", "load.admitted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_the_limit_fails_admitted() {
+    // A Free key alternated between the two Free keys: 2N per window.
+    let flip = std::sync::atomic::AtomicU64::new(0);
+    let b = broken(
+        WINDOW,
+        Defect::before(move |i| {
+            if i.headers
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_1")
+                && !flip
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    .is_multiple_of(2)
+            {
+                i.headers.insert(
+                    "authorization",
+                    http::HeaderValue::from_static("Bearer lk_free_2"),
+                );
+            }
+        }),
+    )
+    .await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "twice",
+    )
+    .await;
+    assert_fails(&r, "free-overload", "load.admitted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_plan_at_the_free_rate_fails_under_served() {
+    // A Pro key's requests routed to a Free key.
+    let b = broken(
+        WINDOW,
+        Defect::before(|i| {
+            if i.headers
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1")
+            {
+                i.headers.insert(
+                    "authorization",
+                    http::HeaderValue::from_static("Bearer lk_free_1"),
+                );
+            }
+        }),
+    )
+    .await;
+    // Pro at 1.1x for 1.5 windows of 2 s: 330 requests per second, about 1000 in all.
+    let s = scenario(
+        "name='pro-small'\nplan='pro'\nrate=1.1\nwindows=1.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+    );
+    let r = run(target_for(&b.url, &b.reference), vec![s], "freerate").await;
+    assert_fails(&r, "pro-small", "load.admitted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_shared_by_keys_fails_isolation() {
+    let b = broken(
+        WINDOW,
+        Defect::before(|i| {
+            if i.headers
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2")
+            {
+                i.headers.insert(
+                    "authorization",
+                    http::HeaderValue::from_static("Bearer lk_free_1"),
+                );
+            }
+        }),
+    )
+    .await;
+    let s = Scenario::load("two-keys-isolation").expect("built-in");
+    let r = run(target_for(&b.url, &b.reference), vec![s], "shared").await;
+    assert_fails(&r, "two-keys-isolation", "load.isolation");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remaining_that_never_falls_fails_remaining() {
+    let b = broken(
+        WINDOW,
+        Defect::after(|_, a| {
+            if a.headers.contains_key("x-ratelimit-remaining") {
+                a.set_header("x-ratelimit-remaining", 42);
+            }
+        }),
+    )
+    .await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "remaining",
+    )
+    .await;
+    assert_fails(&r, "free-overload", "load.remaining");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_in_milliseconds_fails_reset() {
+    let b = broken(
+        WINDOW,
+        Defect::after(|_, a| {
+            if let Some(v) = a.header_u64("x-ratelimit-reset") {
+                a.set_header("x-ratelimit-reset", v * 1000);
+            }
+        }),
+    )
+    .await;
+    let r = run(
+        target_for(&b.url, &b.reference),
+        vec![free_overload()],
+        "resetms",
+    )
+    .await;
+    assert_fails(&r, "free-overload", "load.reset");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_without_retry_after_fails_retry_after() {
+    let b = broken(
+        WINDOW,
+        Defect::after(|_, a| {
+            a.headers.remove("retry-after");
+        }),
+    )
+    .await;
+    let s = Scenario::load("retry-after-honesty").expect("built-in");
+    let r = run(target_for(&b.url, &b.reference), vec![s], "noretry").await;
+    assert_fails(&r, "retry-after-honesty", "load.retry-after");
+    assert_fails(&r, "retry-after-honesty", "load.retry-honesty");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_shorter_than_the_wait_fails_honesty() {
+    let b = broken(
+        WINDOW,
+        Defect::after(|_, a| {
+            if let Some(v) = a.header_u64("retry-after") {
+                a.set_header("retry-after", v / 2);
+            }
+        }),
+    )
+    .await;
+    let s = Scenario::load("retry-after-honesty").expect("built-in");
+    let r = run(target_for(&b.url, &b.reference), vec![s], "shortretry").await;
+    assert_fails(&r, "retry-after-honesty", "load.retry-honesty");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_target_fails_without_panicking() {
+    // Garbage headers, a non-envelope 429 body, and a 500 now and then.
+    let n = std::sync::atomic::AtomicU64::new(0);
+    let b = broken(
+        WINDOW,
+        Defect::after(move |_, a| {
+            a.set_header("x-ratelimit-reset", "soon");
+            a.set_header("retry-after", "-3");
+            if a.status == 429 {
+                a.body = b"\xff\xfe not json".to_vec();
+            }
+            if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .is_multiple_of(17)
+            {
+                a.status = 500;
+            }
+        }),
+    )
+    .await;
+    let s = scenario(
+        "name='hostile'\nplan='free'\nrate=2\nwindows=1.2\n[[operations]]\noperation='getTags'",
+    );
+    let r = tokio::time::timeout(
+        Duration::from_secs(30),
+        run(target_for(&b.url, &b.reference), vec![s], "hostile"),
+    )
+    .await
+    .expect("bounded in time");
+    for c in [
+        "load.reset",
+        "load.retry-after",
+        "load.envelope",
+        "load.answers",
+    ] {
+        assert_fails(&r, "hostile", c);
+    }
+}

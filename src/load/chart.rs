@@ -9,8 +9,15 @@ const W: f64 = 760.0;
 const H: f64 = 220.0;
 const LEFT: f64 = 50.0;
 const RIGHT: f64 = 60.0;
-const TOP: f64 = 24.0;
+/// Room for the title and, under it, the legend.
+const TOP: f64 = 38.0;
 const BOTTOM: f64 = 28.0;
+
+/// A rate as people write it: 10, 2.5.
+pub(crate) fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -94,11 +101,11 @@ fn polyline(out: &mut String, f: &Frame, pts: &[(f64, f64)], color: &str, dash: 
 }
 
 fn legend(out: &mut String, items: &[(&str, &str)]) {
-    let mut x = LEFT + 180.0;
+    let mut x = LEFT;
     for (label, color) in items {
         let _ = write!(
             out,
-            r##"<rect x="{x}" y="7" width="10" height="10" fill="{color}"/><text x="{}" y="16" font-size="11">{}</text>"##,
+            r##"<rect x="{x}" y="21" width="10" height="10" fill="{color}"/><text x="{}" y="30" font-size="11">{}</text>"##,
             x + 13.0,
             esc(label)
         );
@@ -171,10 +178,10 @@ pub fn svg(r: &ScenarioResult) -> String {
         );
         let _ = write!(
             out,
-            r##"<text x="{:.1}" y="{:.1}" font-size="10" fill="#1d4ed8">limit {:.1}/s</text>"##,
-            W - RIGHT + 2.0,
-            f.y(limit_per_sec) + 3.0,
-            limit_per_sec
+            r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#1d4ed8">limit {}/s</text>"##,
+            W - RIGHT - 4.0,
+            f.y(limit_per_sec) - 4.0,
+            crate::load::chart::trim(limit_per_sec)
         );
         legend(
             &mut out,

@@ -325,20 +325,19 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let written = report
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;
-    print!("{}", report.summary());
-    println!(
-        "reports: {}",
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_outcome(&report.summary(), &written);
     Ok(if report.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The summary table, then where the reports went.
+fn print_outcome(summary: &str, written: &[PathBuf]) {
+    print!("{summary}");
+    let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!("reports: {}", files.join(", "));
 }
 
 /// `YYYYMMDD-HHMMSS` (UTC), for report folders.
@@ -421,19 +420,14 @@ async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let written = report
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;
-    print!("{}", report.summary());
-    println!(
-        "reports: {}",
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    print_outcome(&report.summary(), &written);
     Ok(match report.verdict {
         load::ScenarioVerdict::Fail => ExitCode::from(1),
-        load::ScenarioVerdict::Pass => ExitCode::SUCCESS,
-        _ => {
+        load::ScenarioVerdict::Pass
+        | load::ScenarioVerdict::Informational
+        | load::ScenarioVerdict::NonStrict => ExitCode::SUCCESS,
+        load::ScenarioVerdict::Skipped => ExitCode::from(EXIT_CANNOT_RUN),
+        load::ScenarioVerdict::ClientSaturated => {
             eprintln!(
                 "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"
             );

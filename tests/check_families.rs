@@ -116,3 +116,58 @@ async fn a_status_outside_the_spec_fails_status_listed() {
         r.summary()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_without_their_name_fail_schema_response_and_a_wrong_type_fails_content_type() {
+    let b = broken(
+        6.0,
+        Defect::after(|inc, ans| {
+            if inc.path == "/tags" && ans.status == 200 {
+                let text = String::from_utf8_lossy(&ans.body).replace("\"name\":", "\"label\":");
+                ans.body = text.into_bytes();
+            }
+            if inc.path == "/links" && ans.status == 200 {
+                ans.set_header("content-type", "text/html");
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["schema", "status"]).await;
+    let f = failed(&r);
+    assert!(
+        f.contains(&"schema.response".to_string()),
+        "{}",
+        r.summary()
+    );
+    assert!(
+        f.contains(&"schema.content-type".to_string()),
+        "{}",
+        r.summary()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analytics_open_to_free_keys_fails_plan_analytics_free() {
+    // Free keys' analytics requests are served as Pro: Free gets analytics it should not.
+    let b = broken(
+        6.0,
+        Defect::before(|inc| {
+            let free = inc
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("lk_free_"));
+            if free && (inc.path == "/analytics" || inc.path == "/events") {
+                inc.headers
+                    .insert("authorization", "Bearer lk_pro_1".parse().unwrap());
+            }
+        }),
+    )
+    .await;
+    let r = run_check(target_for(&b.url, &b.reference), &["plan"]).await;
+    assert!(
+        failed(&r).contains(&"plan.analytics-free".to_string()),
+        "{}",
+        r.summary()
+    );
+}

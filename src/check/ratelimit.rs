@@ -288,29 +288,74 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     }
 }
 
+/// What consecutive X-RateLimit-Remaining values of admissions sent back to back say.
+#[derive(Debug, PartialEq)]
+enum RemainingTrend {
+    /// Fell by one (or quota came back) throughout; `pairs` consecutive pairs judged.
+    Counting { pairs: usize },
+    /// Fell by more than one between positions `at - 1` and `at`.
+    Jumped { at: usize, from: u64, to: u64 },
+    /// Fell by one in fewer than half of the pairs: not counting requests.
+    Stuck { fell_by_one: usize, pairs: usize },
+}
+
+fn remaining_trend(values: &[Option<u64>]) -> RemainingTrend {
+    let (mut fell_by_one, mut pairs) = (0usize, 0usize);
+    for (i, w) in values.windows(2).enumerate() {
+        let (Some(a), Some(b)) = (w[0], w[1]) else {
+            continue;
+        };
+        pairs += 1;
+        // b >= a: quota came back between the two (a window boundary, expiring entries, a
+        // refilled bucket; equal is one unit freed and one used).
+        if b < a {
+            if a - b == 1 {
+                fell_by_one += 1;
+            } else {
+                return RemainingTrend::Jumped {
+                    at: i + 1,
+                    from: a,
+                    to: b,
+                };
+            }
+        }
+    }
+    if pairs >= 3 && fell_by_one * 2 < pairs {
+        RemainingTrend::Stuck { fell_by_one, pairs }
+    } else {
+        RemainingTrend::Counting { pairs }
+    }
+}
+
 fn judge_remaining(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) {
     let admitted: Vec<&Seen> = seen
         .iter()
         .filter(|s| (200..300).contains(&s.status))
         .collect();
-    for pair in admitted.windows(2) {
-        let (Some(a), Some(b)) = (pair[0].remaining, pair[1].remaining) else {
-            continue;
-        };
-        if b > a {
-            // Quota came back: a window boundary (fixed window) or expiring sliding entries.
-            continue;
-        }
-        if a - b == 1 {
-            ctx.rec.pass(id, label);
-        } else {
+    let values: Vec<Option<u64>> = admitted.iter().map(|s| s.remaining).collect();
+    match remaining_trend(&values) {
+        RemainingTrend::Counting { pairs: 0 } => {}
+        RemainingTrend::Counting { .. } => ctx.rec.pass(id, label),
+        RemainingTrend::Jumped { at, from, to } => {
             ctx.rec.violation(
                 id,
                 label,
-                format!("X-RateLimit-Remaining {} after {a}", a.saturating_sub(1)),
-                b.to_string(),
-                Some(&pair[1].exchange),
+                format!("X-RateLimit-Remaining {} after {from}", from - 1),
+                to.to_string(),
+                Some(&admitted[at].exchange),
             );
+            return;
+        }
+        RemainingTrend::Stuck { fell_by_one, pairs } => {
+            if let Some(last) = admitted.last() {
+                ctx.rec.violation(
+                    id,
+                    label,
+                    "X-RateLimit-Remaining falling by one per request sent back to back",
+                    format!("it fell by one in {fell_by_one} of {pairs} consecutive admissions"),
+                    Some(&last.exchange),
+                );
+            }
             return;
         }
     }
@@ -461,5 +506,52 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
         ),
         Some(_) => ctx.rec.pass("ratelimit.per-key", &label),
         None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RemainingTrend, remaining_trend};
+
+    fn trend(v: &[u64]) -> RemainingTrend {
+        remaining_trend(&v.iter().map(|x| Some(*x)).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn remaining_may_stay_or_rise_when_quota_comes_back_but_must_count() {
+        // Exact counting; a refill now and then (equal pairs); a window boundary (a rise).
+        assert_eq!(
+            trend(&[5, 4, 3, 2, 1, 0]),
+            RemainingTrend::Counting { pairs: 5 }
+        );
+        assert_eq!(
+            trend(&[59, 58, 57, 57, 56, 55, 55, 54]),
+            RemainingTrend::Counting { pairs: 7 }
+        );
+        assert_eq!(
+            trend(&[2, 1, 0, 59, 58]),
+            RemainingTrend::Counting { pairs: 4 }
+        );
+        // Frozen, or dropping by two: not counting this client's requests one by one.
+        assert!(matches!(
+            trend(&[42, 42, 42, 42, 42]),
+            RemainingTrend::Stuck {
+                fell_by_one: 0,
+                pairs: 4
+            }
+        ));
+        assert_eq!(
+            trend(&[10, 9, 7]),
+            RemainingTrend::Jumped {
+                at: 2,
+                from: 9,
+                to: 7
+            }
+        );
+        // Missing values are skipped, not guessed.
+        assert_eq!(
+            remaining_trend(&[Some(3), None, Some(1)]),
+            RemainingTrend::Counting { pairs: 0 }
+        );
     }
 }

@@ -775,33 +775,14 @@ fn param_mutations(p: &Param) -> Vec<BoxedStrategy<Mutation>> {
         }
         ParamKind::Number => {
             out.push(with(strings(&["abc", "twelve", "1.2.3"]), "not a number"));
+            // One fixed value each: nothing to shrink.
             if let Some(lo) = p.bound("minimum") {
-                let pc = p.clone();
-                out.push(
-                    Just(())
-                        .prop_map(move |_| {
-                            set(
-                                &pc,
-                                (lo - 1.0).to_string(),
-                                format!("{} below its minimum {lo}", pc.name),
-                            )
-                        })
-                        .boxed(),
-                );
+                let why = format!("{} below its minimum {lo}", p.name);
+                out.push(Just(set(p, (lo - 1.0).to_string(), why)).boxed());
             }
             if let Some(hi) = p.bound("maximum") {
-                let pc = p.clone();
-                out.push(
-                    Just(())
-                        .prop_map(move |_| {
-                            set(
-                                &pc,
-                                (hi + 1.0).to_string(),
-                                format!("{} above its maximum {hi}", pc.name),
-                            )
-                        })
-                        .boxed(),
-                );
+                let why = format!("{} above its maximum {hi}", p.name);
+                out.push(Just(set(p, (hi + 1.0).to_string(), why)).boxed());
             }
         }
         ParamKind::Boolean => out.push(with(strings(&["maybe", "notabool"]), "not true or false")),

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod broken;
+pub mod variant;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,251 @@
+//! A second implementation of the Link Attribution Service, written from the reference document
+//! (`shared/spec/link-attribution-service.md`) alone and sharing no code with `src/server`.
+//! Wherever the document is silent it makes a *different* legal choice from the reference
+//! (listed in `specs/README.md`, "Points of freedom"), so the runner's tests can tell a
+//! requirement of the spec from an assumption of the reference.
+//!
+//! Plain HTTP on 127.0.0.1 (the runner reports that as non-strict, never a failure). One
+//! handler dispatches by hand: no stand-in operations, no routes beyond the three the document
+//! shapes.
+
+mod limiter;
+mod partners;
+mod qr;
+mod tags;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+
+use linkcert::target::{PlanKey, Target};
+
+/// Plans in rank order with their per-window standard limit (Enterprise: this variant's own
+/// custom figure, not the reference's).
+const PLANS: [(&str, u64); 5] = [
+    ("free", 60),
+    ("pro", 600),
+    ("business", 1200),
+    ("advanced", 3000),
+    ("enterprise", 20000),
+];
+
+/// The development keys (the same strings as the reference's, so the tests' defects that
+/// swap credentials work in front of either implementation).
+const KEYS: [(&str, &str); 6] = [
+    ("lk_free_1", "free"),
+    ("lk_free_2", "free"),
+    ("lk_pro_1", "pro"),
+    ("lk_business_1", "business"),
+    ("lk_advanced_1", "advanced"),
+    ("lk_enterprise_1", "enterprise"),
+];
+
+pub struct Workspace {
+    pub plan: &'static str,
+    pub tags: Vec<tags::Tag>,
+    pub partners: Mutex<Vec<partners::Partner>>,
+}
+
+struct App {
+    window: Duration,
+    /// By workspace name (= plan: one workspace per plan).
+    workspaces: HashMap<&'static str, Workspace>,
+    limiter: limiter::FixedWindow,
+}
+
+pub struct Variant {
+    pub url: String,
+    app: Arc<App>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Variant {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Start the variant on a free loopback port with a standard window of `window_secs`.
+pub async fn start(window_secs: f64) -> Variant {
+    let window = Duration::from_secs_f64(window_secs);
+    let workspaces = PLANS
+        .iter()
+        .map(|(plan, _)| {
+            (
+                *plan,
+                Workspace {
+                    plan,
+                    tags: tags::seed(plan),
+                    partners: Mutex::new(partners::seed(plan)),
+                },
+            )
+        })
+        .collect();
+    let app = Arc::new(App {
+        window,
+        workspaces,
+        limiter: limiter::FixedWindow::new(window),
+    });
+    let shared = app.clone();
+    let router = axum::Router::new().fallback(move |req: Request| {
+        let app = shared.clone();
+        async move { handle(&app, req).await }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Variant { url, app, task }
+}
+
+impl Variant {
+    /// What the runner needs to certify this variant: every key, the window, and fixtures of
+    /// the Advanced workspace bound to the Advanced key.
+    pub fn target(&self) -> Target {
+        let keys = KEYS
+            .iter()
+            .map(|(k, plan)| PlanKey {
+                plan: plan.to_string(),
+                key: k.to_string(),
+            })
+            .collect();
+        let mut t = Target {
+            base_url: self.url.clone(),
+            keys,
+            rate_window: self.app.window,
+            allow_destructive: true,
+            ..Target::default()
+        };
+        let (p, tn) = self.fixtures("advanced");
+        t.partner_ids = p;
+        t.tenant_ids = tn;
+        t
+    }
+
+    /// Active partners of a plan's workspace that may be deactivated: three partnerIds and
+    /// two tenantIds of other partners.
+    pub fn fixtures(&self, plan: &str) -> (Vec<String>, Vec<String>) {
+        let ws = &self.app.workspaces[plan];
+        let list = ws.partners.lock().unwrap();
+        let active: Vec<_> = list.iter().filter(|p| p.active).collect();
+        (
+            active.iter().take(3).map(|p| p.id.clone()).collect(),
+            active
+                .iter()
+                .skip(3)
+                .take(2)
+                .map(|p| p.tenant_id.clone())
+                .collect(),
+        )
+    }
+
+    /// Whether a partner of a plan's workspace is still active.
+    pub fn partner_active(&self, plan: &str, partner_id: &str) -> Option<bool> {
+        let ws = &self.app.workspaces[plan];
+        let list = ws.partners.lock().unwrap();
+        list.iter().find(|p| p.id == partner_id).map(|p| p.active)
+    }
+
+    /// Requests the limiter admitted for a key.
+    pub fn admitted(&self, key: &str) -> u64 {
+        self.app.limiter.admitted(key)
+    }
+}
+
+/// An error answer in the document's envelope. This variant never sends the optional doc_url.
+pub fn error(status: u16, message: impl Into<String>) -> Response {
+    let code = match status {
+        400 => "bad_request",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        422 => "unprocessable_entity",
+        429 => "rate_limit_exceeded",
+        _ => "internal_server_error",
+    };
+    let body = serde_json::json!({"error": {"code": code, "message": message.into()}});
+    json(status, &body)
+}
+
+pub fn json(status: u16, body: &serde_json::Value) -> Response {
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap();
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    r
+}
+
+/// Query parameters; a name given twice is a 400 (this variant accepts lists comma-separated
+/// only).
+pub fn query(q: Option<&str>) -> Result<HashMap<String, String>, Response> {
+    let mut out = HashMap::new();
+    for (k, v) in url::form_urlencoded::parse(q.unwrap_or("").as_bytes()) {
+        if out.insert(k.to_string(), v.to_string()).is_some() {
+            return Err(error(400, format!("query parameter {k} given more than once")));
+        }
+    }
+    Ok(out)
+}
+
+enum Route {
+    Qr,
+    Deactivate,
+    Tags,
+}
+
+async fn handle(app: &App, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    // Routing first: anything but the three operations is 404, whatever the credentials.
+    let route = match (parts.method.as_str(), parts.uri.path()) {
+        ("GET", "/qr") => Route::Qr,
+        ("POST", "/partners/deactivate") => Route::Deactivate,
+        ("GET", "/tags") => Route::Tags,
+        _ => return error(404, "no such endpoint"),
+    };
+    // Authentication: exactly `Bearer <key>`, the scheme as the document writes it.
+    let key = parts
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let Some((key, plan)) = key.and_then(|k| KEYS.iter().find(|(known, _)| *known == k)) else {
+        return error(401, "missing or invalid API key");
+    };
+    let limit = PLANS.iter().find(|(p, _)| p == plan).unwrap().1;
+    // Rate limit before plan gating (as the real service): a 403 uses quota too.
+    let state = app.limiter.admit(key, limit);
+    let mut resp = if state.admitted {
+        let ws = &app.workspaces[plan];
+        match route {
+            Route::Qr => qr::get(ws, parts.uri.query()),
+            Route::Tags => tags::list(ws, parts.uri.query()),
+            Route::Deactivate => {
+                if !matches!(*plan, "advanced" | "enterprise") {
+                    error(403, "partner endpoints need the Advanced plan or higher")
+                } else {
+                    let bytes = axum::body::to_bytes(body, 64 * 1024).await;
+                    match bytes {
+                        Ok(b) => partners::deactivate(ws, &parts.headers, &b),
+                        Err(_) => error(400, "body too large or unreadable"),
+                    }
+                }
+            }
+        }
+    } else {
+        let mut r = error(429, "rate limit exceeded; retry after the window resets");
+        r.headers_mut()
+            .insert("retry-after", HeaderValue::from(state.retry_after_secs));
+        r
+    };
+    let h = resp.headers_mut();
+    h.insert("x-ratelimit-limit", HeaderValue::from(limit));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(state.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(state.reset_epoch_secs));
+    resp
+}

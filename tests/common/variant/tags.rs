@@ -1,0 +1,97 @@
+//! GET /tags. Choices where the document is silent: default sort createdAt descending, default
+//! pageSize 25, names compared byte by byte (case-sensitive), search matches a prefix of the
+//! name case-sensitively, `ids` comma-separated only (a repeated parameter is 400), every
+//! validation error 400.
+
+use axum::response::Response;
+use serde_json::json;
+
+use super::{Workspace, error, query};
+
+#[derive(Clone)]
+pub struct Tag {
+    pub id: String,
+    pub name: String,
+    /// Seconds since the workspace was created; unique, so createdAt has no ties.
+    pub created: u64,
+}
+
+const WORDS: [&str; 12] = [
+    "Spring", "summer", "Autumn", "winter", "Launch", "launch", "Éclair", "zebra", "Alpha",
+    "beta", "Ωmega", "promo",
+];
+
+pub fn seed(plan: &str) -> Vec<Tag> {
+    (0..180u64)
+        .map(|i| {
+            let word = WORDS[(i as usize * 7) % WORDS.len()];
+            Tag {
+                id: format!("tg-{plan}-{:04}", (i * 37) % 180),
+                // Repeated names on purpose: the order of ties is this variant's own (by id).
+                name: format!("{word} {}", i % 45),
+                created: 1_000 + (i * 53) % 180 * 60,
+            }
+        })
+        .collect()
+}
+
+fn whole(v: Option<&String>, name: &str, default: u64, max: u64) -> Result<u64, Response> {
+    let Some(v) = v else { return Ok(default) };
+    match v.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(error(400, format!("{name} must be a whole number from 1 to {max}"))),
+    }
+}
+
+pub fn list(ws: &Workspace, q: Option<&str>) -> Response {
+    let q = match query(q) {
+        Ok(q) => q,
+        Err(r) => return r,
+    };
+    let page = match whole(q.get("page"), "page", 1, u64::MAX) {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    let page_size = match whole(q.get("pageSize"), "pageSize", 25, 100) {
+        Ok(n) => n,
+        Err(r) => return r,
+    };
+    let by_name = match q.get("sortBy").map(String::as_str) {
+        None | Some("createdAt") => false,
+        Some("name") => true,
+        Some(_) => return error(400, "sortBy must be name or createdAt"),
+    };
+    let desc = match q.get("sortOrder").map(String::as_str) {
+        None | Some("desc") => true,
+        Some("asc") => false,
+        Some(_) => return error(400, "sortOrder must be asc or desc"),
+    };
+    let ids: Option<Vec<&str>> = q
+        .get("ids")
+        .map(|s| s.split(',').filter(|x| !x.is_empty()).collect());
+    let mut tags: Vec<&Tag> = ws
+        .tags
+        .iter()
+        .filter(|t| q.get("search").is_none_or(|s| t.name.starts_with(s.as_str())))
+        .filter(|t| ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str())))
+        .collect();
+    tags.sort_by(|a, b| {
+        let primary = if by_name {
+            a.name.as_bytes().cmp(b.name.as_bytes())
+        } else {
+            a.created.cmp(&b.created)
+        };
+        primary.then_with(|| a.id.cmp(&b.id))
+    });
+    if desc {
+        tags.reverse();
+    }
+    let start = (page - 1).saturating_mul(page_size);
+    let out: Vec<_> = tags
+        .iter()
+        .skip(usize::try_from(start).unwrap_or(usize::MAX))
+        .take(page_size as usize)
+        .map(|t| json!({"id": t.id, "name": t.name, "color": "blue", "createdAt": t.created}))
+        .collect();
+    super::json(200, &json!(out))
+}

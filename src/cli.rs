@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use crate::check::{self, CheckOptions};
 use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
 use crate::spec::Spec;
-use crate::target::{Profile, Target, parse_key_flag};
+use crate::target::{Fixture, Profile, Target, parse_key_flag};
 
 /// The window the in-process reference runs with, so rate-limit checks finish in seconds.
 const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
@@ -73,11 +73,14 @@ pub struct TargetArgs {
 struct CheckArgs {
     #[command(flatten)]
     target: TargetArgs,
-    /// A partnerId that exists in the target and may be deactivated (with --allow-destructive).
-    #[arg(long = "partner", value_name = "ID")]
+    /// A partnerId that exists in the target and may be deactivated (with
+    /// --allow-destructive). PLAN=ID binds it to the key of that plan, whose workspace owns
+    /// it; a bare ID is tried with each key whose plan may deactivate until one owns it.
+    #[arg(long = "partner", value_name = "[PLAN=]ID")]
     partners: Vec<String>,
-    /// A tenantId that exists in the target and may be deactivated (with --allow-destructive).
-    #[arg(long = "tenant", value_name = "ID")]
+    /// A tenantId that exists in the target and may be deactivated (with
+    /// --allow-destructive); PLAN=ID binds it as for --partner.
+    #[arg(long = "tenant", value_name = "[PLAN=]ID")]
     tenants: Vec<String>,
     /// Run the checks that change the target's state (partner deactivation). Off: skipped,
     /// and the report says so.
@@ -262,12 +265,16 @@ pub async fn resolve_target(
     {
         anyhow::bail!("--rate-window must be a positive number of seconds, got {w}");
     }
+    let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
+    let fixtures = |ids: &[String]| -> Vec<Fixture> {
+        ids.iter().map(|s| Fixture::parse(s, &plans)).collect()
+    };
     let mut target = Target {
         base_url: String::new(),
         keys,
         rate_window: Duration::from_secs_f64(window.unwrap_or(60.0)),
-        partner_ids: profile.fixtures.partner_ids.clone(),
-        tenant_ids: profile.fixtures.tenant_ids.clone(),
+        partner_ids: fixtures(&profile.fixtures.partner_ids),
+        tenant_ids: fixtures(&profile.fixtures.tenant_ids),
         allow_destructive: profile.allow_destructive.unwrap_or(false),
         insecure: args.insecure,
         trust_pem: None,
@@ -293,8 +300,10 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let (mut target, _reference) =
         resolve_target(&spec, &args.target, IN_PROCESS_WINDOW_SECS).await?;
-    target.partner_ids.extend(args.partners);
-    target.tenant_ids.extend(args.tenants);
+    let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
+    let parse = |s: &String| Fixture::parse(s, &plans);
+    target.partner_ids.extend(args.partners.iter().map(parse));
+    target.tenant_ids.extend(args.tenants.iter().map(parse));
     target.allow_destructive |= args.allow_destructive;
     let opts = CheckOptions {
         seed: args.seed,
@@ -310,12 +319,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         target.base_url,
         spec.title,
         spec.version,
-        target
-            .keys
-            .iter()
-            .map(|k| k.plan.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
+        target.plans().join(", "),
         opts.seed
     );
     let report = check::run(spec, target, opts).await?;

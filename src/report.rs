@@ -31,10 +31,20 @@ pub struct Report {
     pub requests: u64,
     /// 429s met and waited out by paced sends (not failures).
     pub throttled_and_retried: u64,
-    /// Plans of the keys used (keys themselves are never written).
+    /// Plans of the keys used, each once (keys themselves are never written).
     pub plans: Vec<String>,
+    /// Which shell variable stands for which `--key` in the curl lines.
+    pub key_variables: Vec<KeyVariable>,
     pub totals: Totals,
     pub checks: Vec<CheckResult>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct KeyVariable {
+    pub variable: String,
+    pub plan: String,
+    /// Its place among the keys of its plan, from 1, in the order they were given.
+    pub nth: usize,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -68,8 +78,17 @@ impl Report {
                 Verdict::Skipped => totals.skipped += 1,
             }
         }
-        let mut plans: Vec<String> = target.keys.iter().map(|k| k.plan.clone()).collect();
-        plans.dedup();
+        let key_variables = target
+            .keys
+            .iter()
+            .zip(target.secrets())
+            .enumerate()
+            .map(|(i, (k, s))| KeyVariable {
+                variable: s.var,
+                plan: k.plan.clone(),
+                nth: target.keys[..=i].iter().filter(|o| o.plan == k.plan).count(),
+            })
+            .collect();
         Report {
             schema_version: REPORT_SCHEMA_VERSION,
             tool: "linkcert".into(),
@@ -87,7 +106,8 @@ impl Report {
             duration_secs: took.as_secs_f64(),
             requests,
             throttled_and_retried: throttled,
-            plans,
+            plans: target.plans(),
+            key_variables,
             totals,
             checks,
         }
@@ -207,6 +227,19 @@ impl Report {
             self.throttled_and_retried,
             self.plans.join(", ")
         );
+        if !self.key_variables.is_empty() {
+            m.push_str("Keys in the curl lines: set each variable to the key it names.\n\n| variable | key |\n|---|---|\n");
+            for k in &self.key_variables {
+                let _ = writeln!(
+                    m,
+                    "| `${}` | the {} `--key {}=...` |",
+                    k.variable,
+                    ordinal(k.nth),
+                    k.plan
+                );
+            }
+            m.push('\n');
+        }
         let t = &self.totals;
         let _ = writeln!(
             m,
@@ -373,4 +406,15 @@ fn xml(s: &str) -> String {
         }
     }
     out
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }

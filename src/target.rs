@@ -30,6 +30,51 @@ pub enum TargetError {
     Client(String),
 }
 
+/// A fixture partner (by partnerId or tenantId) and, when the user bound it, the plan of the
+/// key whose workspace owns it (`--partner advanced=pn_123`). Unbound, the runner finds the
+/// owner among the keys whose plan may deactivate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fixture {
+    pub id: String,
+    pub plan: Option<String>,
+}
+
+impl Fixture {
+    /// `ID` or `PLAN=ID`: the part before `=` binds only when it names a plan, so ids that
+    /// contain `=` stay whole.
+    pub fn parse(s: &str, plans: &[&str]) -> Fixture {
+        if let Some((plan, id)) = s.split_once('=') {
+            let plan = plan.trim().to_ascii_lowercase();
+            if !id.is_empty() && plans.contains(&plan.as_str()) {
+                return Fixture {
+                    id: id.to_string(),
+                    plan: Some(plan),
+                };
+            }
+        }
+        Fixture {
+            id: s.to_string(),
+            plan: None,
+        }
+    }
+
+    pub fn bound(id: impl Into<String>, plan: impl Into<String>) -> Fixture {
+        Fixture {
+            id: id.into(),
+            plan: Some(plan.into()),
+        }
+    }
+}
+
+/// A secret the run was given and the shell variable reports write in its place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Secret {
+    pub value: String,
+    /// `LINKCERT_KEY_PRO`, `LINKCERT_KEY_FREE_2`: the plan, then the key's place among that
+    /// plan's keys from the second on.
+    pub var: String,
+}
+
 /// A key of the target and the plan its workspace is on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanKey {
@@ -45,8 +90,9 @@ pub struct Target {
     pub keys: Vec<PlanKey>,
     /// Length of the target's standard window (the spec's minute, unless shortened).
     pub rate_window: Duration,
-    pub partner_ids: Vec<String>,
-    pub tenant_ids: Vec<String>,
+    /// Partners that may be deactivated, by partnerId and by tenantId.
+    pub partner_ids: Vec<Fixture>,
+    pub tenant_ids: Vec<Fixture>,
     pub allow_destructive: bool,
     /// Accept any certificate (self-signed targets).
     pub insecure: bool,
@@ -197,9 +243,46 @@ impl Target {
         b.build().map_err(|e| TargetError::Client(e.to_string()))
     }
 
-    /// Every secret this target was given, for redaction.
-    pub fn secrets(&self) -> Vec<String> {
-        self.keys.iter().map(|k| k.key.clone()).collect()
+    /// Every key with the shell variable that stands for it in reports, in the order given.
+    pub fn secrets(&self) -> Vec<Secret> {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        self.keys
+            .iter()
+            .map(|k| {
+                let n = seen.entry(k.plan.as_str()).or_insert(0);
+                *n += 1;
+                let plan: String = k
+                    .plan
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let var = match *n {
+                    1 => format!("LINKCERT_KEY_{plan}"),
+                    n => format!("LINKCERT_KEY_{plan}_{n}"),
+                };
+                Secret {
+                    value: k.key.clone(),
+                    var,
+                }
+            })
+            .collect()
+    }
+
+    /// The plans of the keys, each once, in the order first given.
+    pub fn plans(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for k in &self.keys {
+            if !out.contains(&k.plan) {
+                out.push(k.plan.clone());
+            }
+        }
+        out
     }
 }
 
@@ -229,6 +312,35 @@ mod tests {
     }
 
     #[test]
+    fn fixtures_bind_to_a_plan_only_when_the_prefix_names_one() {
+        let plans = ["free", "advanced"];
+        assert_eq!(
+            Fixture::parse("Advanced=pn_123", &plans),
+            Fixture::bound("pn_123", "advanced")
+        );
+        assert_eq!(Fixture::parse("pn_123", &plans).plan, None);
+        let odd = Fixture::parse("a=b", &plans);
+        assert_eq!((odd.id.as_str(), odd.plan), ("a=b", None));
+    }
+
+    #[test]
+    fn each_key_gets_its_own_variable_and_plans_are_listed_once() {
+        let t = Target {
+            keys: ["free=a", "free=b", "pro=c"]
+                .iter()
+                .map(|s| parse_key_flag(s).unwrap())
+                .collect(),
+            ..Target::default()
+        };
+        let vars: Vec<String> = t.secrets().into_iter().map(|s| s.var).collect();
+        assert_eq!(
+            vars,
+            ["LINKCERT_KEY_FREE", "LINKCERT_KEY_FREE_2", "LINKCERT_KEY_PRO"]
+        );
+        assert_eq!(t.plans(), ["free", "pro"]);
+    }
+
+    #[test]
     fn windows_scale_with_the_standard_one() {
         let spec = Spec::embedded().unwrap();
         let t = Target {
@@ -246,6 +358,6 @@ mod example_tests {
     fn the_shipped_example_profile_parses() {
         let p = super::Profile::from_file(std::path::Path::new("examples/profile.toml")).unwrap();
         assert_eq!(p.plan_keys().iter().filter(|k| k.plan == "free").count(), 2);
-        assert_eq!(p.fixtures.partner_ids, ["pn_123"]);
+        assert_eq!(p.fixtures.partner_ids, ["advanced=pn_123"]);
     }
 }

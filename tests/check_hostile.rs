@@ -85,7 +85,7 @@ fn target(url: &str) -> Target {
             key("advanced", "lk_advanced_1"),
         ],
         rate_window: Duration::from_secs(2),
-        partner_ids: vec!["pn_1".into()],
+        partner_ids: vec![linkcert::target::Fixture::bound("pn_1", "advanced")],
         allow_destructive: true,
         ..Target::default()
     }

@@ -215,6 +215,17 @@ async fn analytics_on_free(ctx: &Ctx) {
         .iter()
         .filter(|o| classes_unavailable.contains(&o.rate_class.as_str()))
         .collect();
+    if ops.is_empty() {
+        ctx.rec.skip(
+            id,
+            "*",
+            format!(
+                "the target serves no operation of a rate class some plan lacks ({})",
+                classes_unavailable.join(", ")
+            ),
+        );
+        return;
+    }
     let keys: Vec<_> = ctx
         .target
         .keys
@@ -236,20 +247,6 @@ async fn analytics_on_free(ctx: &Ctx) {
         return;
     }
     for op in ops {
-        // Whether the target has the endpoint at all: ask with a key that may use it.
-        if let Some(k) = ctx.key_for(op) {
-            let (x, _) = ctx
-                .exchange(op, minimal_request(op).key(k), Expect::Any)
-                .await;
-            if x.status() == Some(404) {
-                ctx.rec.skip(
-                    id,
-                    &op.label(),
-                    "the target has no such endpoint (404 for a paid plan)",
-                );
-                continue;
-            }
-        }
         let k = &keys[0];
         let (x, o) = ctx
             .exchange(op, minimal_request(op).key(k), Expect::Any)

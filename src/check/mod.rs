@@ -102,6 +102,12 @@ impl Ctx {
 
     /// A key whose plan may call `op` (minimum plan and rate class), strongest first.
     pub fn key_for(&self, op: &Operation) -> Option<&PlanKey> {
+        self.keys_for(op).into_iter().next()
+    }
+
+    /// Every key whose plan may call `op`, strongest plan first, in the order given within a
+    /// plan.
+    pub fn keys_for(&self, op: &Operation) -> Vec<&PlanKey> {
         let mut keys: Vec<&PlanKey> = self
             .target
             .keys
@@ -114,7 +120,7 @@ impl Ctx {
             })
             .collect();
         keys.sort_by_key(|k| std::cmp::Reverse(self.spec.plan(&k.plan).map_or(0, |p| p.rank)));
-        keys.first().copied()
+        keys
     }
 
     /// Send (paced) and run the cross-cutting checks.
@@ -159,7 +165,7 @@ pub async fn run(
     // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
     reachable(&target.base_url).await?;
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         rec: Recorder::new(target.secrets()),
         progress: Progress::new(opts.progress),
         spec: spec.clone(),
@@ -168,6 +174,7 @@ pub async fn run(
         target,
         schemas: Mutex::new(Default::default()),
     };
+    ctx.spec = Arc::new(served_only(&ctx).await);
     let families: [(&str, Family); 8] = [
         ("transport", |c| Box::pin(transport::run(c))),
         ("auth", |c| Box::pin(auth::run(c))),
@@ -204,6 +211,45 @@ pub async fn run(
         ctx.probe.throttled_met(),
         results,
     ))
+}
+
+/// Checks that judge every operation of the spec one by one: where a stand-in is not served,
+/// each says so.
+const PER_OPERATION: [&str; 4] = [
+    "auth.required",
+    "auth.accepted",
+    "status.valid-accepted",
+    "status.invalid-rejected",
+];
+
+/// The spec less linkcert's stand-in operations (`x-linkcert-extension`) the target does not
+/// serve. Decided once per run: a key that may call the stand-in meets 404 on its path. The
+/// spec does not shape those operations, so a target without them is right; every check
+/// that would have judged them is skipped with the reason, never failed.
+async fn served_only(ctx: &Ctx) -> Spec {
+    let mut spec = (*ctx.spec).clone();
+    let mut kept = Vec::new();
+    for op in std::mem::take(&mut spec.operations) {
+        let key = ctx.key_for(&op).cloned();
+        if let (true, Some(key)) = (op.extension, key) {
+            let x = ctx.probe.send(auth::minimal_request(&op).key(&key)).await;
+            if x.status() == Some(404) {
+                let why = format!(
+                    "{} is linkcert's stand-in, not an operation the spec shapes, and the target \
+                     does not serve it (404 for the {} key)",
+                    op.label(),
+                    key.plan
+                );
+                for id in PER_OPERATION {
+                    ctx.rec.skip(id, &op.label(), why.clone());
+                }
+                continue;
+            }
+        }
+        kept.push(op);
+    }
+    spec.operations = kept;
+    spec
 }
 
 async fn reachable(base_url: &str) -> Result<(), CheckError> {

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::catalogue::{self, CheckDef};
 use super::probe::{Exchange, ExchangeRecord};
+use crate::target::Secret;
 
 /// Verdicts, as the Autobahn testsuite names them; ordered from best to worst.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -78,12 +79,12 @@ struct Entry {
 
 /// Thread-safe collector the check families write to.
 pub struct Recorder {
-    secrets: Vec<String>,
+    secrets: Vec<Secret>,
     entries: Mutex<BTreeMap<(String, String), Entry>>,
 }
 
 impl Recorder {
-    pub fn new(secrets: Vec<String>) -> Recorder {
+    pub fn new(secrets: Vec<Secret>) -> Recorder {
         Recorder {
             secrets,
             entries: Mutex::new(BTreeMap::new()),

@@ -4,6 +4,10 @@
 //!
 //! Deactivation changes the target: it runs only with --allow-destructive, on the fixture
 //! partners given (--partner/--tenant), at most once per fixture (bar one deliberate repeat).
+//! A fixture belongs to a workspace, so it is deactivated with a key of that workspace: the
+//! plan it is bound to (`--partner advanced=ID`), or else each key whose plan may deactivate,
+//! strongest first, until one does not answer 404. A fixture no key owns is a setup problem,
+//! reported as a skip that says how to bind it, never the target's failure.
 
 use serde_json::{Value, json};
 
@@ -11,7 +15,7 @@ use super::Ctx;
 use super::conformance::{Expect, Outcome, error_code, is_envelope};
 use super::probe::{Exchange, Req};
 use crate::spec::Operation;
-use crate::target::PlanKey;
+use crate::target::{Fixture, PlanKey};
 
 const UNKNOWN_PARTNER: &str = "pn_linkcert_does_not_exist";
 const UNKNOWN_TENANT: &str = "tn_linkcert_does_not_exist";
@@ -42,6 +46,10 @@ enum Links {
 
 impl Deactivator<'_> {
     async fn send(&self, body: Value, expect: Expect) -> (Exchange, Outcome) {
+        self.send_as(&self.key, body, expect).await
+    }
+
+    async fn send_as(&self, key: &PlanKey, body: Value, expect: Expect) -> (Exchange, Outcome) {
         let ct = self
             .op
             .body
@@ -49,12 +57,12 @@ impl Deactivator<'_> {
             .map_or("application/json", |b| b.content_type.as_str());
         let req = Req::new(self.op.method.clone(), &self.op.path)
             .body(ct, body.to_string().into_bytes())
-            .key(&self.key);
+            .key(key);
         self.ctx.exchange(self.op, req, expect).await
     }
 
     /// The links of a partner, every page up to the bound.
-    async fn links_of(&self, partner_id: &str) -> Links {
+    async fn links_of(&self, key: &PlanKey, partner_id: &str) -> Links {
         let Some(op) = self.ctx.op("listLinks") else {
             return Links::Absent;
         };
@@ -67,7 +75,7 @@ impl Deactivator<'_> {
         let mut found = Vec::new();
         for n in 1..=MAX_LINK_PAGES {
             let mut req = Req::new(op.method.clone(), &op.path)
-                .key(&self.key)
+                .key(key)
                 .query(&filter, partner_id);
             if let (Some(s), Some(max)) = (size, size_max) {
                 req = req.query(&s.name, max.to_string());
@@ -112,7 +120,7 @@ impl Deactivator<'_> {
     }
 
     /// `partners.links-disabled`: after deactivation every link of the partner is disabled.
-    async fn judge_links(&self, partner_id: &str, before: Option<Links>) {
+    async fn judge_links(&self, key: &PlanKey, partner_id: &str, before: Option<Links>) {
         let id = "partners.links-disabled";
         let links_label = self
             .ctx
@@ -130,7 +138,7 @@ impl Deactivator<'_> {
             Some(Links::Items(v)) => Some(v),
             _ => None,
         };
-        match self.links_of(partner_id).await {
+        match self.links_of(key, partner_id).await {
             Links::Absent => self.ctx.rec.skip(
                 id,
                 &self.label,
@@ -260,10 +268,10 @@ pub async fn run(ctx: &Ctx) {
         }
         return;
     }
-    by_partner_id(&d).await;
+    let owner = by_partner_id(&d).await;
     by_tenant_id(&d).await;
     if ctx.enabled("partners.choices") {
-        both_ids(&d).await;
+        both_ids(&d, owner).await;
     }
 }
 
@@ -372,10 +380,83 @@ fn judge_deactivation(
     }
 }
 
+/// The keys that may own a fixture, in the order to try them.
+fn owners_to_try(d: &Deactivator<'_>, f: &Fixture) -> Vec<PlanKey> {
+    d.ctx
+        .keys_for(d.op)
+        .into_iter()
+        .filter(|k| f.plan.as_ref().is_none_or(|p| *p == k.plan))
+        .cloned()
+        .collect()
+}
+
+fn key_name(k: &PlanKey) -> String {
+    format!("the {} key", k.plan)
+}
+
+/// Deactivate a fixture (`field` is partnerId or tenantId) with a key of the workspace that
+/// owns it. Returns the key used and the judged answer; None when nothing could be judged.
+async fn deactivate_fixture(
+    d: &Deactivator<'_>,
+    field: &str,
+    f: &Fixture,
+    what: &str,
+) -> Option<(PlanKey, Exchange, Outcome)> {
+    let id = "partners.deactivate";
+    let flag = if field == "tenantId" {
+        "--tenant"
+    } else {
+        "--partner"
+    };
+    let keys = owners_to_try(d, f);
+    if keys.is_empty() {
+        d.ctx.rec.skip(
+            id,
+            &d.label,
+            format!(
+                "{what}: bound to the {} plan, but no key of that plan may call {} (pass --key {}=...)",
+                f.plan.as_deref().unwrap_or("?"),
+                d.label,
+                f.plan.as_deref().unwrap_or("PLAN")
+            ),
+        );
+        return None;
+    }
+    let mut tried = Vec::new();
+    for k in keys {
+        // Bound: the key is the owner, so the deactivation must succeed. Unbound: a 404 may
+        // only mean another workspace's key.
+        let expect = if f.plan.is_some() {
+            Expect::Accept
+        } else {
+            Expect::Any
+        };
+        let (x, o) = d.send_as(&k, json!({ field: f.id }), expect).await;
+        let not_found = x.status() == Some(404);
+        if f.plan.is_none() && not_found {
+            tried.push(key_name(&k));
+            continue;
+        }
+        return Some((k, x, o));
+    }
+    d.ctx.rec.skip(
+        id,
+        &d.label,
+        format!(
+            "setup: no key given owns the fixture {field} {id_}: {} answered 404. Bind it to the \
+             key of the workspace that owns it: {flag} PLAN={id_} (or \"PLAN={id_}\" in the \
+             profile's [fixtures])",
+            tried.join(", "),
+            id_ = f.id
+        ),
+    );
+    None
+}
+
 /// Deactivate the first fixture partnerId; its links before and after; then a repeat.
-async fn by_partner_id(d: &Deactivator<'_>) {
+async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
     let ctx = d.ctx;
-    let Some(pid) = ctx.target.partner_ids.first() else {
+    let Some(fixture) = ctx.target.partner_ids.first() else {
         for id in ["partners.deactivate", "partners.links-disabled"] {
             ctx.rec.skip(
                 id,
@@ -383,27 +464,27 @@ async fn by_partner_id(d: &Deactivator<'_>) {
                 "no fixture partnerId (--partner ID): deactivation by partnerId not tried",
             );
         }
-        return;
+        return None;
     };
+    let pid = &fixture.id;
     let links = ctx.enabled("partners.links-disabled");
-    let before = if links {
-        Some(d.links_of(pid).await)
-    } else {
-        None
+    // The links before are readable only with the owner's key, known in advance when bound.
+    let before = match (links, owners_to_try(d, fixture).first(), &fixture.plan) {
+        (true, Some(k), Some(_)) => Some(d.links_of(k, pid).await),
+        _ => None,
     };
-    let (x, o) = d.send(json!({ "partnerId": pid }), Expect::Accept).await;
     let what = format!("deactivating partnerId {pid}");
-    let done = judge_deactivation(d, &x, o, &what, Some(pid));
-    if done.is_none() {
-        return;
-    }
+    let (key, x, o) = deactivate_fixture(d, "partnerId", fixture, &what).await?;
+    judge_deactivation(d, &x, o, &what, Some(pid))?;
     if links {
-        d.judge_links(pid, before).await;
+        d.judge_links(&key, pid, before).await;
     }
     if ctx.enabled("partners.choices") {
-        let (x, o) = d.send(json!({ "partnerId": pid }), Expect::Any).await;
+        let (x, o) = d
+            .send_as(&key, json!({ "partnerId": pid }), Expect::Any)
+            .await;
         if matches!(o, Outcome::Throttled | Outcome::Transport) {
-            return;
+            return Some(key);
         }
         let note = match (o, answered_id(&x)) {
             (Outcome::Accepted, Some(g)) if g == *pid => {
@@ -414,12 +495,13 @@ async fn by_partner_id(d: &Deactivator<'_>) {
         ctx.rec
             .observe("partners.choices", &d.label, note, Some(&x));
     }
+    Some(key)
 }
 
 /// Deactivate the first fixture tenantId: 200 with a partnerId; that partner's links after.
 async fn by_tenant_id(d: &Deactivator<'_>) {
     let ctx = d.ctx;
-    let Some(tid) = ctx.target.tenant_ids.first() else {
+    let Some(fixture) = ctx.target.tenant_ids.first() else {
         ctx.rec.skip(
             "partners.deactivate",
             &d.label,
@@ -427,18 +509,21 @@ async fn by_tenant_id(d: &Deactivator<'_>) {
         );
         return;
     };
-    let (x, o) = d.send(json!({ "tenantId": tid }), Expect::Accept).await;
-    let what = format!("deactivating tenantId {tid}");
+    let what = format!("deactivating tenantId {}", fixture.id);
+    let Some((key, x, o)) = deactivate_fixture(d, "tenantId", fixture, &what).await else {
+        return;
+    };
     let Some(pid) = judge_deactivation(d, &x, o, &what, None) else {
         return;
     };
     if ctx.enabled("partners.links-disabled") && !pid.is_empty() {
-        d.judge_links(&pid, None).await;
+        d.judge_links(&key, &pid, None).await;
     }
 }
 
-/// `partners.choices`: both ids, of two different fixture partners: which one wins.
-async fn both_ids(d: &Deactivator<'_>) {
+/// `partners.choices`: both ids, of two different fixture partners: which one wins. Sent with
+/// the key that owned the first partnerId (or the second one's bound plan).
+async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
     let ctx = d.ctx;
     let (Some(pid), Some(tid)) = (ctx.target.partner_ids.get(1), ctx.target.tenant_ids.get(1))
     else {
@@ -450,8 +535,14 @@ async fn both_ids(d: &Deactivator<'_>) {
         );
         return;
     };
+    let key = match &pid.plan {
+        Some(_) => owners_to_try(d, pid).into_iter().next(),
+        None => owner,
+    }
+    .unwrap_or_else(|| d.key.clone());
+    let (pid, tid) = (&pid.id, &tid.id);
     let (x, o) = d
-        .send(json!({ "partnerId": pid, "tenantId": tid }), Expect::Any)
+        .send_as(&key, json!({ "partnerId": pid, "tenantId": tid }), Expect::Any)
         .await;
     let note = match (o, answered_id(&x)) {
         (Outcome::Throttled | Outcome::Transport, _) => return,

@@ -14,7 +14,7 @@ use http::Method;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::target::PlanKey;
+use crate::target::{PlanKey, Secret};
 
 /// Largest body read from a target; the rest is dropped and the answer marked truncated.
 pub const MAX_BODY: usize = 8 * 1024 * 1024;
@@ -174,8 +174,8 @@ impl Exchange {
         self.status() == Some(429)
     }
 
-    /// The exchange as a report shows it: secrets replaced by `$LINKCERT_KEY`.
-    pub fn record(&self, secrets: &[String]) -> ExchangeRecord {
+    /// The exchange as a report shows it: each key replaced by its variable (`$LINKCERT_KEY_PRO`).
+    pub fn record(&self, secrets: &[Secret]) -> ExchangeRecord {
         let red = |s: &str| redact(s, secrets);
         let headers = |h: &[(String, String)]| -> Vec<(String, String)> {
             h.iter().map(|(k, v)| (k.clone(), red(v))).collect()
@@ -196,8 +196,9 @@ impl Exchange {
         }
     }
 
-    /// One line of shell that sends the same request; the key is `$LINKCERT_KEY`.
-    pub fn curl(&self, secrets: &[String]) -> String {
+    /// One line of shell that sends the same request; the key is its variable
+    /// (`$LINKCERT_KEY_PRO`), so the reader sees which key reproduces it.
+    pub fn curl(&self, secrets: &[Secret]) -> String {
         let mut parts = vec!["curl -sS -i".to_string()];
         if self.insecure {
             parts.push("-k".into());
@@ -210,7 +211,7 @@ impl Exchange {
             let line = format!("{k}: {v}");
             let red = redact(&line, secrets);
             if red != line {
-                // Double quotes so the shell expands $LINKCERT_KEY.
+                // Double quotes so the shell expands the key's variable.
                 parts.push(format!("-H \"{}\"", red.replace('"', "\\\"")));
             } else {
                 parts.push(format!("-H {}", shell_quote(&line)));
@@ -243,12 +244,15 @@ pub struct ExchangeRecord {
     pub curl: String,
 }
 
-/// Replace every secret with `$LINKCERT_KEY`.
-pub fn redact(s: &str, secrets: &[String]) -> String {
+/// Replace every secret with `$` and its variable; longer secrets first, so a key that
+/// contains another is never half-replaced.
+pub fn redact(s: &str, secrets: &[Secret]) -> String {
+    let mut ordered: Vec<&Secret> = secrets.iter().filter(|k| !k.value.is_empty()).collect();
+    ordered.sort_by_key(|k| std::cmp::Reverse(k.value.len()));
     let mut out = s.to_string();
-    for k in secrets.iter().filter(|k| !k.is_empty()) {
-        if out.contains(k.as_str()) {
-            out = out.replace(k.as_str(), "$LINKCERT_KEY");
+    for k in ordered {
+        if out.contains(k.value.as_str()) {
+            out = out.replace(k.value.as_str(), &format!("${}", k.var));
         }
     }
     out
@@ -519,18 +523,32 @@ mod tests {
             result: Err("x".into()),
             insecure: true,
         };
-        let c = x.curl(&["lk_secret".to_string()]);
+        let secrets = [
+            Secret {
+                value: "lk_secret".into(),
+                var: "LINKCERT_KEY_PRO".into(),
+            },
+            Secret {
+                value: "lk_secret_2".into(),
+                var: "LINKCERT_KEY_PRO_2".into(),
+            },
+        ];
+        let c = x.curl(&secrets);
         assert!(!c.contains("lk_secret"), "{c}");
         assert!(
-            c.contains("-H \"authorization: Bearer $LINKCERT_KEY\""),
+            c.contains("-H \"authorization: Bearer $LINKCERT_KEY_PRO\""),
             "{c}"
+        );
+        assert_eq!(
+            redact("lk_secret_2 lk_secret", &secrets),
+            "$LINKCERT_KEY_PRO_2 $LINKCERT_KEY_PRO"
         );
         assert!(c.contains("-X POST") && c.contains(" -k "), "{c}");
         assert!(
             c.contains(r#"--data-binary '{"partnerId":"it'\''s"}'"#),
             "{c}"
         );
-        let rec = x.record(&["lk_secret".to_string()]);
+        let rec = x.record(&secrets);
         assert!(!serde_json::to_string(&rec).unwrap().contains("lk_secret"));
     }
 

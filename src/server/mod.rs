@@ -36,7 +36,7 @@ pub use layers::MAX_BODY_BYTES;
 pub use tls::TlsMode;
 
 use crate::spec::{Operation, Param, Spec};
-use crate::target::{PlanKey, Target};
+use crate::target::{Fixture, PlanKey, Target};
 use ratelimit::Limiter;
 
 /// A workspace whose limits are out of the way: for benchmarks of everything but the limiter.
@@ -303,10 +303,17 @@ impl RunningServer {
 }
 
 impl Target {
-    /// Fixtures from the reference's workspace of this target's strongest key.
+    /// Fixtures from the reference's workspace of this target's strongest key, bound to its
+    /// plan.
     pub fn use_fixtures_of(&mut self, server: &RunningServer, spec: &Spec) {
         if let Some(k) = self.strongest_key(spec) {
-            (self.partner_ids, self.tenant_ids) = server.fixtures_for(&k.key);
+            let (p, t) = server.fixtures_for(&k.key);
+            let bind = |ids: Vec<String>| {
+                ids.into_iter()
+                    .map(|id| Fixture::bound(id, k.plan.clone()))
+                    .collect()
+            };
+            (self.partner_ids, self.tenant_ids) = (bind(p), bind(t));
         }
     }
 }

@@ -22,7 +22,7 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
-use linkcert::target::{PlanKey, Target};
+use linkcert::target::{Fixture, PlanKey, Target};
 
 /// Plans in rank order with their per-window standard limit (Enterprise: this variant's own
 /// custom figure, not the reference's).
@@ -123,8 +123,9 @@ impl Variant {
             ..Target::default()
         };
         let (p, tn) = self.fixtures("advanced");
-        t.partner_ids = p;
-        t.tenant_ids = tn;
+        let bind = |ids: Vec<String>| ids.into_iter().map(|id| Fixture::bound(id, "advanced"));
+        t.partner_ids = bind(p).collect();
+        t.tenant_ids = bind(tn).collect();
         t
     }
 

@@ -86,7 +86,10 @@ impl Report {
             .map(|(i, (k, s))| KeyVariable {
                 variable: s.var,
                 plan: k.plan.clone(),
-                nth: target.keys[..=i].iter().filter(|o| o.plan == k.plan).count(),
+                nth: target.keys[..=i]
+                    .iter()
+                    .filter(|o| o.plan == k.plan)
+                    .count(),
             })
             .collect();
         Report {

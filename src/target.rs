@@ -335,7 +335,11 @@ mod tests {
         let vars: Vec<String> = t.secrets().into_iter().map(|s| s.var).collect();
         assert_eq!(
             vars,
-            ["LINKCERT_KEY_FREE", "LINKCERT_KEY_FREE_2", "LINKCERT_KEY_PRO"]
+            [
+                "LINKCERT_KEY_FREE",
+                "LINKCERT_KEY_FREE_2",
+                "LINKCERT_KEY_PRO"
+            ]
         );
         assert_eq!(t.plans(), ["free", "pro"]);
     }

@@ -542,7 +542,11 @@ async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
     .unwrap_or_else(|| d.key.clone());
     let (pid, tid) = (&pid.id, &tid.id);
     let (x, o) = d
-        .send_as(&key, json!({ "partnerId": pid, "tenantId": tid }), Expect::Any)
+        .send_as(
+            &key,
+            json!({ "partnerId": pid, "tenantId": tid }),
+            Expect::Any,
+        )
         .await;
     let note = match (o, answered_id(&x)) {
         (Outcome::Throttled | Outcome::Transport, _) => return,

@@ -169,15 +169,15 @@ pub async fn permission(State(app): State<Arc<App>>, req: Request, next: Next) -
         .into_response();
     }
     if !plan.paid {
+        // A paid-only parameter sent at its default (the SDKs send `hideLogo=false` on every
+        // call) asks for no paid feature.
         let query = req.uri().query().unwrap_or("");
-        let given: Vec<String> = url::form_urlencoded::parse(query.as_bytes())
-            .map(|(k, _)| k.into_owned())
-            .collect();
-        if let Some(p) = op
-            .params
-            .iter()
-            .find(|p| p.paid_only && given.contains(&p.name))
-        {
+        let paid_feature = |(name, raw): (std::borrow::Cow<str>, std::borrow::Cow<str>)| {
+            let p = op.params.iter().find(|p| p.paid_only && p.name == name)?;
+            let at_default = p.default().is_some() && p.decode(&raw).ok().as_ref() == p.default();
+            (!at_default).then_some(p)
+        };
+        if let Some(p) = url::form_urlencoded::parse(query.as_bytes()).find_map(paid_feature) {
             return ApiError::forbidden(format!(
                 "{} is only available on a paid plan; this workspace is on {}",
                 p.name, plan.name
@@ -253,16 +253,25 @@ fn parse_query(rt: &OpRuntime, query: &str) -> Result<BTreeMap<String, Value>, A
         let Some((p, validator)) = rt.params.iter().find(|(p, _)| p.name == name) else {
             continue;
         };
-        if params.contains_key(&p.name) {
-            return Err(ApiError::bad_request(format!(
-                "{} is given more than once",
-                p.name
-            )));
-        }
-        let value = p.decode(&raw).map_err(|e| match e {
+        let mut value = p.decode(&raw).map_err(|e| match e {
             QueryValueError::WrongType { .. } => ApiError::bad_request(e.to_string()),
             QueryValueError::OutOfRange { .. } => ApiError::unprocessable(e.to_string()),
         })?;
+        match (params.remove(&p.name), &mut value) {
+            (None, _) => {}
+            // A list may come repeated (`ids=a&ids=b`, as the SDKs send it), comma-separated,
+            // or both: the items add up.
+            (Some(Value::Array(mut earlier)), Value::Array(items)) => {
+                earlier.append(items);
+                value = Value::Array(earlier);
+            }
+            (Some(_), _) => {
+                return Err(ApiError::bad_request(format!(
+                    "{} is given more than once",
+                    p.name
+                )));
+            }
+        }
         check_schema(validator, &value, &p.name)?;
         params.insert(p.name.clone(), value);
     }

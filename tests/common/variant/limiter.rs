@@ -29,7 +29,10 @@ impl FixedWindow {
     }
 
     pub fn admit(&self, key: &str, limit: u64) -> State {
-        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis();
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
         let index = now_ms / self.window_ms;
         let end_ms = (index + 1) * self.window_ms;
         let mut map = self.counts.lock().unwrap();

@@ -188,7 +188,10 @@ pub fn query(q: Option<&str>) -> Result<HashMap<String, String>, Response> {
     let mut out = HashMap::new();
     for (k, v) in url::form_urlencoded::parse(q.unwrap_or("").as_bytes()) {
         if out.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(error(400, format!("query parameter {k} given more than once")));
+            return Err(error(
+                400,
+                format!("query parameter {k} given more than once"),
+            ));
         }
     }
     Ok(out)
@@ -247,6 +250,9 @@ async fn handle(app: &App, req: Request) -> Response {
     let h = resp.headers_mut();
     h.insert("x-ratelimit-limit", HeaderValue::from(limit));
     h.insert("x-ratelimit-remaining", HeaderValue::from(state.remaining));
-    h.insert("x-ratelimit-reset", HeaderValue::from(state.reset_epoch_secs));
+    h.insert(
+        "x-ratelimit-reset",
+        HeaderValue::from(state.reset_epoch_secs),
+    );
     resp
 }

@@ -28,7 +28,11 @@ pub fn deactivate(ws: &Workspace, headers: &HeaderMap, body: &[u8]) -> Response 
     let json_type = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("application/json"));
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
     if !json_type {
         return error(400, "the body must be application/json");
     }

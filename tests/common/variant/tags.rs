@@ -17,8 +17,8 @@ pub struct Tag {
 }
 
 const WORDS: [&str; 12] = [
-    "Spring", "summer", "Autumn", "winter", "Launch", "launch", "Éclair", "zebra", "Alpha",
-    "beta", "Ωmega", "promo",
+    "Spring", "summer", "Autumn", "winter", "Launch", "launch", "Éclair", "zebra", "Alpha", "beta",
+    "Ωmega", "promo",
 ];
 
 pub fn seed(plan: &str) -> Vec<Tag> {
@@ -39,7 +39,10 @@ fn whole(v: Option<&String>, name: &str, default: u64, max: u64) -> Result<u64, 
     let Some(v) = v else { return Ok(default) };
     match v.parse::<u64>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(error(400, format!("{name} must be a whole number from 1 to {max}"))),
+        _ => Err(error(
+            400,
+            format!("{name} must be a whole number from 1 to {max}"),
+        )),
     }
 }
 
@@ -72,7 +75,10 @@ pub fn list(ws: &Workspace, q: Option<&str>) -> Response {
     let mut tags: Vec<&Tag> = ws
         .tags
         .iter()
-        .filter(|t| q.get("search").is_none_or(|s| t.name.starts_with(s.as_str())))
+        .filter(|t| {
+            q.get("search")
+                .is_none_or(|s| t.name.starts_with(s.as_str()))
+        })
         .filter(|t| ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str())))
         .collect();
     tags.sort_by(|a, b| {

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::check::{self, CheckOptions};
 use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
-use crate::spec::Spec;
+use crate::spec::{Limit, Spec};
 use crate::target::{Fixture, Profile, Target, parse_key_flag};
 
 /// The window the in-process reference runs with, so rate-limit checks finish in seconds.
@@ -195,15 +195,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             p = path.display()
         );
     }
-    for (class, w) in running.windows() {
-        println!("window {class}: {w:?}");
-    }
     println!("ready; Ctrl-C stops");
     tokio::signal::ctrl_c()
         .await
         .context("waiting for Ctrl-C")?;
     running.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A duration as people write it: `60 s`, `0.5 s`.
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
 }
 
 fn print_keys(running: &server::RunningServer, development: bool) {
@@ -217,7 +219,19 @@ fn print_keys(running: &server::RunningServer, development: bool) {
         }
     );
     for (i, w) in keys.workspaces.iter().enumerate() {
-        let limits: Vec<String> = w.limits.iter().map(|(c, l)| format!("{c} {l:?}")).collect();
+        let windows = running.windows();
+        let limits: Vec<String> = w
+            .limits
+            .iter()
+            .map(
+                |(class, limit)| match windows.iter().find(|(c, _)| c == class) {
+                    Some((_, d)) if *limit != Limit::Unavailable => {
+                        format!("{class} {limit} per {}", secs(*d))
+                    }
+                    _ => format!("{class} {limit}"),
+                },
+            )
+            .collect();
         println!(
             "  {:<10} workspace {:<14} keys {}  limits: {}",
             w.plan,

@@ -272,6 +272,25 @@ impl Report {
             ("Skipped", Verdict::Skipped),
         ] {
             let list: Vec<&CheckResult> = self.checks.iter().filter(|c| c.verdict == v).collect();
+            if v == Verdict::Skipped {
+                let partly: Vec<&CheckResult> = self
+                    .checks
+                    .iter()
+                    .filter(|c| c.partly_skipped.is_some())
+                    .collect();
+                if !partly.is_empty() {
+                    m.push_str("\n## Partly judged\n\n");
+                }
+                for c in partly {
+                    let _ = writeln!(
+                        m,
+                        "- `{}` on {}: {}",
+                        c.id,
+                        c.operation,
+                        c.partly_skipped.as_deref().unwrap_or_default()
+                    );
+                }
+            }
             if list.is_empty() {
                 continue;
             }
@@ -354,6 +373,13 @@ impl Report {
                 .first()
                 .map_or(String::new(), |f| one_line(&f.message, 160));
             let _ = writeln!(s, "FAIL {} on {}: {first}", c.id, c.operation);
+        }
+        // Setup problems (fixtures no key owns, ...) are the user's to fix: say them here too.
+        for c in &self.checks {
+            let why = c.skipped.as_deref().or(c.partly_skipped.as_deref());
+            if let Some(why) = why.filter(|w| w.starts_with("setup:")) {
+                let _ = writeln!(s, "NOT JUDGED {} on {}: {why}", c.id, c.operation);
+            }
         }
         let _ = writeln!(
             s,

@@ -50,6 +50,16 @@ pub enum Limit {
     Unavailable,
 }
 
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::Fixed(n) => write!(f, "{n}"),
+            Limit::Custom => f.write_str("custom"),
+            Limit::Unavailable => f.write_str("none"),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub name: String,

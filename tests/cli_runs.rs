@@ -1,0 +1,257 @@
+//! What a user sees from the binaries: `serve`'s start-up text, `check` with several keys and
+//! fixtures as `serve` prints them (the README's multi-key example), and `check` certifying
+//! the second implementation, which is not our reference.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_linkcert");
+
+/// `linkcert serve` on a free port, and what it printed up to "ready".
+struct Serve {
+    child: Child,
+    url: String,
+    text: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(window: &str) -> Serve {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--addr", "127.0.0.1:0", "--window", window])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut text = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        text.push_str(&line);
+        text.push('\n');
+        if line.starts_with("ready") {
+            break;
+        }
+    }
+    let url = text
+        .lines()
+        .find_map(|l| l.strip_prefix("listening "))
+        .expect("serve prints its URL first")
+        .to_string();
+    Serve { child, url, text }
+}
+
+/// The first partnerId/tenantId pairs `serve` printed for a plan's workspace.
+fn printed_partners(text: &str, plan: &str) -> Vec<(String, String)> {
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(plan));
+    lines.next();
+    let line = lines.next().unwrap();
+    line.split(':')
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .map(|pair| {
+            let (p, t) = pair.split_once('/').unwrap();
+            (p.to_string(), t.to_string())
+        })
+        .collect()
+}
+
+fn check(args: &[&str], out: &std::path::Path) -> std::process::Output {
+    Command::new(BIN)
+        .arg("check")
+        .args(args)
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+const ALL_KEYS: [&str; 12] = [
+    "--key",
+    "free=lk_free_1",
+    "--key",
+    "free=lk_free_2",
+    "--key",
+    "pro=lk_pro_1",
+    "--key",
+    "business=lk_business_1",
+    "--key",
+    "advanced=lk_advanced_1",
+    "--key",
+    "enterprise=lk_enterprise_1",
+];
+
+#[test]
+fn serve_prints_readable_limits_not_debug_forms() {
+    let s = serve("60");
+    for debug in ["Fixed(", "Unavailable", "Custom", "60s", "1s"] {
+        assert!(!s.text.contains(debug), "{debug} in:\n{}", s.text);
+    }
+    assert!(s.text.contains("standard 60 per 60 s"), "{}", s.text);
+    assert!(s.text.contains("analytics none"), "{}", s.text);
+    assert!(s.text.contains("analytics 2 per 1 s"), "{}", s.text);
+}
+
+#[test]
+fn the_readme_multi_key_example_passes_the_reference_with_unbound_fixtures() {
+    // Every plan's key, and partner fixtures of the Advanced workspace given without a
+    // binding: the runner must find that the Advanced key owns them (the Enterprise key,
+    // strongest, does not), and never blame the target.
+    let s = serve("6");
+    let pairs = printed_partners(&s.text, "advanced");
+    let dir = tempdir("multi-key");
+    let mut args: Vec<&str> = vec!["--target", &s.url, "--insecure", "--rate-window", "6"];
+    args.extend(ALL_KEYS);
+    args.extend([
+        "--partner",
+        &pairs[0].0,
+        "--tenant",
+        &pairs[1].1,
+        "--allow-destructive",
+        "--skip",
+        "ratelimit",
+        "--cases",
+        "16",
+    ]);
+    let out = check(&args, &dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("plans: free, pro, business, advanced, enterprise,"),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let deactivate = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "partners.deactivate")
+        .unwrap();
+    assert_eq!(deactivate["verdict"], "pass", "{deactivate}");
+    assert_eq!(deactivate["cases"], 2, "by partnerId and by tenantId");
+    // Curl lines say which key reproduces them; the header says which variable is which.
+    let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
+    for k in ["lk_free_1", "lk_pro_1", "lk_advanced_1", "lk_enterprise_1"] {
+        assert!(!text.contains(k), "{k} leaked into report.json");
+    }
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("| `$LINKCERT_KEY_FREE_2` | the 2nd `--key free=...` |"),
+        "{md}"
+    );
+    let vars: Vec<&str> = report["key_variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["variable"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        vars,
+        [
+            "LINKCERT_KEY_FREE",
+            "LINKCERT_KEY_FREE_2",
+            "LINKCERT_KEY_PRO",
+            "LINKCERT_KEY_BUSINESS",
+            "LINKCERT_KEY_ADVANCED",
+            "LINKCERT_KEY_ENTERPRISE"
+        ]
+    );
+}
+
+#[test]
+fn a_fixture_no_key_owns_is_a_setup_skip_and_a_bound_one_is_used_with_its_key() {
+    let s = serve("6");
+    let pairs = printed_partners(&s.text, "advanced");
+    let dir = tempdir("fixtures");
+    let bound = format!("advanced={}", pairs[0].0);
+    let mut args: Vec<&str> = vec!["--target", &s.url, "--insecure", "--rate-window", "6"];
+    args.extend(ALL_KEYS);
+    args.extend([
+        "--partner",
+        &bound,
+        "--tenant",
+        "tn_nobody_owns_this",
+        "--allow-destructive",
+        "--only",
+        "partners",
+    ]);
+    let out = check(&args, &dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("setup: no key given owns the fixture tenantId tn_nobody_owns_this"),
+        "{md}"
+    );
+    assert!(md.contains("--tenant PLAN=tn_nobody_owns_this"), "{md}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let deactivate = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "partners.deactivate")
+        .unwrap();
+    // The bound partnerId was deactivated with the Advanced key.
+    assert_eq!(deactivate["verdict"], "pass", "{deactivate}");
+    assert_eq!(deactivate["cases"], 1);
+}
+
+#[test]
+fn check_certifies_the_second_implementation_with_exit_0() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let v = rt.block_on(common::variant::start(6.0));
+    let t = v.target();
+    let dir = tempdir("variant");
+    let mut args: Vec<String> = vec![
+        "--target".into(),
+        v.url.clone(),
+        "--rate-window".into(),
+        "6".into(),
+        "--allow-destructive".into(),
+    ];
+    for k in &t.keys {
+        args.extend(["--key".into(), format!("{}={}", k.plan, k.key)]);
+    }
+    for p in &t.partner_ids {
+        args.extend(["--partner".into(), format!("advanced={}", p.id)]);
+    }
+    for p in &t.tenant_ids {
+        args.extend(["--tenant".into(), format!("advanced={}", p.id)]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = check(&args, &dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("PASSED"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["totals"]["fail"], 0);
+    // The stand-ins it does not serve are skipped, saying why.
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    for op in ["GET /analytics", "GET /events", "GET /links"] {
+        assert!(
+            md.contains(&format!(
+                "{op} is linkcert's stand-in, not an operation the spec shapes, and the target does not serve it"
+            )),
+            "{op}:\n{md}"
+        );
+    }
+    drop(v);
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("linkcert-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}

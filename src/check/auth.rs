@@ -28,26 +28,85 @@ pub fn minimal_request(op: &Operation) -> Req {
     req
 }
 
-/// Ways to get credentials wrong, with what the request carries.
-fn bad_credentials(real_key: &str) -> Vec<(&'static str, Option<String>)> {
-    vec![
-        ("no Authorization header", None),
-        ("an empty Authorization header", Some(String::new())),
-        ("the Basic scheme", Some(format!("Basic {real_key}"))),
-        ("the key without Bearer", Some(real_key.to_string())),
-        ("Bearer and no key", Some("Bearer ".into())),
+/// Ways to get credentials wrong, with what the request carries: no credential, the wrong
+/// scheme, and near misses of a real key in every direction (shorter, longer, one character
+/// changed at either end or in the middle, other case, the key doubled), so a target that
+/// compares keys loosely (prefix, case-insensitive, length-capped) is caught.
+fn bad_credentials(real_key: &str) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = vec![
+        ("no Authorization header".into(), None),
+        ("an empty Authorization header".into(), Some(String::new())),
+        ("the Basic scheme".into(), Some(format!("Basic {real_key}"))),
+        ("the key without Bearer".into(), Some(real_key.to_string())),
+        ("Bearer and no key".into(), Some("Bearer ".into())),
         (
-            "an unknown key",
+            "an unknown key".into(),
             Some("Bearer lc_not_a_key_0000000000".into()),
         ),
-        (
-            "a key one character short",
-            Some(format!(
-                "Bearer {}",
-                &real_key[..real_key.len().saturating_sub(1)]
-            )),
-        ),
-    ]
+    ];
+    for (what, key) in near_misses(real_key) {
+        out.push((what, Some(format!("Bearer {key}"))));
+    }
+    out
+}
+
+/// Keys that differ from `key` a little, each with what was done; never `key` itself, and
+/// only characters a header may carry.
+fn near_misses(key: &str) -> Vec<(String, String)> {
+    let chars: Vec<char> = key.chars().collect();
+    let n = chars.len();
+    // A character unlike the one it replaces, from the key's own alphabet where possible.
+    let other = |c: char| if c == 'x' { 'y' } else { 'x' };
+    let with = |i: usize, c: char| {
+        let mut v = chars.clone();
+        v[i] = c;
+        v.into_iter().collect::<String>()
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    if n > 1 {
+        out.push((
+            "a key one character short".into(),
+            chars[..n - 1].iter().collect(),
+        ));
+        out.push((
+            "a key without its first character".into(),
+            chars[1..].iter().collect(),
+        ));
+        out.push((
+            "the first half of a key".into(),
+            chars[..n / 2].iter().collect(),
+        ));
+    }
+    out.push(("a key one character longer".into(), format!("{key}x")));
+    out.push(("a key with a character before it".into(), format!("x{key}")));
+    out.push(("a key given twice".into(), format!("{key}{key}")));
+    if n > 0 {
+        out.push((
+            "a key with its last character changed".into(),
+            with(n - 1, other(chars[n - 1])),
+        ));
+        out.push((
+            "a key with its first character changed".into(),
+            with(0, other(chars[0])),
+        ));
+        out.push((
+            "a key with a middle character changed".into(),
+            with(n / 2, other(chars[n / 2])),
+        ));
+    }
+    let swapped: String = chars
+        .iter()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    out.push(("a key in the other letter case".into(), swapped));
+    out.retain(|(_, k)| k != key && !k.is_empty());
+    out
 }
 
 pub async fn run(ctx: &Ctx) {
@@ -307,5 +366,34 @@ async fn paid_params(ctx: &Ctx) {
             };
             ctx.rec.observe(id, &op.label(), what, Some(&x));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::near_misses;
+
+    #[test]
+    fn near_misses_go_every_direction_and_never_equal_the_key() {
+        let key = "lk_Pro_1";
+        let misses = near_misses(key);
+        assert!(misses.len() >= 9, "{misses:?}");
+        for (what, k) in &misses {
+            assert_ne!(k, key, "{what}");
+            assert!(!k.is_empty());
+        }
+        let keys: Vec<&str> = misses.iter().map(|(_, k)| k.as_str()).collect();
+        for want in [
+            "lk_Pro_",
+            "k_Pro_1",
+            "lk_Pro_1x",
+            "xlk_Pro_1",
+            "LK_pRO_1",
+            "lk_Pro_x",
+        ] {
+            assert!(keys.contains(&want), "{want} in {keys:?}");
+        }
+        // A one-character key still gets misses that differ from it.
+        assert!(near_misses("x").iter().all(|(_, k)| k != "x"));
     }
 }

@@ -1,6 +1,8 @@
-//! Deliberately broken servers for the runner's tests: a small proxy in front of the
-//! reference that injects one defect, before the request reaches the reference and/or into
-//! the answer it gives back. Plain HTTP on 127.0.0.1.
+//! Deliberately broken servers for the runner's tests: a small proxy in front of an
+//! implementation (our reference, or the second implementation in `variant`) that injects one
+//! defect, before the request reaches it and/or into the answer it gives back. Plain HTTP on
+//! 127.0.0.1. Every defect test runs in front of both (`on_both`), so a defect is found
+//! whatever legal choices sit under it.
 
 use std::sync::Arc;
 
@@ -70,9 +72,65 @@ impl Defect {
     }
 }
 
+/// The two implementations a defect can sit in front of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Impl {
+    Reference,
+    Variant,
+}
+
+pub const BOTH: [Impl; 2] = [Impl::Reference, Impl::Variant];
+
+/// A running implementation.
+pub enum Upstream {
+    Reference(RunningServer),
+    Variant(super::variant::Variant),
+}
+
+impl Upstream {
+    pub async fn start(imp: Impl, window_secs: f64) -> Upstream {
+        match imp {
+            Impl::Reference => Upstream::Reference(super::reference(Some(window_secs)).await),
+            Impl::Variant => Upstream::Variant(super::variant::start(window_secs).await),
+        }
+    }
+    pub fn base_url(&self) -> &str {
+        match self {
+            Upstream::Reference(r) => &r.base_url,
+            Upstream::Variant(v) => &v.url,
+        }
+    }
+    pub fn client(&self) -> reqwest::Client {
+        match self {
+            Upstream::Reference(r) => super::client(r),
+            Upstream::Variant(_) => reqwest::Client::builder()
+                .timeout(std::time::Duration::from_secs(20))
+                .no_proxy()
+                .build()
+                .unwrap(),
+        }
+    }
+    /// The runner's target for this implementation: all its keys, its window, fixtures of
+    /// its strongest partner-capable workspace bound to that key.
+    pub fn target(&self) -> Target {
+        match self {
+            Upstream::Reference(r) => r.target(&super::spec()),
+            Upstream::Variant(v) => v.target(),
+        }
+    }
+    /// The reference, for tests that read its state.
+    pub fn reference(&self) -> Option<&RunningServer> {
+        match self {
+            Upstream::Reference(r) => Some(r),
+            Upstream::Variant(_) => None,
+        }
+    }
+}
+
 pub struct Broken {
     pub url: String,
-    pub reference: RunningServer,
+    pub imp: Impl,
+    pub upstream: Upstream,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -82,11 +140,25 @@ impl Drop for Broken {
     }
 }
 
+impl Broken {
+    /// The runner's target: the implementation's, through the proxy.
+    pub fn target(&self) -> Target {
+        let mut t = self.upstream.target();
+        t.base_url = self.url.clone();
+        t
+    }
+}
+
 /// Start the reference (window in seconds) and a proxy injecting `defect` in front of it.
 pub async fn broken(window_secs: f64, defect: Defect) -> Broken {
-    let reference = super::reference(Some(window_secs)).await;
-    let client = super::client(&reference);
-    let base = reference.base_url.clone();
+    broken_on(Impl::Reference, window_secs, defect).await
+}
+
+/// Start an implementation and a proxy injecting `defect` in front of it.
+pub async fn broken_on(imp: Impl, window_secs: f64, defect: Defect) -> Broken {
+    let upstream = Upstream::start(imp, window_secs).await;
+    let client = upstream.client();
+    let base = upstream.base_url().to_string();
     let defect = Arc::new(defect);
     let app = axum::Router::new().fallback(move |req: Request| {
         let (client, base, defect) = (client.clone(), base.clone(), defect.clone());
@@ -99,9 +171,24 @@ pub async fn broken(window_secs: f64, defect: Defect) -> Broken {
     });
     Broken {
         url,
-        reference,
+        imp,
+        upstream,
         task,
     }
+}
+
+/// Run the runner (checks `only`) against `defect()` in front of each implementation in turn.
+pub async fn on_both(
+    window_secs: f64,
+    defect: impl Fn() -> Defect,
+    only: &[&str],
+) -> Vec<(Impl, Report)> {
+    let mut out = Vec::new();
+    for imp in BOTH {
+        let b = broken_on(imp, window_secs, defect()).await;
+        out.push((imp, run_check(b.target(), only).await));
+    }
+    out
 }
 
 async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Request) -> Response {
@@ -148,14 +235,6 @@ async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Req
     *resp.status_mut() = StatusCode::from_u16(ans.status).unwrap();
     *resp.headers_mut() = ans.headers;
     resp
-}
-
-/// The runner's target for a server started by `broken` (or the reference itself): the
-/// reference's keys, its window, and fixtures from the strongest key's workspace.
-pub fn target_for(url: &str, reference: &RunningServer) -> Target {
-    let mut t = reference.target(&super::spec());
-    t.base_url = url.to_string();
-    t
 }
 
 /// Run the runner on `target`, only the given check patterns, few cases.

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::broken::{Answer, Defect, Incoming, broken, failed, run_check, target_for};
+use common::broken::{
+    Answer, BOTH, Defect, Impl, Incoming, Upstream, broken_on, failed, run_check,
+};
 use linkcert::check::model::Verdict;
 use linkcert::check::{self, CheckOptions};
 use linkcert::report::Report;
@@ -31,48 +33,61 @@ fn edit_array(ans: &mut Answer, f: impl FnOnce(&mut Vec<Value>)) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reference_passes_pagination_and_partners() {
-    let b = broken(6.0, Defect::none()).await;
-    let r = run_check(
-        target_for(&b.url, &b.reference),
-        &["pagination", "partners"],
-    )
-    .await;
-    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
-    for id in [
-        "pagination.bounds",
-        "pagination.page-size",
-        "pagination.walk",
-        "pagination.sort",
-        "pagination.ids",
-        "pagination.search",
-        "partners.deactivate",
-        "partners.unknown",
-        "partners.neither",
-        "partners.links-disabled",
-    ] {
+async fn both_implementations_pass_pagination_and_partners() {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let r = run_check(b.target(), &["pagination", "partners"]).await;
+        assert_eq!(
+            failed(&r),
+            Vec::<String>::new(),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        for id in [
+            "pagination.bounds",
+            "pagination.page-size",
+            "pagination.walk",
+            "pagination.sort",
+            "pagination.ids",
+            "pagination.search",
+            "partners.deactivate",
+            "partners.unknown",
+            "partners.neither",
+        ] {
+            assert!(
+                r.checks
+                    .iter()
+                    .any(|c| c.id == id && c.verdict == Verdict::Pass && c.cases > 0),
+                "{id} did not pass: {}",
+                format!("{imp:?}: {}", r.summary())
+            );
+        }
+        // GET /links is a stand-in only the reference serves: without it the effect of a
+        // deactivation cannot be seen, and the check says so.
+        let links = r
+            .checks
+            .iter()
+            .find(|c| c.id == "partners.links-disabled")
+            .unwrap();
+        match imp {
+            Impl::Reference => assert!(links.verdict == Verdict::Pass && links.cases > 0),
+            Impl::Variant => assert_eq!(links.verdict, Verdict::Skipped, "{}", r.summary()),
+        }
         assert!(
             r.checks
                 .iter()
-                .any(|c| c.id == id && c.verdict == Verdict::Pass && c.cases > 0),
-            "{id} did not pass: {}",
-            r.summary()
+                .any(|c| c.id == "pagination.choices" && c.verdict == Verdict::Informational),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.id == "partners.choices" && c.verdict == Verdict::Informational),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
         );
     }
-    assert!(
-        r.checks
-            .iter()
-            .any(|c| c.id == "pagination.choices" && c.verdict == Verdict::Informational),
-        "{}",
-        r.summary()
-    );
-    assert!(
-        r.checks
-            .iter()
-            .any(|c| c.id == "partners.choices" && c.verdict == Verdict::Informational),
-        "{}",
-        r.summary()
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,7 +104,7 @@ async fn the_reference_passes_with_another_seed_and_other_data() {
     cfg.keys = Some(keys);
     cfg.window_secs = Some(6.0);
     let server = server::start(spec.clone(), cfg).await.unwrap();
-    let target = target_for(&server.base_url, &server);
+    let target = server.target(&spec);
     assert!(!target.partner_ids.is_empty());
     let opts = CheckOptions {
         seed: 0x5eed_0f11,
@@ -106,249 +121,298 @@ async fn the_reference_passes_with_another_seed_and_other_data() {
 /// orders (desc is not asc reversed within ties): no check may fail it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_case_insensitive_collation_with_a_fixed_tie_break_passes() {
-    let data = WorkspaceData::seeded("enterprise-ws");
-    let b = broken(
-        6.0,
-        Defect::after(move |inc, ans| {
-            if !is_tags(inc, ans) {
-                return;
-            }
-            let q: Vec<(String, String)> = url::form_urlencoded::parse(inc.query.as_bytes())
-                .into_owned()
-                .collect();
-            let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-            if get("sortBy").is_some_and(|s| s != "name") {
-                return;
-            }
-            let ids: Option<Vec<&str>> = get("ids").map(|s| s.split(',').collect());
-            let mut tags: Vec<_> = data
-                .tags
-                .items
-                .iter()
-                .filter(|t| ids.as_ref().is_none_or(|i| i.contains(&t.id.as_str())))
-                .filter(|t| get("search").is_none_or(|s| name_matches(&t.name, s)))
-                .collect();
-            let desc = get("sortOrder") == Some("desc");
-            tags.sort_by(|a, b| {
-                let o = a.name.to_lowercase().cmp(&b.name.to_lowercase());
-                if desc { o.reverse() } else { o }.then_with(|| a.id.cmp(&b.id))
-            });
-            let page: usize = get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
-            let size: usize = get("pageSize").and_then(|p| p.parse().ok()).unwrap_or(100);
-            let out: Vec<Value> = tags
-                .iter()
-                .skip((page - 1) * size)
-                .take(size)
-                .map(|t| json!({"id": t.id, "name": t.name}))
-                .collect();
-            ans.body = serde_json::to_vec(&out).unwrap();
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination"]).await;
-    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
-    let sort = r.checks.iter().find(|c| c.id == "pagination.sort").unwrap();
-    assert_eq!(sort.verdict, Verdict::Pass, "{}", r.summary());
-    // The proxy's order is the one judged: the collation is seen as case-insensitive.
-    let choices = r
-        .checks
-        .iter()
-        .find(|c| c.id == "pagination.choices")
-        .unwrap();
-    assert!(
-        choices
-            .findings
+    for imp in [Impl::Reference] {
+        // The proxy replaces every answer with seeded data: what sits behind it does not matter.
+        let data = WorkspaceData::seeded("enterprise-ws");
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(move |inc, ans| {
+                if !is_tags(inc, ans) {
+                    return;
+                }
+                let q: Vec<(String, String)> = url::form_urlencoded::parse(inc.query.as_bytes())
+                    .into_owned()
+                    .collect();
+                let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+                if get("sortBy").is_some_and(|s| s != "name") {
+                    return;
+                }
+                let ids: Option<Vec<&str>> = get("ids").map(|s| s.split(',').collect());
+                let mut tags: Vec<_> = data
+                    .tags
+                    .items
+                    .iter()
+                    .filter(|t| ids.as_ref().is_none_or(|i| i.contains(&t.id.as_str())))
+                    .filter(|t| get("search").is_none_or(|s| name_matches(&t.name, s)))
+                    .collect();
+                let desc = get("sortOrder") == Some("desc");
+                tags.sort_by(|a, b| {
+                    let o = a.name.to_lowercase().cmp(&b.name.to_lowercase());
+                    if desc { o.reverse() } else { o }.then_with(|| a.id.cmp(&b.id))
+                });
+                let page: usize = get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+                let size: usize = get("pageSize").and_then(|p| p.parse().ok()).unwrap_or(100);
+                let out: Vec<Value> = tags
+                    .iter()
+                    .skip((page - 1) * size)
+                    .take(size)
+                    .map(|t| json!({"id": t.id, "name": t.name}))
+                    .collect();
+                ans.body = serde_json::to_vec(&out).unwrap();
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination"]).await;
+        assert_eq!(
+            failed(&r),
+            Vec::<String>::new(),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        let sort = r.checks.iter().find(|c| c.id == "pagination.sort").unwrap();
+        assert_eq!(
+            sort.verdict,
+            Verdict::Pass,
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        // The proxy's order is the one judged: the collation is seen as case-insensitive.
+        let choices = r
+            .checks
             .iter()
-            .any(|f| f.message == "name ascending follows case-insensitive order"),
-        "{:?}",
-        choices.findings
-    );
+            .find(|c| c.id == "pagination.choices")
+            .unwrap();
+        assert!(
+            choices
+                .findings
+                .iter()
+                .any(|f| f.message == "name ascending follows case-insensitive order"),
+            "{:?}",
+            choices.findings
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_last_item_of_every_page_fails_the_walk() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if is_tags(inc, ans) {
-                edit_array(ans, |v| {
-                    v.pop();
-                });
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination.walk"]).await;
-    assert_fails(&r, "pagination.walk");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if is_tags(inc, ans) {
+                    edit_array(ans, |v| {
+                        v.pop();
+                    });
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.walk"]).await;
+        assert_fails(&r, "pagination.walk");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_item_too_many_fails_page_size() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if is_tags(inc, ans) {
-                edit_array(ans, |v| {
-                    if let Some(last) = v.last().cloned() {
-                        v.push(last);
-                    }
-                });
-            }
-        }),
-    )
-    .await;
-    let r = run_check(
-        target_for(&b.url, &b.reference),
-        &["pagination.page-size", "pagination.walk"],
-    )
-    .await;
-    assert_fails(&r, "pagination.page-size");
-    assert_fails(&r, "pagination.walk");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if is_tags(inc, ans) {
+                    edit_array(ans, |v| {
+                        if let Some(last) = v.last().cloned() {
+                            v.push(last);
+                        }
+                    });
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.page-size", "pagination.walk"]).await;
+        assert_fails(&r, "pagination.page-size");
+        assert_fails(&r, "pagination.walk");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ignoring_sort_order_desc_fails_sort() {
-    let b = broken(
-        6.0,
-        Defect::before(|inc| {
-            if inc.path == "/tags" {
-                inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination.sort"]).await;
-    assert_fails(&r, "pagination.sort");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                if inc.path == "/tags" {
+                    inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.sort"]).await;
+        assert_fails(&r, "pagination.sort");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ignoring_ids_fails_ids() {
-    let b = broken(
-        6.0,
-        Defect::before(|inc| {
-            if inc.path == "/tags" {
-                inc.query = inc
-                    .query
-                    .split('&')
-                    .filter(|p| !p.starts_with("ids="))
-                    .collect::<Vec<_>>()
-                    .join("&");
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination.ids"]).await;
-    assert_fails(&r, "pagination.ids");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                if inc.path == "/tags" {
+                    inc.query = inc
+                        .query
+                        .split('&')
+                        .filter(|p| !p.starts_with("ids="))
+                        .collect::<Vec<_>>()
+                        .join("&");
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.ids"]).await;
+        assert_fails(&r, "pagination.ids");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_returning_a_tag_not_in_the_list_fails_search() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if is_tags(inc, ans) && inc.query.contains("search=") {
-                edit_array(ans, |v| {
-                    v.push(json!({"id": "tag_injected_by_proxy", "name": "injected"}));
-                });
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination.search"]).await;
-    assert_fails(&r, "pagination.search");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if is_tags(inc, ans) && inc.query.contains("search=") {
+                    edit_array(ans, |v| {
+                        v.push(json!({"id": "tag_injected_by_proxy", "name": "injected"}));
+                    });
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.search"]).await;
+        assert_fails(&r, "pagination.search");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_page_for_page_zero_fails_bounds() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if inc.path == "/tags" && query_has(inc, "page=0") {
-                ans.status = 200;
-                ans.body = b"[]".to_vec();
-                ans.set_header("content-type", "application/json");
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["pagination.bounds"]).await;
-    assert_fails(&r, "pagination.bounds");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if inc.path == "/tags" && query_has(inc, "page=0") {
+                    ans.status = 200;
+                    ans.body = b"[]".to_vec();
+                    ans.set_header("content-type", "application/json");
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.bounds"]).await;
+        assert_fails(&r, "pagination.bounds");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answering_200_for_unknown_partners_fails_unknown() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if inc.path == "/partners/deactivate" && ans.status == 404 {
-                ans.status = 200;
-                ans.body = br#"{"partnerId":"pn_linkcert_does_not_exist"}"#.to_vec();
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["partners.unknown"]).await;
-    assert_fails(&r, "partners.unknown");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if inc.path == "/partners/deactivate" && ans.status == 404 {
+                    ans.status = 200;
+                    ans.body = br#"{"partnerId":"pn_linkcert_does_not_exist"}"#.to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners.unknown"]).await;
+        assert_fails(&r, "partners.unknown");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn links_left_enabled_fail_links_disabled() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if inc.path == "/links" && ans.status == 200 {
-                let text = String::from_utf8_lossy(&ans.body)
-                    .replace("\"disabled\":true", "\"disabled\":false");
-                ans.body = text.into_bytes();
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["partners"]).await;
-    assert_fails(&r, "partners.links-disabled");
-    assert!(!failed(&r).contains(&"partners.deactivate".to_string()));
+    // GET /links is the reference's stand-in: the second implementation has none to break.
+    for imp in [Impl::Reference] {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if inc.path == "/links" && ans.status == 200 {
+                    let text = String::from_utf8_lossy(&ans.body)
+                        .replace("\"disabled\":true", "\"disabled\":false");
+                    ans.body = text.into_bytes();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners"]).await;
+        assert_fails(&r, "partners.links-disabled");
+        assert!(!failed(&r).contains(&"partners.deactivate".to_string()));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deactivation_naming_another_partner_fails_deactivate() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if inc.path == "/partners/deactivate" && ans.status == 200 {
-                ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
-            }
-        }),
-    )
-    .await;
-    let r = run_check(target_for(&b.url, &b.reference), &["partners.deactivate"]).await;
-    assert_fails(&r, "partners.deactivate");
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if inc.path == "/partners/deactivate" && ans.status == 200 {
+                    ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners.deactivate"]).await;
+        assert_fails(&r, "partners.deactivate");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_allow_destructive_deactivation_is_skipped_not_failed() {
-    let b = broken(6.0, Defect::none()).await;
-    let mut t = target_for(&b.url, &b.reference);
-    t.allow_destructive = false;
-    let strongest = t.strongest_key(&common::spec()).unwrap().key.clone();
-    let ws = b
-        .reference
-        .keys()
-        .workspaces
-        .iter()
-        .position(|w| w.keys.contains(&strongest))
-        .unwrap();
-    let r = run_check(t, &["partners"]).await;
-    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
-    for id in ["partners.deactivate", "partners.links-disabled"] {
-        assert!(
-            r.checks
-                .iter()
-                .any(|c| c.id == id && c.verdict == Verdict::Skipped),
-            "{id}: {}",
-            r.summary()
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let mut t = b.target();
+        t.allow_destructive = false;
+        let fixtures = t.partner_ids.clone();
+        let r = run_check(t, &["partners"]).await;
+        assert_eq!(
+            failed(&r),
+            Vec::<String>::new(),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
         );
+        for id in ["partners.deactivate", "partners.links-disabled"] {
+            assert!(
+                r.checks
+                    .iter()
+                    .any(|c| c.id == id && c.verdict == Verdict::Skipped),
+                "{id}: {}",
+                format!("{imp:?}: {}", r.summary())
+            );
+        }
+        // Nothing was deactivated.
+        match &b.upstream {
+            Upstream::Reference(s) => {
+                for ws in 0..s.keys().workspaces.len() {
+                    let data = s.workspace_data(ws).unwrap();
+                    assert!(data.links.iter().all(|l| !l.disabled));
+                }
+            }
+            Upstream::Variant(v) => {
+                for f in &fixtures {
+                    assert_eq!(v.partner_active("advanced", &f.id), Some(true), "{}", f.id);
+                }
+            }
+        }
     }
-    // Nothing was deactivated.
-    let data = b.reference.workspace_data(ws).unwrap();
-    assert!(data.links.iter().all(|l| !l.disabled));
 }

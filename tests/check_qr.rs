@@ -6,7 +6,7 @@ mod common;
 use std::io::Cursor;
 use std::time::Instant;
 
-use common::broken::{Answer, Defect, Incoming, broken, failed, run_check, target_for};
+use common::broken::{Answer, BOTH, Defect, Incoming, broken_on, failed, run_check};
 use linkcert::check::model::Verdict;
 use linkcert::qr::{self, EcLevel, RenderOptions};
 
@@ -50,77 +50,100 @@ fn encode_png(img: &image::RgbImage) -> Vec<u8> {
     out
 }
 
-async fn failing_checks(defect: Defect, only: &[&str]) -> (Vec<String>, String) {
-    let started = Instant::now();
-    let b = broken(6.0, defect).await;
-    let r = run_check(target_for(&b.url, &b.reference), only).await;
-    eprintln!("{only:?}: {:?}", started.elapsed());
-    (failed(&r), r.summary())
+/// Failed check ids and the summary, for `defect()` in front of each implementation.
+async fn failing_checks(defect: impl Fn() -> Defect, only: &[&str]) -> Vec<(Vec<String>, String)> {
+    let mut out = Vec::new();
+    for imp in BOTH {
+        let started = Instant::now();
+        let b = broken_on(imp, 6.0, defect()).await;
+        let r = run_check(b.target(), only).await;
+        eprintln!("{imp:?} {only:?}: {:?}", started.elapsed());
+        out.push((failed(&r), format!("{imp:?}: {}", r.summary())));
+    }
+    out
 }
 
-fn assert_fails(f: &(Vec<String>, String), id: &str) {
-    assert!(f.0.contains(&id.to_string()), "{id} should fail:\n{}", f.1);
+fn assert_fails(results: &[(Vec<String>, String)], id: &str) {
+    for (failed, summary) in results {
+        assert!(
+            failed.contains(&id.to_string()),
+            "{id} should fail:\n{summary}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reference_passes_every_qr_check() {
+async fn both_implementations_pass_every_qr_check() {
     let started = Instant::now();
-    let b = broken(6.0, Defect::none()).await;
-    let r = run_check(target_for(&b.url, &b.reference), &["qr"]).await;
-    eprintln!(
-        "qr family: {} requests in {:?}\n{}",
-        r.requests,
-        started.elapsed(),
-        r.summary()
-    );
-    for c in &r.checks {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let r = run_check(b.target(), &["qr"]).await;
         eprintln!(
-            "{} {} cases={} {:?}",
-            c.id,
-            c.verdict.as_str(),
-            c.cases,
-            c.skipped
+            "qr family: {} requests in {:?}\n{}",
+            r.requests,
+            started.elapsed(),
+            format!("{imp:?}: {}", r.summary())
         );
-        for f in &c.findings {
-            eprintln!("    {}", f.message);
+        for c in &r.checks {
+            eprintln!(
+                "{} {} cases={} {:?}",
+                c.id,
+                c.verdict.as_str(),
+                c.cases,
+                c.skipped
+            );
+            for f in &c.findings {
+                eprintln!("    {}", f.message);
+            }
         }
+        assert_eq!(
+            failed(&r),
+            Vec::<String>::new(),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        for id in [
+            "qr.png",
+            "qr.size",
+            "qr.colours",
+            "qr.content",
+            "qr.level",
+            "qr.margin",
+            "qr.rejects",
+            "qr.choices",
+        ] {
+            let cases: u64 = r
+                .checks
+                .iter()
+                .filter(|c| c.id == id)
+                .map(|c| c.cases)
+                .sum();
+            assert!(
+                cases > 0,
+                "{id} judged nothing:\n{}",
+                format!("{imp:?}: {}", r.summary())
+            );
+        }
+        // The reference's choices are observed, not failed.
+        assert!(
+            r.checks
+                .iter()
+                .any(|c| c.id == "qr.choices" && c.verdict == Verdict::Informational)
+        );
     }
-    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
-    for id in [
-        "qr.png",
-        "qr.size",
-        "qr.colours",
-        "qr.content",
-        "qr.level",
-        "qr.margin",
-        "qr.rejects",
-        "qr.choices",
-    ] {
-        let cases: u64 = r
-            .checks
-            .iter()
-            .filter(|c| c.id == id)
-            .map(|c| c.cases)
-            .sum();
-        assert!(cases > 0, "{id} judged nothing:\n{}", r.summary());
-    }
-    // The reference's choices are observed, not failed.
-    assert!(
-        r.checks
-            .iter()
-            .any(|c| c.id == "qr.choices" && c.verdict == Verdict::Informational)
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncated_png_fails_qr_png() {
     let f = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_png_answer(inc, ans) {
-                let half = ans.body.len() / 2;
-                ans.body.truncate(half);
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if is_png_answer(inc, ans) {
+                    let half = ans.body.len() / 2;
+                    ans.body.truncate(half);
+                }
+            })
+        },
         &["qr.png"],
     )
     .await;
@@ -130,23 +153,27 @@ async fn a_truncated_png_fails_qr_png() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn html_or_jpeg_bytes_sent_as_image_png_fail_qr_png() {
     let html = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_png_answer(inc, ans) {
-                ans.body = b"<html><body>QR</body></html>".to_vec();
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if is_png_answer(inc, ans) {
+                    ans.body = b"<html><body>QR</body></html>".to_vec();
+                }
+            })
+        },
         &["qr.png"],
     )
     .await;
     assert_fails(&html, "qr.png");
     let jpeg = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_png_answer(inc, ans) {
-                let mut body = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F'];
-                body.extend((0..4000u32).map(|i| (i * 7919 % 251) as u8));
-                ans.body = body;
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if is_png_answer(inc, ans) {
+                    let mut body = vec![0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, b'J', b'F', b'I', b'F'];
+                    body.extend((0..4000u32).map(|i| (i * 7919 % 251) as u8));
+                    ans.body = body;
+                }
+            })
+        },
         &["qr.png"],
     )
     .await;
@@ -156,17 +183,19 @@ async fn html_or_jpeg_bytes_sent_as_image_png_fail_qr_png() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resized_png_fails_qr_size() {
     let f = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_small_png_answer(inc, ans)
-                && let Ok(img) = image::load_from_memory(&ans.body)
-            {
-                let img = img.to_rgb8();
-                let (w, h) = (img.width() + 7, img.height() + 7);
-                let resized =
-                    image::imageops::resize(&img, w, h, image::imageops::FilterType::Nearest);
-                ans.body = encode_png(&resized);
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if is_small_png_answer(inc, ans)
+                    && let Ok(img) = image::load_from_memory(&ans.body)
+                {
+                    let img = img.to_rgb8();
+                    let (w, h) = (img.width() + 7, img.height() + 7);
+                    let resized =
+                        image::imageops::resize(&img, w, h, image::imageops::FilterType::Nearest);
+                    ans.body = encode_png(&resized);
+                }
+            })
+        },
         &["qr.size"],
     )
     .await;
@@ -177,19 +206,21 @@ async fn a_resized_png_fails_qr_size() {
 async fn altered_colours_fail_qr_colours() {
     // Every channel off by 8: still a readable code, but not the colours asked for.
     let f = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_small_png_answer(inc, ans)
-                && let Ok(img) = image::load_from_memory(&ans.body)
-            {
-                let mut img = img.to_rgb8();
-                for p in img.pixels_mut() {
-                    for c in p.0.iter_mut() {
-                        *c ^= 0x08;
+        || {
+            Defect::after(|inc, ans| {
+                if is_small_png_answer(inc, ans)
+                    && let Ok(img) = image::load_from_memory(&ans.body)
+                {
+                    let mut img = img.to_rgb8();
+                    for p in img.pixels_mut() {
+                        for c in p.0.iter_mut() {
+                            *c ^= 0x08;
+                        }
                     }
+                    ans.body = encode_png(&img);
                 }
-                ans.body = encode_png(&img);
-            }
-        }),
+            })
+        },
         &["qr.colours"],
     )
     .await;
@@ -199,31 +230,33 @@ async fn altered_colours_fail_qr_colours() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_for_another_url_fails_qr_content() {
     let f = failing_checks(
-        Defect::after(|inc, ans| {
-            if !is_png_answer(inc, ans) {
-                return;
-            }
-            let q = query_pairs(&inc.query);
-            let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-            let size = get("size")
-                .and_then(|s| s.parse::<f64>().ok())
-                .map_or(600, |s| s as u32);
-            let opts = RenderOptions {
-                size,
-                margin: 2,
-                level: get("level").and_then(EcLevel::parse).unwrap_or(EcLevel::L),
-                fg: get("fgColor")
-                    .and_then(qr::parse_hex_color)
-                    .unwrap_or(qr::Rgb([0, 0, 0])),
-                bg: get("bgColor")
-                    .and_then(qr::parse_hex_color)
-                    .unwrap_or(qr::Rgb([255, 255, 255])),
-                logo: false,
-            };
-            if let Ok(png) = qr::render_png(b"https://evil.example/elsewhere", &opts) {
-                ans.body = png;
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if !is_png_answer(inc, ans) {
+                    return;
+                }
+                let q = query_pairs(&inc.query);
+                let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+                let size = get("size")
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .map_or(600, |s| s as u32);
+                let opts = RenderOptions {
+                    size,
+                    margin: 2,
+                    level: get("level").and_then(EcLevel::parse).unwrap_or(EcLevel::L),
+                    fg: get("fgColor")
+                        .and_then(qr::parse_hex_color)
+                        .unwrap_or(qr::Rgb([0, 0, 0])),
+                    bg: get("bgColor")
+                        .and_then(qr::parse_hex_color)
+                        .unwrap_or(qr::Rgb([255, 255, 255])),
+                    logo: false,
+                };
+                if let Ok(png) = qr::render_png(b"https://evil.example/elsewhere", &opts) {
+                    ans.body = png;
+                }
+            })
+        },
         &["qr.content"],
     )
     .await;
@@ -233,11 +266,13 @@ async fn a_code_for_another_url_fails_qr_content() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lower_level_than_asked_fails_qr_level() {
     let f = failing_checks(
-        Defect::before(|inc| {
-            if inc.path == "/qr" {
-                set_query(inc, "level", Some("L"));
-            }
-        }),
+        || {
+            Defect::before(|inc| {
+                if inc.path == "/qr" {
+                    set_query(inc, "level", Some("L"));
+                }
+            })
+        },
         &["qr.level"],
     )
     .await;
@@ -247,11 +282,13 @@ async fn a_lower_level_than_asked_fails_qr_level() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ignored_margin_fails_qr_margin() {
     let f = failing_checks(
-        Defect::before(|inc| {
-            if inc.path == "/qr" {
-                set_query(inc, "margin", Some("2"));
-            }
-        }),
+        || {
+            Defect::before(|inc| {
+                if inc.path == "/qr" {
+                    set_query(inc, "margin", Some("2"));
+                }
+            })
+        },
         &["qr.margin"],
     )
     .await;
@@ -261,20 +298,22 @@ async fn an_ignored_margin_fails_qr_margin() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accepting_a_missing_url_or_a_bad_level_fails_qr_rejects() {
     let f = failing_checks(
-        Defect::before(|inc| {
-            if inc.path != "/qr" {
-                return;
-            }
-            let q = query_pairs(&inc.query);
-            if !q.iter().any(|(k, _)| k == "url") {
-                set_query(inc, "url", Some("https://example.com/"));
-            }
-            if q.iter()
-                .any(|(k, v)| k == "level" && EcLevel::parse(v).is_none())
-            {
-                set_query(inc, "level", Some("L"));
-            }
-        }),
+        || {
+            Defect::before(|inc| {
+                if inc.path != "/qr" {
+                    return;
+                }
+                let q = query_pairs(&inc.query);
+                if !q.iter().any(|(k, _)| k == "url") {
+                    set_query(inc, "url", Some("https://example.com/"));
+                }
+                if q.iter()
+                    .any(|(k, v)| k == "level" && EcLevel::parse(v).is_none())
+                {
+                    set_query(inc, "level", Some("L"));
+                }
+            })
+        },
         &["qr.rejects"],
     )
     .await;
@@ -285,24 +324,28 @@ async fn accepting_a_missing_url_or_a_bad_level_fails_qr_rejects() {
 async fn hostile_bodies_fail_qr_png_without_panic_or_hang() {
     // 50 MB: the runner reads 8 MiB and stops.
     let huge = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_small_png_answer(inc, ans) {
-                let mut body = ans.body.clone();
-                body.resize(50 * 1024 * 1024, 0);
-                ans.body = body;
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if is_small_png_answer(inc, ans) {
+                    let mut body = ans.body.clone();
+                    body.resize(50 * 1024 * 1024, 0);
+                    ans.body = body;
+                }
+            })
+        },
         &["qr.png"],
     )
     .await;
     assert_fails(&huge, "qr.png");
     // A PNG declaring 100000 x 100000 pixels (a decompression bomb's header).
     let bomb = failing_checks(
-        Defect::after(|inc, ans| {
-            if is_png_answer(inc, ans) {
-                ans.body = linkcert::qr::png_declaring(100_000, 100_000);
-            }
-        }),
+        || {
+            Defect::after(|inc, ans| {
+                if is_png_answer(inc, ans) {
+                    ans.body = linkcert::qr::png_declaring(100_000, 100_000);
+                }
+            })
+        },
         &["qr.png", "qr.size"],
     )
     .await;

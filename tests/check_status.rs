@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::broken::{Answer, Defect, Incoming, broken, failed, target_for};
+use common::broken::{Answer, BOTH, Defect, Impl, Incoming, broken_on, failed};
 use linkcert::check::cases::{self, Property};
 use linkcert::check::{self, CheckOptions};
 use linkcert::report::Report;
@@ -36,40 +36,53 @@ fn answer_500(ans: &mut Answer) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reference_passes_both_properties_on_every_operation() {
-    let b = broken(6.0, Defect::none()).await;
-    let spec = common::spec();
-    for seed in [1, 2, 3] {
-        let r = run_status(target_for(&b.url, &b.reference), seed, 24).await;
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "seed {seed}\n{}",
-            r.summary()
-        );
-        for op in &spec.operations {
-            for p in [Property::Valid, Property::Invalid] {
-                let c = r
-                    .checks
-                    .iter()
-                    .find(|c| c.id == p.id() && c.operation == op.label());
-                if p == Property::Invalid && cases::invalid(op).is_none() {
-                    // Nothing to mutate (no parameters, no body): skipped, saying why.
+async fn both_implementations_pass_both_properties_on_every_operation() {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let spec = common::spec();
+        for seed in [1, 2, 3] {
+            let r = run_status(b.target(), seed, 24).await;
+            assert_eq!(
+                failed(&r),
+                Vec::<String>::new(),
+                "seed {seed}\n{}",
+                format!("{imp:?}: {}", r.summary())
+            );
+            for op in &spec.operations {
+                for p in [Property::Valid, Property::Invalid] {
+                    let c = r
+                        .checks
+                        .iter()
+                        .find(|c| c.id == p.id() && c.operation == op.label());
+                    if imp == Impl::Variant && op.extension {
+                        // A stand-in the second implementation does not serve: skipped.
+                        assert!(
+                            c.and_then(|c| c.skipped.as_deref())
+                                .is_some_and(|w| w.contains("does not serve it")),
+                            "{} {}",
+                            op.id,
+                            p.id()
+                        );
+                        continue;
+                    }
+                    if p == Property::Invalid && cases::invalid(op).is_none() {
+                        // Nothing to mutate (no parameters, no body): skipped, saying why.
+                        assert!(
+                            c.is_some_and(|c| c.skipped.is_some()),
+                            "{} {}",
+                            op.id,
+                            p.id()
+                        );
+                        continue;
+                    }
                     assert!(
-                        c.is_some_and(|c| c.skipped.is_some()),
-                        "{} {}",
-                        op.id,
-                        p.id()
+                        c.is_some_and(|c| c.cases > 0),
+                        "seed {seed}: no cases for {} on {}\n{}",
+                        p.id(),
+                        op.label(),
+                        format!("{imp:?}: {}", r.summary())
                     );
-                    continue;
                 }
-                assert!(
-                    c.is_some_and(|c| c.cases > 0),
-                    "seed {seed}: no cases for {} on {}\n{}",
-                    p.id(),
-                    op.label(),
-                    r.summary()
-                );
             }
         }
     }
@@ -99,122 +112,140 @@ fn a_seed_replays_the_same_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accepting_what_should_be_rejected_fails_invalid_rejected() {
-    let b = broken(
-        6.0,
-        Defect::after(|_, ans| {
-            if ans.status == 422 {
-                ans.status = 200;
-                ans.body = b"[]".to_vec();
-                ans.set_header("content-type", "application/json");
-            }
-        }),
-    )
-    .await;
-    let r = run_status(target_for(&b.url, &b.reference), 7, 24).await;
-    let f = failed(&r);
-    assert!(
-        f.contains(&"status.invalid-rejected".to_string()),
-        "{}",
-        r.summary()
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn server_errors_on_valid_edges_fail_valid_accepted() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            let at_max = query_value(inc, "pageSize").as_deref() == Some("100");
-            let long = query_value(inc, "url").is_some_and(|u| u.chars().count() > 100);
-            if at_max || long {
-                answer_500(ans);
-            }
-        }),
-    )
-    .await;
-    // Enough cases that both edges are drawn (pageSize=100 is one case in about fifteen).
-    let r = run_status(target_for(&b.url, &b.reference), 7, 48).await;
-    let f = failed(&r);
-    assert!(
-        f.contains(&"status.valid-accepted".to_string()),
-        "{}",
-        r.summary()
-    );
-    // Both triggers are met: on GET /tags and on GET /qr.
-    for op in ["GET /tags", "GET /qr"] {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            // Every clean rejection (400 or 422: the implementations differ) becomes a 200.
+            Defect::after(|_, ans| {
+                if ans.status == 422 || ans.status == 400 {
+                    ans.status = 200;
+                    ans.body = b"[]".to_vec();
+                    ans.set_header("content-type", "application/json");
+                }
+            }),
+        )
+        .await;
+        let r = run_status(b.target(), 7, 24).await;
+        let f = failed(&r);
         assert!(
-            r.checks
-                .iter()
-                .any(|c| c.id == "status.valid-accepted" && c.operation == op && c.violations > 0),
-            "{op}\n{}",
-            r.summary()
+            f.contains(&"status.invalid-rejected".to_string()),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
         );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_on_valid_edges_fail_valid_accepted() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let at_max = query_value(inc, "pageSize").as_deref() == Some("100");
+                let long = query_value(inc, "url").is_some_and(|u| u.chars().count() > 100);
+                if at_max || long {
+                    answer_500(ans);
+                }
+            }),
+        )
+        .await;
+        // Enough cases that both edges are drawn (pageSize=100 is one case in about fifteen).
+        let r = run_status(b.target(), 7, 48).await;
+        let f = failed(&r);
+        assert!(
+            f.contains(&"status.valid-accepted".to_string()),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        // Both triggers are met: on GET /tags and on GET /qr.
+        for op in ["GET /tags", "GET /qr"] {
+            assert!(
+                r.checks.iter().any(|c| c.id == "status.valid-accepted"
+                    && c.operation == op
+                    && c.violations > 0),
+                "{op}\n{}",
+                format!("{imp:?}: {}", r.summary())
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_404_for_a_valid_sort_parameter_fails_valid_accepted() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if query_value(inc, "sortBy").is_some() {
-                ans.status = 404;
-                ans.body = br#"{"error":{"code":"not_found","message":"injected"}}"#.to_vec();
-                ans.set_header("content-type", "application/json");
-            }
-        }),
-    )
-    .await;
-    let r = run_status(target_for(&b.url, &b.reference), 7, 24).await;
-    assert!(
-        failed(&r).contains(&"status.valid-accepted".to_string()),
-        "{}",
-        r.summary()
-    );
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if query_value(inc, "sortBy").is_some() {
+                    ans.status = 404;
+                    ans.body = br#"{"error":{"code":"not_found","message":"injected"}}"#.to_vec();
+                    ans.set_header("content-type", "application/json");
+                }
+            }),
+        )
+        .await;
+        let r = run_status(b.target(), 7, 24).await;
+        assert!(
+            failed(&r).contains(&"status.valid-accepted".to_string()),
+            "{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_shrinks_to_the_smallest_page_size_with_a_curl_line() {
-    let b = broken(
-        6.0,
-        Defect::after(|inc, ans| {
-            if query_value(inc, "pageSize")
-                .and_then(|v| v.parse::<i64>().ok())
-                .is_some_and(|n| n >= 50)
-            {
-                answer_500(ans);
-            }
-        }),
-    )
-    .await;
-    let r = run_status(target_for(&b.url, &b.reference), 7, 32).await;
-    let check = r
-        .checks
-        .iter()
-        .find(|c| c.id == "status.valid-accepted" && c.operation == "GET /tags")
-        .expect("status.valid-accepted on GET /tags");
-    assert_eq!(check.violations, 1, "one minimal finding\n{}", r.summary());
-    let x = check.findings[0]
-        .exchange
-        .as_ref()
-        .expect("the finding carries the request");
-    let url = url::Url::parse(&x.url).unwrap();
-    let params: Vec<(String, String)> = url
-        .query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    // Shrunk: the threshold itself, and the optional parameters that do not matter dropped.
-    assert_eq!(
-        params,
-        vec![("pageSize".to_string(), "50".to_string())],
-        "{}",
-        x.url
-    );
-    assert_eq!(x.status, Some(500));
-    assert!(
-        x.curl.starts_with("curl ") && x.curl.contains("pageSize=50"),
-        "{}",
-        x.curl
-    );
-    assert!(x.curl.contains("$LINKCERT_KEY"), "{}", x.curl);
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                if query_value(inc, "pageSize")
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(|n| n >= 50)
+                {
+                    answer_500(ans);
+                }
+            }),
+        )
+        .await;
+        let r = run_status(b.target(), 7, 32).await;
+        let check = r
+            .checks
+            .iter()
+            .find(|c| c.id == "status.valid-accepted" && c.operation == "GET /tags")
+            .expect("status.valid-accepted on GET /tags");
+        assert_eq!(
+            check.violations,
+            1,
+            "one minimal finding\n{}",
+            format!("{imp:?}: {}", r.summary())
+        );
+        let x = check.findings[0]
+            .exchange
+            .as_ref()
+            .expect("the finding carries the request");
+        let url = url::Url::parse(&x.url).unwrap();
+        let params: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        // Shrunk: the threshold itself, and the optional parameters that do not matter dropped.
+        assert_eq!(
+            params,
+            vec![("pageSize".to_string(), "50".to_string())],
+            "{}",
+            x.url
+        );
+        assert_eq!(x.status, Some(500));
+        assert!(
+            x.curl.starts_with("curl ") && x.curl.contains("pageSize=50"),
+            "{}",
+            x.curl
+        );
+        assert!(x.curl.contains("$LINKCERT_KEY"), "{}", x.curl);
+    }
 }

@@ -3,11 +3,14 @@
 //!
 //! Rules and their slack (N: the plan's limit per window W; k: windows the key was loaded):
 //! - load.generator: more than 2% of the schedule sent late (over 20 ms) or never sent:
-//!   client saturated. A client that sends late or too little can make a limiter look
-//!   stingy, never generous: under-service is then not judged; every other rule still is.
+//!   client saturated, reported as such. Verdicts follow from what was actually sent, so
+//!   every rule is still judged on the real send times.
 //! - load.admitted: under sustained overload, admitted (2xx) lies within
-//!   [N(k-1), N(k+1)] widened by max(2, 2% of N) per window boundary (ceil(k)+1 of them);
-//!   fewer: under-served, more: not enforced. Other shapes: the upper bound only.
+//!   [N(k-1), N(k+1)] widened by max(2, 2% of N) per window boundary (ceil(k)+1 of them), k
+//!   the windows spanned by the real sends; more: not enforced. Fewer: under-served, judged
+//!   only where every whole window from the first send really carried N or more requests (a
+//!   client that sent too little can make a limiter look stingy). Other shapes: the upper
+//!   bound only.
 //! - load.rolling-window: the most admissions provably inside one rolling window (server
 //!   instants bracketed by send and receive times): at most N passes; up to 2N plus the slack
 //!   is fixed-window semantics (informational: the spec names no algorithm); more fails.
@@ -262,6 +265,27 @@ fn parse_u64(v: &Option<String>) -> Option<u64> {
 /// Most admissions provably within one rolling window: for each admission i, those sent
 /// after i's answer came and answered before i was sent plus W lie, at the server, within
 /// [s_i, s_i + W]. `adm` is sorted by send time.
+/// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends.
+fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
+    let (Some(first), Some(last)) = (
+        sends.iter().copied().reduce(f64::min),
+        sends.iter().copied().reduce(f64::max),
+    ) else {
+        return false;
+    };
+    let whole = ((last - first) / w).floor() as usize;
+    if whole == 0 || w <= 0.0 {
+        return false;
+    }
+    let mut bins = vec![0u64; whole];
+    for t in sends {
+        if let Some(b) = bins.get_mut(((t - first) / w) as usize) {
+            *b += 1;
+        }
+    }
+    bins.iter().all(|c| *c >= n)
+}
+
 fn rolling_max(adm: &[&Record], w: f64) -> u64 {
     let mut best = 0u64;
     for (i, a) in adm.iter().enumerate() {
@@ -558,6 +582,10 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             0.0
         };
         let rolling = rolling_max(&adm, w);
+        // Whether the key really was overloaded, by what was sent (not by the schedule): every
+        // whole window from the first send carried at least N requests. Then under-service
+        // is judged even where the generator fell behind its schedule.
+        let sent_overload = overloaded && overloaded_by_sends(&key_sends, n, w);
         let first_429 = thr.first().copied();
         let stats = KeyStats {
             label: label.clone(),
@@ -824,12 +852,12 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 bounds,
                 format!("{a:.0} admitted"),
             );
-        } else if a < lower && saturated {
+        } else if a < lower && !sent_overload {
             j.add(
                 "load.admitted",
                 Verdict::Skipped,
                 lbl,
-                "fewer admitted than the limit allows, but the generator fell short: not judged"
+                "fewer admitted than the limit allows, but fewer than the limit were sent in some window: not judged"
                     .into(),
                 bounds,
                 format!("{a:.0} admitted"),
@@ -940,4 +968,29 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
     };
     result.findings = j.findings;
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overloaded_by_sends;
+
+    #[test]
+    fn overload_is_read_from_the_real_send_times() {
+        // 10 per window of 1 s for 3 windows: overloaded at N = 10, not at N = 11.
+        let even: Vec<f64> = (0..30).map(|i| f64::from(i) * 0.1).collect();
+        assert!(overloaded_by_sends(&even, 10, 1.0));
+        assert!(!overloaded_by_sends(&even, 11, 1.0));
+        // A generator that stalled through the second window: not overloaded there.
+        let stalled: Vec<f64> = (0..30)
+            .map(|i| f64::from(i) * 0.1)
+            .filter(|t| !(1.0..2.0).contains(t))
+            .chain([2.95])
+            .collect();
+        assert!(!overloaded_by_sends(&stalled, 10, 1.0));
+        // Late but dense: sends that all came late still overload every window.
+        let late: Vec<f64> = even.iter().map(|t| t + 0.5).collect();
+        assert!(overloaded_by_sends(&late, 10, 1.0));
+        assert!(!overloaded_by_sends(&[], 1, 1.0));
+        assert!(!overloaded_by_sends(&[0.0, 0.5], 1, 1.0));
+    }
 }

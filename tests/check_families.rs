@@ -15,12 +15,7 @@ async fn both_implementations_pass_auth_plan_and_envelope_checks() {
             &["auth", "plan", "envelope", "schema", "transport"],
         )
         .await;
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         // Through the plain-HTTP proxy: reported, not failed.
         assert!(r.checks.iter().any(|c| c.id == "transport.https"
             && c.verdict == linkcert::check::model::Verdict::NonStrict));
@@ -43,8 +38,8 @@ async fn a_target_that_lets_unknown_keys_in_fails_auth_required() {
         let r = run_check(b.target(), &["auth"]).await;
         assert!(
             failed(&r).contains(&"auth.required".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -67,8 +62,8 @@ async fn a_target_that_gates_no_plan_fails_plan_partner_gating() {
         let r = run_check(b.target(), &["plan"]).await;
         assert!(
             failed(&r).contains(&"plan.partner-gating".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -85,13 +80,13 @@ async fn a_wrong_error_code_fails_envelope_code_and_a_bad_doc_url_fails_doc_url(
         let f = failed(&r);
         assert!(
             f.contains(&"envelope.code".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
         assert!(
             f.contains(&"envelope.doc-url".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -113,8 +108,8 @@ async fn errors_outside_the_envelope_fail_envelope_shape() {
         let r = run_check(b.target(), &["auth", "envelope"]).await;
         assert!(
             failed(&r).contains(&"envelope.shape".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -135,8 +130,8 @@ async fn a_status_outside_the_spec_fails_status_listed() {
         let r = run_check(b.target(), &["auth", "status.listed"]).await;
         assert!(
             failed(&r).contains(&"status.listed".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -151,7 +146,9 @@ async fn tags_without_their_name_fail_schema_response_and_a_wrong_type_fails_con
             6.0,
             Defect::after(move |inc, ans| {
                 if inc.path == "/tags" && ans.status == 200 {
-                    if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+                    if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        .is_multiple_of(2)
+                    {
                         let text =
                             String::from_utf8_lossy(&ans.body).replace("\"name\":", "\"label\":");
                         ans.body = text.into_bytes();
@@ -166,13 +163,13 @@ async fn tags_without_their_name_fail_schema_response_and_a_wrong_type_fails_con
         let f = failed(&r);
         assert!(
             f.contains(&"schema.response".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
         assert!(
             f.contains(&"schema.content-type".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -201,8 +198,8 @@ async fn analytics_open_to_free_keys_fails_plan_analytics_free() {
         if imp == Impl::Reference {
             assert!(
                 failed(&r).contains(&"plan.analytics-free".to_string()),
-                "{}",
-                format!("{imp:?}: {}", r.summary())
+                "{imp:?}: {}",
+                r.summary()
             );
         } else {
             // The second implementation serves no analytics: nothing to open to Free, and

@@ -37,12 +37,7 @@ async fn both_implementations_pass_pagination_and_partners() {
     for imp in BOTH {
         let b = broken_on(imp, 6.0, Defect::none()).await;
         let r = run_check(b.target(), &["pagination", "partners"]).await;
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         for id in [
             "pagination.bounds",
             "pagination.page-size",
@@ -58,8 +53,8 @@ async fn both_implementations_pass_pagination_and_partners() {
                 r.checks
                     .iter()
                     .any(|c| c.id == id && c.verdict == Verdict::Pass && c.cases > 0),
-                "{id} did not pass: {}",
-                format!("{imp:?}: {}", r.summary())
+                "{id} did not pass: {imp:?}: {}",
+                r.summary()
             );
         }
         // GET /links is a stand-in only the reference serves: without it the effect of a
@@ -77,15 +72,15 @@ async fn both_implementations_pass_pagination_and_partners() {
             r.checks
                 .iter()
                 .any(|c| c.id == "pagination.choices" && c.verdict == Verdict::Informational),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
         assert!(
             r.checks
                 .iter()
                 .any(|c| c.id == "partners.choices" && c.verdict == Verdict::Informational),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -164,19 +159,9 @@ async fn a_case_insensitive_collation_with_a_fixed_tie_break_passes() {
         )
         .await;
         let r = run_check(b.target(), &["pagination"]).await;
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         let sort = r.checks.iter().find(|c| c.id == "pagination.sort").unwrap();
-        assert_eq!(
-            sort.verdict,
-            Verdict::Pass,
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(sort.verdict, Verdict::Pass, "{imp:?}: {}", r.summary());
         // The proxy's order is the one judged: the collation is seen as case-insensitive.
         let choices = r
             .checks
@@ -385,19 +370,14 @@ async fn without_allow_destructive_deactivation_is_skipped_not_failed() {
         t.allow_destructive = false;
         let fixtures = t.partner_ids.clone();
         let r = run_check(t, &["partners"]).await;
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         for id in ["partners.deactivate", "partners.links-disabled"] {
             assert!(
                 r.checks
                     .iter()
                     .any(|c| c.id == id && c.verdict == Verdict::Skipped),
-                "{id}: {}",
-                format!("{imp:?}: {}", r.summary())
+                "{id}: {imp:?}: {}",
+                r.summary()
             );
         }
         // Nothing was deactivated.

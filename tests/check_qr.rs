@@ -79,10 +79,10 @@ async fn both_implementations_pass_every_qr_check() {
         let b = broken_on(imp, 6.0, Defect::none()).await;
         let r = run_check(b.target(), &["qr"]).await;
         eprintln!(
-            "qr family: {} requests in {:?}\n{}",
+            "qr family: {} requests in {:?}\n{imp:?}: {}",
             r.requests,
             started.elapsed(),
-            format!("{imp:?}: {}", r.summary())
+            r.summary()
         );
         for c in &r.checks {
             eprintln!(
@@ -96,12 +96,7 @@ async fn both_implementations_pass_every_qr_check() {
                 eprintln!("    {}", f.message);
             }
         }
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         for id in [
             "qr.png",
             "qr.size",
@@ -118,11 +113,7 @@ async fn both_implementations_pass_every_qr_check() {
                 .filter(|c| c.id == id)
                 .map(|c| c.cases)
                 .sum();
-            assert!(
-                cases > 0,
-                "{id} judged nothing:\n{}",
-                format!("{imp:?}: {}", r.summary())
-            );
+            assert!(cases > 0, "{id} judged nothing:\n{imp:?}: {}", r.summary());
         }
         // The reference's choices are observed, not failed.
         assert!(

@@ -32,12 +32,7 @@ async fn both_implementations_throttle_as_the_spec_says() {
     for imp in BOTH {
         let b = broken_on(imp, WINDOW, Defect::none()).await;
         let r = run_check(b.target(), &["ratelimit"]).await;
-        assert_eq!(
-            failed(&r),
-            Vec::<String>::new(),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
-        );
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         for id in [
             "ratelimit.throttles",
             "ratelimit.retry-after",
@@ -48,8 +43,8 @@ async fn both_implementations_throttle_as_the_spec_says() {
         ] {
             assert!(
                 r.checks.iter().any(|c| c.id == id && c.cases > 0),
-                "{id} judged nothing:\n{}",
-                format!("{imp:?}: {}", r.summary())
+                "{id} judged nothing:\n{imp:?}: {}",
+                r.summary()
             );
         }
         // Analytics exist in the reference only (a stand-in the second implementation lacks).

@@ -45,8 +45,8 @@ async fn both_implementations_pass_both_properties_on_every_operation() {
             assert_eq!(
                 failed(&r),
                 Vec::<String>::new(),
-                "seed {seed}\n{}",
-                format!("{imp:?}: {}", r.summary())
+                "seed {seed}\n{imp:?}: {}",
+                r.summary()
             );
             for op in &spec.operations {
                 for p in [Property::Valid, Property::Invalid] {
@@ -77,10 +77,10 @@ async fn both_implementations_pass_both_properties_on_every_operation() {
                     }
                     assert!(
                         c.is_some_and(|c| c.cases > 0),
-                        "seed {seed}: no cases for {} on {}\n{}",
+                        "seed {seed}: no cases for {} on {}\n{imp:?}: {}",
                         p.id(),
                         op.label(),
-                        format!("{imp:?}: {}", r.summary())
+                        r.summary()
                     );
                 }
             }
@@ -130,8 +130,8 @@ async fn accepting_what_should_be_rejected_fails_invalid_rejected() {
         let f = failed(&r);
         assert!(
             f.contains(&"status.invalid-rejected".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -156,8 +156,8 @@ async fn server_errors_on_valid_edges_fail_valid_accepted() {
         let f = failed(&r);
         assert!(
             f.contains(&"status.valid-accepted".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
         // Both triggers are met: on GET /tags and on GET /qr.
         for op in ["GET /tags", "GET /qr"] {
@@ -165,8 +165,8 @@ async fn server_errors_on_valid_edges_fail_valid_accepted() {
                 r.checks.iter().any(|c| c.id == "status.valid-accepted"
                     && c.operation == op
                     && c.violations > 0),
-                "{op}\n{}",
-                format!("{imp:?}: {}", r.summary())
+                "{op}\n{imp:?}: {}",
+                r.summary()
             );
         }
     }
@@ -190,8 +190,8 @@ async fn a_404_for_a_valid_sort_parameter_fails_valid_accepted() {
         let r = run_status(b.target(), 7, 24).await;
         assert!(
             failed(&r).contains(&"status.valid-accepted".to_string()),
-            "{}",
-            format!("{imp:?}: {}", r.summary())
+            "{imp:?}: {}",
+            r.summary()
         );
     }
 }
@@ -221,8 +221,8 @@ async fn a_failure_shrinks_to_the_smallest_page_size_with_a_curl_line() {
         assert_eq!(
             check.violations,
             1,
-            "one minimal finding\n{}",
-            format!("{imp:?}: {}", r.summary())
+            "one minimal finding\n{imp:?}: {}",
+            r.summary()
         );
         let x = check.findings[0]
             .exchange

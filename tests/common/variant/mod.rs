@@ -182,16 +182,13 @@ pub fn json(status: u16, body: &serde_json::Value) -> Response {
     r
 }
 
-/// Query parameters; a name given twice is a 400 (this variant accepts lists comma-separated
-/// only).
-pub fn query(q: Option<&str>) -> Result<HashMap<String, String>, Response> {
+/// Query parameters; a name given twice is rejected (this variant accepts lists
+/// comma-separated only). Errors are the message of a 400.
+pub fn query(q: Option<&str>) -> Result<HashMap<String, String>, String> {
     let mut out = HashMap::new();
     for (k, v) in url::form_urlencoded::parse(q.unwrap_or("").as_bytes()) {
         if out.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(error(
-                400,
-                format!("query parameter {k} given more than once"),
-            ));
+            return Err(format!("query parameter {k} given more than once"));
         }
     }
     Ok(out)

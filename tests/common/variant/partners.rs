@@ -42,15 +42,11 @@ pub fn deactivate(ws: &Workspace, headers: &HeaderMap, body: &[u8]) -> Response 
     let field = |name: &str| match obj.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err(error(400, format!("{name} must be a non-empty string"))),
+        Some(_) => Err(format!("{name} must be a non-empty string")),
     };
-    let partner_id = match field("partnerId") {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let tenant_id = match field("tenantId") {
-        Ok(v) => v,
-        Err(r) => return r,
+    let (partner_id, tenant_id) = match (field("partnerId"), field("tenantId")) {
+        (Ok(p), Ok(t)) => (p, t),
+        (Err(m), _) | (_, Err(m)) => return error(400, m),
     };
     let mut list = ws.partners.lock().unwrap();
     let found = match (&tenant_id, &partner_id) {

@@ -57,7 +57,7 @@ impl From<String> for Rejected {
 }
 
 fn render(q: Option<&str>) -> Result<Vec<u8>, Rejected> {
-    let q = query(q).map_err(|_| Rejected("a query parameter is given more than once".into()))?;
+    let q = query(q)?;
     let url = q.get("url").ok_or_else(|| "url is required".to_string())?;
     if url.is_empty() || url.chars().count() > 32000 {
         return Err("url must have 1 to 32000 characters".to_string().into());

@@ -35,39 +35,34 @@ pub fn seed(plan: &str) -> Vec<Tag> {
         .collect()
 }
 
-fn whole(v: Option<&String>, name: &str, default: u64, max: u64) -> Result<u64, Response> {
+fn whole(v: Option<&String>, name: &str, default: u64, max: u64) -> Result<u64, String> {
     let Some(v) = v else { return Ok(default) };
     match v.parse::<u64>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(error(
-            400,
-            format!("{name} must be a whole number from 1 to {max}"),
-        )),
+        _ => Err(format!("{name} must be a whole number from 1 to {max}")),
     }
 }
 
 pub fn list(ws: &Workspace, q: Option<&str>) -> Response {
-    let q = match query(q) {
-        Ok(q) => q,
-        Err(r) => return r,
-    };
-    let page = match whole(q.get("page"), "page", 1, u64::MAX) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
-    let page_size = match whole(q.get("pageSize"), "pageSize", 25, 100) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
+    match listed(ws, q) {
+        Ok(r) => r,
+        Err(message) => error(400, message),
+    }
+}
+
+fn listed(ws: &Workspace, q: Option<&str>) -> Result<Response, String> {
+    let q = query(q)?;
+    let page = whole(q.get("page"), "page", 1, u64::MAX)?;
+    let page_size = whole(q.get("pageSize"), "pageSize", 25, 100)?;
     let by_name = match q.get("sortBy").map(String::as_str) {
         None | Some("createdAt") => false,
         Some("name") => true,
-        Some(_) => return error(400, "sortBy must be name or createdAt"),
+        Some(_) => return Err("sortBy must be name or createdAt".into()),
     };
     let desc = match q.get("sortOrder").map(String::as_str) {
         None | Some("desc") => true,
         Some("asc") => false,
-        Some(_) => return error(400, "sortOrder must be asc or desc"),
+        Some(_) => return Err("sortOrder must be asc or desc".into()),
     };
     let ids: Option<Vec<&str>> = q
         .get("ids")
@@ -99,5 +94,5 @@ pub fn list(ws: &Workspace, q: Option<&str>) -> Response {
         .take(page_size as usize)
         .map(|t| json!({"id": t.id, "name": t.name, "color": "blue", "createdAt": t.created}))
         .collect();
-    super::json(200, &json!(out))
+    Ok(super::json(200, &json!(out)))
 }

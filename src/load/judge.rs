@@ -265,6 +265,32 @@ fn parse_u64(v: &Option<String>) -> Option<u64> {
 /// Most admissions provably within one rolling window: for each admission i, those sent
 /// after i's answer came and answered before i was sent plus W lie, at the server, within
 /// [s_i, s_i + W]. `adm` is sorted by send time.
+/// A Reset lower (by more than 1 s of rounding) than one the target gave to an exchange that
+/// was over before this one was sent: (the higher, the lower). Exchanges in flight together may
+/// be served in either order (one just before a fixed window's boundary, one just after), so
+/// only requests the server certainly handled later are compared. Items: (sent, recv, reset).
+fn reset_backwards(items: &[(f64, f64, u64)]) -> Option<(u64, u64)> {
+    let mut by_recv: Vec<&(f64, f64, u64)> = items.iter().collect();
+    by_recv.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut by_sent: Vec<&(f64, f64, u64)> = items.iter().collect();
+    by_sent.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut done, mut highest) = (0usize, None::<u64>);
+    for &&(sent, _, v) in &by_sent {
+        while let Some(&&(_, recv, h)) = by_recv.get(done)
+            && recv < sent
+        {
+            highest = Some(highest.map_or(h, |x| x.max(h)));
+            done += 1;
+        }
+        if let Some(h) = highest
+            && v + 1 < h
+        {
+            return Some((h, v));
+        }
+    }
+    None
+}
+
 /// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends.
 fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
     let (Some(first), Some(last)) = (
@@ -745,8 +771,8 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         // Reset: seconds, plausible, never backwards.
         let mut by_recv = answered_recs.clone();
         by_recv.sort_by(|a, b| a.recv.total_cmp(&b.recv));
-        let (mut ms, mut bad, mut out_of_range, mut backwards) = (None, None, None, None);
-        let mut highest: Option<u64> = None;
+        let (mut ms, mut bad, mut out_of_range) = (None, None, None);
+        let backwards;
         for x in &by_recv {
             let Some(raw) = x.reset.as_deref() else {
                 continue;
@@ -763,13 +789,15 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             if (v as f64) < now - RESET_SLACK || (v as f64) > now + w + RESET_SLACK {
                 out_of_range.get_or_insert((v, now));
             }
-            if let Some(h) = highest
-                && v + 1 < h
-            {
-                backwards.get_or_insert((h, v));
-            }
-            highest = Some(highest.map_or(v, |h| h.max(v)));
         }
+        let seconds_resets: Vec<(f64, f64, u64)> = by_recv
+            .iter()
+            .filter_map(|x| {
+                let v = x.reset.as_deref()?.trim().parse::<u64>().ok()?;
+                (v < 100_000_000_000).then_some((x.sent, x.recv, v))
+            })
+            .collect();
+        backwards = reset_backwards(&seconds_resets);
         if let Some(v) = ms {
             j.fail(
                 "load.reset",
@@ -973,6 +1001,20 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
 #[cfg(test)]
 mod tests {
     use super::overloaded_by_sends;
+
+    #[test]
+    fn reset_backwards_only_between_exchanges_that_did_not_overlap() {
+        use super::reset_backwards;
+        // In flight together across a fixed window's boundary: either order is possible.
+        let overlapping = [(0.0, 0.30, 120), (0.01, 0.20, 114)];
+        assert_eq!(reset_backwards(&overlapping), None);
+        // The second was sent after the first had come back: a real move back.
+        let sequential = [(0.0, 0.10, 120), (0.20, 0.30, 114)];
+        assert_eq!(reset_backwards(&sequential), Some((120, 114)));
+        // One second of rounding is allowed; forward moves always are.
+        assert_eq!(reset_backwards(&[(0.0, 0.1, 120), (0.2, 0.3, 119)]), None);
+        assert_eq!(reset_backwards(&[(0.0, 0.1, 114), (0.2, 0.3, 120)]), None);
+    }
 
     #[test]
     fn overload_is_read_from_the_real_send_times() {

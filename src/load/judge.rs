@@ -772,7 +772,6 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         let mut by_recv = answered_recs.clone();
         by_recv.sort_by(|a, b| a.recv.total_cmp(&b.recv));
         let (mut ms, mut bad, mut out_of_range) = (None, None, None);
-        let backwards;
         for x in &by_recv {
             let Some(raw) = x.reset.as_deref() else {
                 continue;
@@ -797,7 +796,7 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 (v < 100_000_000_000).then_some((x.sent, x.recv, v))
             })
             .collect();
-        backwards = reset_backwards(&seconds_resets);
+        let backwards = reset_backwards(&seconds_resets);
         if let Some(v) = ms {
             j.fail(
                 "load.reset",

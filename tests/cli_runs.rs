@@ -129,14 +129,8 @@ fn the_readme_multi_key_example_passes_the_reference_with_unbound_fixtures() {
         stderr.contains("plans: free, pro, business, advanced, enterprise,"),
         "{stderr}"
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
-    let deactivate = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "partners.deactivate")
-        .unwrap();
+    let report = report_json(&dir);
+    let deactivate = check_result(&report, "partners.deactivate");
     assert_eq!(deactivate["verdict"], "pass", "{deactivate}");
     assert_eq!(deactivate["cases"], 2, "by partnerId and by tenantId");
     // Curl lines say which key reproduces them; the header says which variable is which.
@@ -194,14 +188,8 @@ fn a_fixture_no_key_owns_is_a_setup_skip_and_a_bound_one_is_used_with_its_key() 
         "{md}"
     );
     assert!(md.contains("--tenant PLAN=tn_nobody_owns_this"), "{md}");
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
-    let deactivate = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "partners.deactivate")
-        .unwrap();
+    let report = report_json(&dir);
+    let deactivate = check_result(&report, "partners.deactivate");
     // The bound partnerId was deactivated with the Advanced key.
     assert_eq!(deactivate["verdict"], "pass", "{deactivate}");
     assert_eq!(deactivate["cases"], 1);
@@ -234,8 +222,7 @@ fn check_certifies_the_second_implementation_with_exit_0() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("PASSED"), "{stdout}");
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let report = report_json(&dir);
     assert_eq!(report["totals"]["fail"], 0);
     // The stand-ins it does not serve are skipped, saying why.
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -248,6 +235,20 @@ fn check_certifies_the_second_implementation_with_exit_0() {
         );
     }
     drop(v);
+}
+
+fn report_json(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap()
+}
+
+/// A check's result in report.json (the first operation it was judged on).
+fn check_result<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap()
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {

@@ -4,6 +4,11 @@
 //!   cargo bench --bench throughput                  # all, 5 s each
 //!   LINKCERT_BENCH_SECS=10 cargo bench --bench throughput
 //!
+//!   LINKCERT_BENCH_ONLY="reference GET /tags" cargo bench --bench throughput   # one case
+//!
+//! It ends with the ratios reference/bare (http) for /analytics and /tags, the layers' cost:
+//! the median of nine alternating 1 s rounds.
+//!
 //! The load generator shares the machine's cores with the server: compare figures as ratios
 //! taken in one run, not across machines.
 
@@ -187,8 +192,37 @@ async fn main() {
             format!("{}{qr}", tls.base_url),
         ),
     ];
+    let cases_urls: Vec<String> = cases.iter().map(|(_, u)| u.clone()).collect();
+    // LINKCERT_BENCH_ONLY=tags runs only the cases whose name holds it (for a profiler).
+    let only = std::env::var("LINKCERT_BENCH_ONLY").unwrap_or_default();
     for (name, url) in cases {
-        let f = hammer(client.clone(), url, secs).await;
-        row(name, &f);
+        if name.contains(only.as_str()) {
+            row(name, &hammer(client.clone(), url, secs).await);
+        }
+    }
+    if !only.is_empty() {
+        return;
+    }
+    // The layers' cost as one number per route: the reference's rate over the bare handler's.
+    // A shared machine drifts by tens of percent within a minute, so the two are taken in
+    // alternating short rounds and the median of the per-round ratios is reported.
+    println!("ratio reference/bare (http), {RATIO_ROUNDS} alternating rounds of 1 s each:");
+    for (route, bare, reference) in [("/analytics", 0, 1), ("/tags pageSize=100", 2, 3)] {
+        let mut ratios = Vec::new();
+        for _ in 0..RATIO_ROUNDS {
+            let b = hammer(client.clone(), cases_urls[bare].clone(), 1.0).await;
+            let r = hammer(client.clone(), cases_urls[reference].clone(), 1.0).await;
+            ratios.push((r.requests as f64 / r.secs) / (b.requests as f64 / b.secs).max(1.0));
+        }
+        ratios.sort_by(|a, b| a.total_cmp(b));
+        println!(
+            "  {route:<20} median {:.2}x  (range {:.2}x to {:.2}x)",
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
     }
 }
+
+/// Rounds of the bare/reference comparison.
+const RATIO_ROUNDS: usize = 9;

@@ -114,6 +114,9 @@ pub struct Partner {
 #[derive(Debug)]
 pub struct TagList {
     pub items: Vec<Tag>,
+    /// Each tag as JSON, serialised once at seeding: a page is these joined, so serving 100
+    /// tags costs a copy, not 100 serialisations (tags never change).
+    json: Vec<Box<str>>,
     by_name: Vec<usize>,
     by_created: Vec<usize>,
 }
@@ -128,22 +131,53 @@ impl TagList {
         TagList {
             by_name: order(false),
             by_created: order(true),
+            json: items
+                .iter()
+                .map(|t| serde_json::to_string(t).unwrap_or_default().into())
+                .collect(),
             items,
         }
     }
 
+    /// A JSON array of the given tags (positions in `items`), from the JSON made at seeding.
+    /// `expected`: about how many there will be, so the text is allocated once.
+    pub fn page_json(&self, positions: impl Iterator<Item = usize>, expected: usize) -> String {
+        let longest = self.json.iter().map(|j| j.len()).max().unwrap_or(0);
+        let mut out = String::with_capacity(2 + expected.min(self.json.len()) * (longest + 1));
+        out.push('[');
+        for (n, i) in positions.enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(self.json.get(i).map_or("null", |j| j));
+        }
+        out.push(']');
+        out
+    }
+
     /// The tags in `GET /tags` order: by name or createdAt, ties by id; desc is the exact reverse.
     pub fn ordered(&self, by_created: bool, desc: bool) -> Box<dyn Iterator<Item = &Tag> + '_> {
+        Box::new(
+            self.ordered_positions(by_created, desc)
+                .filter_map(|i| self.items.get(i)),
+        )
+    }
+
+    /// Positions in `items`, in `GET /tags` order.
+    pub fn ordered_positions(
+        &self,
+        by_created: bool,
+        desc: bool,
+    ) -> Box<dyn Iterator<Item = usize> + '_> {
         let idx = if by_created {
             &self.by_created
         } else {
             &self.by_name
         };
-        let tags = idx.iter().filter_map(|i| self.items.get(*i));
         if desc {
-            Box::new(tags.rev())
+            Box::new(idx.iter().rev().copied())
         } else {
-            Box::new(tags)
+            Box::new(idx.iter().copied())
         }
     }
 }
@@ -322,6 +356,14 @@ mod tests {
                 asc.iter().map(|t| &t.id).collect::<Vec<_>>(),
                 desc.iter().map(|t| &t.id).collect::<Vec<_>>()
             );
+            // A page joined from the JSON made at seeding is what serialising the tags gives.
+            let page: Vec<usize> = a.tags.ordered_positions(by_created, true).take(7).collect();
+            let tags: Vec<&Tag> = page.iter().map(|i| &a.tags.items[*i]).collect();
+            assert_eq!(
+                a.tags.page_json(page.into_iter(), 7),
+                serde_json::to_string(&tags).unwrap()
+            );
+            assert_eq!(a.tags.page_json(std::iter::empty(), 100), "[]");
         }
         assert!(
             a.partners

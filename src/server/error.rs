@@ -1,12 +1,10 @@
-//! Errors as handlers and layers raise them, and the one layer that turns every error
-//! response, ours or the framework's, into the spec's envelope.
+//! Errors as handlers and layers raise them, and the one function that turns every error
+//! response, ours or the framework's, into the spec's envelope (the outer middleware,
+//! `layers::service`, applies it to every answer).
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use std::sync::Arc;
 
 use super::App;
 
@@ -54,17 +52,15 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Outermost layer: any status of 400 or more leaves in the envelope, with a status from the
-/// spec's table (the framework's 405 becomes 404: nothing matches; other codes outside the
-/// table become 400 or 500) and the code the table gives it.
-pub async fn envelope(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let resp = next.run(req).await;
+/// Any status of 400 or more leaves in the envelope, with a status from the spec's table (the
+/// framework's 405 becomes 404: nothing matches; other codes outside the table become 400 or
+/// 500) and the code the table gives it. `method` and `uri` are the request's, for messages.
+pub fn envelope(app: &App, method: &Method, uri: &Uri, resp: Response) -> Response {
     let status = resp.status();
     if status.as_u16() < 400 {
         return resp;
     }
+    let path = uri.path();
     let (mut parts, _) = resp.into_parts();
     let table = &app.spec.errors;
     let (status, fallback) = match status.as_u16() {
@@ -101,7 +97,7 @@ pub async fn envelope(State(app): State<Arc<App>>, req: Request, next: Next) -> 
     Response::from_parts(parts, Body::from(body.to_string()))
 }
 
-/// For `CatchPanicLayer`: a panic is a 500 whose message does not leak the panic's text.
+/// A panic is a 500 whose message does not leak the panic's text.
 pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
@@ -115,7 +111,9 @@ mod tests {
     use super::*;
     use crate::server::{App, KeySet};
     use crate::spec::Spec;
+    use axum::extract::Request;
     use axum::routing::get;
+    use std::sync::Arc;
     use tower::ServiceExt;
 
     async fn boom() -> &'static str {
@@ -126,17 +124,16 @@ mod tests {
     async fn a_panicking_handler_answers_500_in_the_envelope_without_its_text() {
         let spec = Arc::new(Spec::embedded().unwrap());
         let keys = KeySet::development(&spec);
+        let key = keys.keys().next().unwrap().0.to_string();
         let app = Arc::new(App::new(spec, keys, None).unwrap());
-        let router = axum::Router::new()
-            .route("/boom", get(boom))
-            .layer(tower_http::catch_panic::CatchPanicLayer::custom(
-                panic_response,
-            ))
-            .layer(axum::middleware::from_fn_with_state(app.clone(), envelope));
-        let resp = router
-            .oneshot(Request::get("/boom").body(Body::empty()).unwrap())
-            .await
+        let router = axum::Router::new().route("/boom", get(boom)).layer(
+            axum::middleware::from_fn_with_state(app.clone(), crate::server::layers::service),
+        );
+        let req = Request::get("/boom")
+            .header("authorization", format!("Bearer {key}"))
+            .body(Body::empty())
             .unwrap();
+        let resp = router.oneshot(req).await.unwrap();
         assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let body = axum::body::to_bytes(resp.into_body(), 10_000)
             .await

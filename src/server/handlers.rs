@@ -50,14 +50,23 @@ async fn list_tags(
     let search = v.str("search").filter(|s| !s.is_empty());
     let (skip, take) = page_window(&v);
     let tags = app.tags(caller.workspace);
-    let page: Vec<&Tag> = tags
-        .ordered(by_created, desc)
-        .filter(|t| ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str())))
-        .filter(|t| search.is_none_or(|s| name_matches(&t.name, s)))
+    let wanted = |t: &Tag| {
+        ids.as_ref().is_none_or(|ids| ids.contains(&t.id.as_str()))
+            && search.is_none_or(|s| name_matches(&t.name, s))
+    };
+    let page = tags
+        .ordered_positions(by_created, desc)
+        .filter(|i| tags.items.get(*i).is_some_and(wanted))
         .skip(skip)
-        .take(take)
-        .collect();
-    Json(page).into_response()
+        .take(take);
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        tags.page_json(page, take),
+    )
+        .into_response()
 }
 
 async fn qr_code(Extension(v): Extension<Validated>) -> Result<Response, ApiError> {

@@ -1,8 +1,12 @@
-//! The cross-cutting layers, each written once: auth, rate limit, permission (plan gating)
-//! and validation against the spec. Handlers see only requests that passed them all.
+//! The cross-cutting concerns, each written once: the error envelope, panics, auth, rate
+//! limit, permission (plan gating) and validation against the spec, run in order by one
+//! middleware (`service`). Handlers see only requests that passed them all.
 
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+
+use futures::FutureExt;
 use std::time::{Instant, SystemTime};
 
 use axum::body::Body;
@@ -12,7 +16,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::error::ApiError;
+use super::error::{ApiError, envelope, panic_response};
 use super::ratelimit::{Decision, RateHeaders};
 use super::{App, OpRuntime};
 use crate::spec::{Limit, QueryValueError};
@@ -54,17 +58,76 @@ impl Validated {
     }
 }
 
+/// The one middleware around the router. Every answer leaves in the error envelope when it is
+/// an error (`error::envelope`), a panic anywhere inside becomes a 500 that does not leak its
+/// text, and the service's rules run in the order they apply (`rules`). Each concern is
+/// written once, as a function; a request pays for one boxed future and one operation lookup
+/// instead of one per layer.
+pub async fn service(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    // Cloning these shares their bytes; they are kept for the envelope's messages.
+    let (method, uri) = (req.method().clone(), req.uri().clone());
+    let resp = AssertUnwindSafe(rules(&app, req, next))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(panic_response);
+    envelope(&app, &method, &uri, resp)
+}
+
+/// Resolve the operation (once), authenticate, count against the rate limit, check the plan,
+/// validate, then the handler.
+async fn rules(app: &App, mut req: Request, next: Next) -> Response {
+    let op = app
+        .resolve(req.method(), req.uri().path())
+        .map(|id| app.op(id));
+    let caller = match authenticate(app, req.headers()) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    req.extensions_mut().insert(caller);
+    let (decision, headers, limit, window) = count(app, caller, op);
+    let mut resp = match decision {
+        Decision::Admitted { .. } => admitted(app, caller, op, req, next).await,
+        Decision::Throttled { .. } => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "rate limit of {limit} requests per {window:?} exceeded for this key; retry after {} s",
+                headers.retry_after.unwrap_or(1)
+            ),
+        )
+        .into_response(),
+    };
+    stamp(resp.headers_mut(), &headers);
+    resp
+}
+
+/// Past the limiter: plan gating and validation for a known operation, then the handler.
+async fn admitted(
+    app: &App,
+    caller: Caller,
+    op: Option<&OpRuntime>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(rt) = op else {
+        return next.run(req).await;
+    };
+    if let Err(e) = permit(app, caller, rt, req.uri().query().unwrap_or("")) {
+        return e.into_response();
+    }
+    match validated(rt, req).await {
+        Ok(req) => next.run(req).await,
+        Err(e) => e.into_response(),
+    }
+}
+
 /// `Authorization: Bearer <key>`, scheme case-insensitive. The key itself is never logged.
-pub async fn auth(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
-    let presented = match bearer_token(req.headers()) {
-        Ok(k) => k,
-        Err(why) => return ApiError::unauthorized(why).into_response(),
-    };
-    let Some((key, workspace)) = app.keys.lookup(presented) else {
-        return ApiError::unauthorized("unknown API key").into_response();
-    };
-    req.extensions_mut().insert(Caller { key, workspace });
-    next.run(req).await
+fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let presented = bearer_token(headers).map_err(ApiError::unauthorized)?;
+    let (key, workspace) = app
+        .keys
+        .lookup(presented)
+        .ok_or_else(|| ApiError::unauthorized("unknown API key"))?;
+    Ok(Caller { key, workspace })
 }
 
 fn bearer_token(headers: &HeaderMap) -> Result<&str, &'static str> {
@@ -88,15 +151,15 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, &'static str> {
     Ok(token)
 }
 
-/// Counts the request against its key's window and stamps the rate-limit headers on whatever
-/// answer it gets. A request whose plan lacks its operation's class counts against the
-/// default class, so the 403 it is about to get carries headers too.
-pub async fn rate_limit(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let Some(caller) = req.extensions().get::<Caller>().copied() else {
-        return next.run(req).await;
-    };
+/// Counts the request against its key's window; the headers go on whatever answer it gets. A
+/// request whose plan lacks its operation's class counts against the default class, so the
+/// 403 it is about to get carries headers too.
+fn count(
+    app: &App,
+    caller: Caller,
+    op: Option<&OpRuntime>,
+) -> (Decision, RateHeaders, u64, std::time::Duration) {
     let ws = &app.keys.workspaces[caller.workspace];
-    let op = app.operation(req.method(), req.uri().path());
     let class = op
         .map(|o| o.op.rate_class.as_str())
         .filter(|c| matches!(ws.limits.get(*c), Some(Limit::Fixed(_))))
@@ -111,20 +174,7 @@ pub async fn rate_limit(State(app): State<Arc<App>>, req: Request, next: Next) -
         .limiter
         .check(caller.key, class_index, limit, window, now);
     let headers = decision.headers(now, SystemTime::now());
-    let mut resp = match decision {
-        Decision::Admitted { .. } => next.run(req).await,
-        Decision::Throttled { .. } => ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "rate limit of {limit} requests per {:?} exceeded for this key; retry after {} s",
-                window,
-                headers.retry_after.unwrap_or(1)
-            ),
-        )
-        .into_response(),
-    };
-    stamp(resp.headers_mut(), &headers);
-    resp
+    (decision, headers, limit, window)
 }
 
 fn stamp(h: &mut HeaderMap, r: &RateHeaders) {
@@ -140,66 +190,46 @@ fn stamp(h: &mut HeaderMap, r: &RateHeaders) {
 }
 
 /// Plan gating: the operation's minimum plan, access to its rate class, paid-only parameters.
-pub async fn permission(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let (Some(caller), Some(rt)) = (
-        req.extensions().get::<Caller>().copied(),
-        app.operation(req.method(), req.uri().path()),
-    ) else {
-        return next.run(req).await;
-    };
+fn permit(app: &App, caller: Caller, rt: &OpRuntime, query: &str) -> Result<(), ApiError> {
     let ws = &app.keys.workspaces[caller.workspace];
     let Some(plan) = app.spec.plan(&ws.plan) else {
-        return next.run(req).await;
+        return Ok(());
     };
     let op = &rt.op;
     if !app.spec.plan_allows(plan, op) {
         let min = op.min_plan.as_deref().unwrap_or("a higher plan");
-        return ApiError::forbidden(format!(
+        return Err(ApiError::forbidden(format!(
             "{} requires the {min} plan or higher; this workspace is on {}",
             op.label(),
             plan.name
-        ))
-        .into_response();
+        )));
     }
     if ws.limits.get(&op.rate_class) == Some(&Limit::Unavailable) {
-        return ApiError::forbidden(format!(
+        return Err(ApiError::forbidden(format!(
             "the {} plan has no access to {} endpoints",
             plan.name, op.rate_class
-        ))
-        .into_response();
+        )));
     }
     if !plan.paid {
         // A paid-only parameter sent at its default (the SDKs send `hideLogo=false` on every
         // call) asks for no paid feature.
-        let query = req.uri().query().unwrap_or("");
         let paid_feature = |(name, raw): (std::borrow::Cow<str>, std::borrow::Cow<str>)| {
             let p = op.params.iter().find(|p| p.paid_only && p.name == name)?;
             let at_default = p.default().is_some() && p.decode(&raw).ok().as_ref() == p.default();
             (!at_default).then_some(p)
         };
         if let Some(p) = url::form_urlencoded::parse(query.as_bytes()).find_map(paid_feature) {
-            return ApiError::forbidden(format!(
+            return Err(ApiError::forbidden(format!(
                 "{} is only available on a paid plan; this workspace is on {}",
                 p.name, plan.name
-            ))
-            .into_response();
+            )));
         }
     }
-    next.run(req).await
+    Ok(())
 }
 
 /// Parses and validates parameters and body against the operation's schemas (with the
 /// reference's own choices), so handlers never see an invalid value.
-pub async fn validate(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let Some(rt) = app.operation(req.method(), req.uri().path()) else {
-        return next.run(req).await;
-    };
-    match validated(rt, req).await {
-        Ok(req) => next.run(req).await,
-        Err(e) => e.into_response(),
-    }
-}
-
 async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
     let mut v = Validated {
         params: parse_query(rt, req.uri().query().unwrap_or(""))?,

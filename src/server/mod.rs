@@ -1,14 +1,15 @@
 //! The reference implementation of the service, built on the loaded spec.
 //!
 //! Routes come from the spec's operations (each must have a handler in `handlers`); every
-//! request passes the layers in this order, outermost first:
-//! envelope → catch panic → auth → rate limit → permission → validation → handler.
+//! request passes one middleware (`layers::service`) whose steps are, outermost first:
+//! envelope → catch panic → resolve the operation (once) → auth → rate limit → permission →
+//! validation → handler. Each step is a function, written once.
 
 mod data;
 mod error;
 mod handlers;
 mod keys;
-mod layers;
+pub(crate) mod layers;
 pub mod ratelimit;
 mod tls;
 
@@ -24,7 +25,6 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use tower_http::catch_panic::CatchPanicLayer;
 
 pub use data::{
     Link, PartnerStatus, TAG_COUNT_MIN, Tag, TagList, WorkspaceData, compare_tags, name_matches,
@@ -96,6 +96,10 @@ pub struct OpRuntime {
     body_validator: Option<jsonschema::Validator>,
 }
 
+/// An operation's place in `App::ops`: the rules layer resolves it once per request.
+#[derive(Clone, Copy, Debug)]
+pub struct OpId(usize);
+
 /// The state every layer and handler shares.
 pub struct App {
     pub spec: Arc<Spec>,
@@ -103,7 +107,9 @@ pub struct App {
     limiter: Limiter,
     /// Rate classes in a fixed order (the limiter's class index) with their windows.
     classes: Vec<(String, Duration)>,
-    ops: HashMap<(Method, String), OpRuntime>,
+    ops: Vec<OpRuntime>,
+    /// Path → (method, index in `ops`): looked up with the request's own `&str`.
+    routes: HashMap<String, Vec<(Method, OpId)>>,
     data: Vec<Mutex<WorkspaceData>>,
     /// Each workspace's tags, read without the data lock (they never change).
     tags: Vec<Arc<TagList>>,
@@ -126,7 +132,8 @@ impl App {
             .iter()
             .map(|(c, w)| (c.clone(), w.mul_f64(scale)))
             .collect();
-        let mut ops = HashMap::new();
+        let mut ops = Vec::new();
+        let mut routes: HashMap<String, Vec<(Method, OpId)>> = HashMap::new();
         for op in &spec.operations {
             let compile = |schema: &serde_json::Value, what: &str| {
                 crate::spec::schema::validator(schema)
@@ -140,14 +147,15 @@ impl App {
                 Some(b) => Some(compile(&b.reference_schema, "body")?),
                 None => None,
             };
-            ops.insert(
-                (op.method.clone(), op.path.clone()),
-                OpRuntime {
-                    op: op.clone(),
-                    params,
-                    body_validator,
-                },
-            );
+            routes
+                .entry(op.path.clone())
+                .or_default()
+                .push((op.method.clone(), OpId(ops.len())));
+            ops.push(OpRuntime {
+                op: op.clone(),
+                params,
+                body_validator,
+            });
         }
         let seeded: Vec<WorkspaceData> = keys
             .workspaces
@@ -162,13 +170,23 @@ impl App {
             keys,
             classes,
             ops,
+            routes,
             data,
             tags,
         })
     }
 
-    fn operation(&self, method: &Method, path: &str) -> Option<&OpRuntime> {
-        self.ops.get(&(method.clone(), path.to_string()))
+    /// The operation of a method and path, if the spec has one.
+    fn resolve(&self, method: &Method, path: &str) -> Option<OpId> {
+        let by_method = self.routes.get(path)?;
+        by_method
+            .iter()
+            .find(|(m, _)| m == method)
+            .map(|(_, id)| *id)
+    }
+
+    fn op(&self, id: OpId) -> &OpRuntime {
+        &self.ops[id.0]
     }
 
     /// The limiter's index of a class and its (possibly shrunk) window.
@@ -209,12 +227,7 @@ impl App {
         let app = self.clone();
         Ok(router
             .fallback(|| async { ApiError::not_found("nothing matches the request URI") })
-            .layer(from_fn_with_state(app.clone(), layers::validate))
-            .layer(from_fn_with_state(app.clone(), layers::permission))
-            .layer(from_fn_with_state(app.clone(), layers::rate_limit))
-            .layer(from_fn_with_state(app.clone(), layers::auth))
-            .layer(CatchPanicLayer::custom(error::panic_response))
-            .layer(from_fn_with_state(app.clone(), error::envelope))
+            .layer(from_fn_with_state(app.clone(), layers::service))
             .with_state(app))
     }
 }

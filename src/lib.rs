@@ -3,13 +3,16 @@
 //! Modules are named after what they own: `spec` loads the OpenAPI document everything is
 //! driven by, `server` is the reference implementation, `check` the conformance runner,
 //! `target` what check and load aim at, `report` what a run writes, `qr` renders and
-//! inspects QR PNGs, `cli` is the command line.
+//! inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for server, check
+//! and load alike), `verdict` the verdict levels, `cli` is the command line.
 
 pub mod check;
 pub mod cli;
 pub mod load;
 pub mod qr;
+pub mod rate_headers;
 pub mod report;
 pub mod server;
 pub mod spec;
 pub mod target;
+pub mod verdict;

@@ -9,31 +9,7 @@ use super::catalogue::{self, CheckDef};
 use super::probe::{Exchange, ExchangeRecord};
 use crate::target::Secret;
 
-/// Verdicts, as the Autobahn testsuite names them; ordered from best to worst.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Pass,
-    /// Nothing ran: no key of the plan it needs, not destructive-allowed, filtered out.
-    Skipped,
-    /// The target made a choice the spec leaves open; recorded, never a failure.
-    Informational,
-    /// A deviation from what the spec prefers but does not require.
-    NonStrict,
-    Fail,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Skipped => "skipped",
-            Verdict::Informational => "informational",
-            Verdict::NonStrict => "non-strict",
-            Verdict::Fail => "fail",
-        }
-    }
-}
+pub use crate::verdict::Verdict;
 
 /// One thing seen: a violation (at the check's level) or an observation.
 #[derive(Clone, Debug, Serialize)]
@@ -116,6 +92,26 @@ impl Recorder {
         let def = catalogue::get(id);
         let verdict = def.map_or(Verdict::Fail, |d| d.level);
         self.finding(id, op, verdict, expected.into(), actual.into(), exchange);
+    }
+
+    /// A deviation from what the spec prefers where it does not require it: non-strict,
+    /// whatever the check's level.
+    pub fn non_strict(
+        &self,
+        id: &str,
+        op: &str,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+        exchange: Option<&Exchange>,
+    ) {
+        self.finding(
+            id,
+            op,
+            Verdict::NonStrict,
+            expected.into(),
+            actual.into(),
+            exchange,
+        );
     }
 
     /// A choice the spec leaves open: informational, whatever the check's level.

@@ -14,6 +14,7 @@ use http::Method;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::rate_headers;
 use crate::target::{PlanKey, Secret};
 
 /// Largest body read from a target; the rest is dropped and the answer marked truncated.
@@ -374,8 +375,8 @@ impl Probe {
                 // Unauthenticated 429: back off by Retry-After if given.
                 let wait = x
                     .resp()
-                    .and_then(|r| r.header_u64("retry-after"))
-                    .map_or(Duration::from_secs(1), Duration::from_secs);
+                    .and_then(retry_wait)
+                    .unwrap_or(Duration::from_secs(1));
                 tokio::time::sleep(wait.min(self.max_wait)).await;
             }
         }
@@ -409,11 +410,17 @@ impl Probe {
     fn note(&self, key: &str, r: &Resp) {
         let mut map = self.pace.lock().unwrap_or_else(|p| p.into_inner());
         let p = map.entry(key.to_string()).or_default();
-        p.remaining = r.header_u64("x-ratelimit-remaining");
-        p.reset_epoch = r.header_u64("x-ratelimit-reset");
+        p.remaining = r.header_u64(rate_headers::REMAINING);
+        // Only a Reset in the spec's unit paces; anything else is `ratelimit.reset`'s finding.
+        p.reset_epoch = match r.header(rate_headers::RESET).map(rate_headers::reset_unit) {
+            Some(rate_headers::ResetUnit::EpochSeconds(v)) => Some(v),
+            _ => None,
+        };
         p.retry_until = if r.status == 429 {
-            let secs = r.header_u64("retry-after").unwrap_or(1).max(1);
-            Some(Instant::now() + Duration::from_secs(secs).min(self.max_wait))
+            let wait = retry_wait(r)
+                .unwrap_or_default()
+                .max(Duration::from_secs(1));
+            Some(Instant::now() + wait.min(self.max_wait))
         } else {
             None
         };
@@ -500,6 +507,12 @@ fn describe(e: reqwest::Error) -> String {
         src = inner.source();
     }
     s
+}
+
+/// The wait a 429's Retry-After asks for, in either of its forms.
+fn retry_wait(r: &Resp) -> Option<Duration> {
+    let ra = rate_headers::parse_retry_after(r.header(rate_headers::RETRY_AFTER)?)?;
+    Duration::try_from_secs_f64(ra.wait_secs(rate_headers::now_epoch())).ok()
 }
 
 #[cfg(test)]

@@ -1,29 +1,23 @@
 //! `ratelimit.*`: the headers' meaning, not only their presence. Limit is the plan's, Remaining
 //! falls by one, Reset is epoch seconds within a window, a burst past the limit gets 429 with a
 //! Retry-After that is enough, and limits are per key. `check` probes with short bursts;
-//! `linkcert load` measures throttling over time.
+//! `linkcert load` measures throttling over time. What the headers mean (units, slack,
+//! consistency) is `crate::rate_headers`'s, shared with `load`.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::Ctx;
 use super::auth::minimal_request;
 use super::conformance::{Expect, error_code};
 use super::probe::{Exchange, Req};
+use crate::rate_headers::{self, Answer, RemainingTrend, SLACK_SECS, now_epoch, remaining_trend};
 use crate::spec::{Limit, Operation};
 use crate::target::PlanKey;
+use crate::verdict::Verdict;
 
 /// Bursts are sent only at keys whose limit is at most this (a Free or Pro key): bursting an
 /// Advanced key means thousands of requests, which is `linkcert load`'s job.
 const MAX_BURST_LIMIT: u64 = 1200;
-/// Rounding of whole seconds, and a round trip: slack allowed on Reset and Retry-After.
-const SLACK_SECS: f64 = 2.0;
-
-fn now_epoch() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-}
 
 /// A cheap operation of a rate class that any key allowed the class can call.
 fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
@@ -107,7 +101,7 @@ async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         if !(r.is_success() || r.status == 429) {
             continue;
         }
-        let Some(announced) = r.header_u64("x-ratelimit-limit") else {
+        let Some(announced) = r.header_u64(rate_headers::LIMIT) else {
             // Absence is ratelimit.headers' finding.
             continue;
         };
@@ -145,12 +139,76 @@ async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     }
 }
 
-/// What one answer of a burst said.
-struct Seen {
-    status: u16,
-    remaining: Option<u64>,
-    at: f64,
-    exchange: Exchange,
+/// One answer of a burst: when it was sent and received (UTC epoch seconds), and the exchange.
+pub(crate) struct Seen {
+    pub sent: f64,
+    pub at: f64,
+    pub exchange: Exchange,
+}
+
+impl Seen {
+    fn status(&self) -> u16 {
+        self.exchange.status().unwrap_or(0)
+    }
+}
+
+/// A burst's answers as the shared header judges read them.
+fn answers(seen: &[Seen]) -> Vec<Answer<'_>> {
+    seen.iter()
+        .map(|s| {
+            let h = |name| s.exchange.resp().and_then(|r| r.header(name));
+            Answer {
+                sent: s.sent,
+                recv: s.at,
+                status: s.status(),
+                remaining: h(rate_headers::REMAINING),
+                reset: h(rate_headers::RESET),
+                retry_after: h(rate_headers::RETRY_AFTER),
+            }
+        })
+        .collect()
+}
+
+/// The header rules `check` and `load` share, judged on one burst, by check id. `load` judges
+/// the same rules with the same functions (a test feeds both the same answers).
+pub(crate) fn header_verdicts(
+    seen: &[Seen],
+    window: Duration,
+) -> Vec<(&'static str, rate_headers::Judged)> {
+    let a = answers(seen);
+    [
+        ("ratelimit.reset", rate_headers::judge_resets(&a, window)),
+        (
+            "ratelimit.retry-after",
+            rate_headers::judge_retry_afters(&a, window),
+        ),
+        (
+            "ratelimit.remaining",
+            rate_headers::judge_remaining_before_429(&a),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(id, j)| Some((id, j?)))
+    .collect()
+}
+
+/// Records a shared rule's verdict under `id`.
+fn record(ctx: &Ctx, label: &str, id: &str, j: &rate_headers::Judged, seen: &[Seen]) {
+    let exchange = j.at.and_then(|i| seen.get(i)).map(|s| &s.exchange);
+    match j.verdict {
+        Verdict::Pass => {
+            for _ in 0..j.judged.max(1) {
+                ctx.rec.pass(id, label);
+            }
+        }
+        Verdict::NonStrict => {
+            ctx.rec
+                .non_strict(id, label, j.expected.clone(), j.actual.clone(), exchange)
+        }
+        _ => ctx
+            .rec
+            .violation(id, label, j.expected.clone(), j.actual.clone(), exchange),
+    }
 }
 
 async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
@@ -198,28 +256,38 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     let burst_started = now_epoch();
     // Sent as fast as one connection allows, unpaced: this is the point.
     for _ in 0..cap {
+        let sent = now_epoch();
         let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
         ctx.judge(op, &x, Expect::Any);
-        let Some(r) = x.resp() else { break };
+        if x.resp().is_none() {
+            break;
+        }
         let s = Seen {
-            status: r.status,
-            remaining: r.header_u64("x-ratelimit-remaining"),
+            sent,
             at: now_epoch(),
-            exchange: x.clone(),
+            exchange: x,
         };
-        let stop = s.status == 429;
+        let stop = s.status() == 429;
         seen.push(s);
         if stop {
             break;
         }
     }
     let id = |standard_id: &'static str| check_id(ctx, class, standard_id);
-    judge_remaining(ctx, &label, id("ratelimit.remaining"), &seen);
-    judge_resets(ctx, &label, id("ratelimit.reset"), &seen, window);
-    let Some(first_429) = seen.iter().find(|s| s.status == 429) else {
+    let shared = header_verdicts(&seen, window);
+    let verdict_of = |rule: &str| shared.iter().find(|(r, _)| *r == rule).map(|(_, j)| j);
+    if judge_remaining_trend(ctx, &label, id("ratelimit.remaining"), &seen)
+        && let Some(j) = verdict_of("ratelimit.remaining")
+    {
+        record(ctx, &label, id("ratelimit.remaining"), j, &seen);
+    }
+    if let Some(j) = verdict_of("ratelimit.reset") {
+        record(ctx, &label, id("ratelimit.reset"), j, &seen);
+    }
+    let Some(first_429) = seen.iter().find(|s| s.status() == 429) else {
         let admitted = seen
             .iter()
-            .filter(|s| (200..300).contains(&s.status))
+            .filter(|s| (200..300).contains(&s.status()))
             .count();
         // A client that cannot outpace the limit (a slow round trip, a large limit) expects no
         // 429: that burst judges nothing.
@@ -261,17 +329,15 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
             Some(&first_429.exchange),
         ),
     }
-    let retry_after = r429.and_then(|r| r.header("retry-after").map(str::to_string));
-    let reset = r429.and_then(|r| r.header_u64("x-ratelimit-reset"));
-    let wait = judge_retry_after(
-        ctx,
-        &label,
-        id("ratelimit.retry-after"),
-        first_429,
-        retry_after.as_deref(),
-        reset,
-        window,
-    );
+    if let Some(j) = verdict_of("ratelimit.retry-after") {
+        record(ctx, &label, id("ratelimit.retry-after"), j, &seen);
+    }
+    // The wait Retry-After asked for, when it is usable.
+    let wait = r429
+        .and_then(|r| r.header(rate_headers::RETRY_AFTER))
+        .and_then(rate_headers::parse_retry_after)
+        .map(|ra| ra.wait_secs(first_429.at))
+        .filter(|w| *w <= window.as_secs_f64() + SLACK_SECS);
     if standard && ctx.enabled("ratelimit.per-key") {
         per_key(ctx, op, &key, keys).await;
     }
@@ -299,54 +365,30 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     }
 }
 
-/// What consecutive X-RateLimit-Remaining values of admissions sent back to back say.
-#[derive(Debug, PartialEq)]
-enum RemainingTrend {
-    /// Fell by one (or quota came back) throughout; `pairs` consecutive pairs judged.
-    Counting { pairs: usize },
-    /// Fell by more than one between positions `at - 1` and `at`.
-    Jumped { at: usize, from: u64, to: u64 },
-    /// Fell by one in fewer than half of the pairs: not counting requests.
-    Stuck { fell_by_one: usize, pairs: usize },
-}
-
-fn remaining_trend(values: &[Option<u64>]) -> RemainingTrend {
-    let (mut fell_by_one, mut pairs) = (0usize, 0usize);
-    for (i, w) in values.windows(2).enumerate() {
-        let (Some(a), Some(b)) = (w[0], w[1]) else {
-            continue;
-        };
-        pairs += 1;
-        // b >= a: quota came back between the two (a window boundary, expiring entries, a
-        // refilled bucket; equal is one unit freed and one used).
-        if b < a {
-            if a - b == 1 {
-                fell_by_one += 1;
-            } else {
-                return RemainingTrend::Jumped {
-                    at: i + 1,
-                    from: a,
-                    to: b,
-                };
-            }
-        }
-    }
-    if pairs >= 3 && fell_by_one * 2 < pairs {
-        RemainingTrend::Stuck { fell_by_one, pairs }
-    } else {
-        RemainingTrend::Counting { pairs }
-    }
-}
-
-fn judge_remaining(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) {
+/// Remaining falls by one per admission sent back to back (a burst is sequential, so this is
+/// `check`'s alone; `load`'s answers overtake each other). Returns whether it did, so the shared
+/// rule (Remaining 0 before the first 429) is judged only then.
+fn judge_remaining_trend(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) -> bool {
     let admitted: Vec<&Seen> = seen
         .iter()
-        .filter(|s| (200..300).contains(&s.status))
+        .filter(|s| (200..300).contains(&s.status()))
         .collect();
-    let values: Vec<Option<u64>> = admitted.iter().map(|s| s.remaining).collect();
+    let values: Vec<Option<u64>> = admitted
+        .iter()
+        .map(|s| {
+            rate_headers::parse_count(
+                s.exchange
+                    .resp()
+                    .and_then(|r| r.header(rate_headers::REMAINING)),
+            )
+        })
+        .collect();
     match remaining_trend(&values) {
-        RemainingTrend::Counting { pairs: 0 } => {}
-        RemainingTrend::Counting { .. } => ctx.rec.pass(id, label),
+        RemainingTrend::Counting { pairs: 0 } => true,
+        RemainingTrend::Counting { .. } => {
+            ctx.rec.pass(id, label);
+            true
+        }
         RemainingTrend::Jumped { at, from, to } => {
             ctx.rec.violation(
                 id,
@@ -355,7 +397,7 @@ fn judge_remaining(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) {
                 to.to_string(),
                 Some(&admitted[at].exchange),
             );
-            return;
+            false
         }
         RemainingTrend::Stuck { fell_by_one, pairs } => {
             if let Some(last) = admitted.last() {
@@ -367,123 +409,9 @@ fn judge_remaining(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) {
                     Some(&last.exchange),
                 );
             }
-            return;
+            false
         }
     }
-    // The last admission before the first 429 should have left nothing.
-    if let Some(pos) = seen.iter().position(|s| s.status == 429)
-        && pos > 0
-        && let Some(before) = seen[pos - 1].remaining
-        && (200..300).contains(&seen[pos - 1].status)
-    {
-        if before == 0 {
-            ctx.rec.pass(id, label);
-        } else {
-            ctx.rec.violation(
-                id,
-                label,
-                "X-RateLimit-Remaining 0 before the first 429",
-                format!("429 right after Remaining {before}"),
-                Some(&seen[pos].exchange),
-            );
-        }
-    }
-}
-
-fn judge_resets(ctx: &Ctx, label: &str, id: &str, seen: &[Seen], window: Duration) {
-    for s in seen {
-        let Some(r) = s.exchange.resp() else { continue };
-        let Some(reset) = r.header_u64("x-ratelimit-reset") else {
-            continue;
-        };
-        let reset = reset as f64;
-        let latest = s.at + window.as_secs_f64() + SLACK_SECS;
-        let verdict = if reset > now_epoch() * 100.0 {
-            Some("epoch milliseconds, not seconds".to_string())
-        } else if reset < s.at - SLACK_SECS {
-            Some(format!("{:.0} s in the past", s.at - reset))
-        } else if reset > latest {
-            Some(format!(
-                "{:.0} s ahead, beyond one window ({window:?})",
-                reset - s.at
-            ))
-        } else {
-            None
-        };
-        match verdict {
-            None => ctx.rec.pass(id, label),
-            Some(what) => {
-                ctx.rec.violation(
-                    id,
-                    label,
-                    format!("UTC epoch seconds between now and now + {window:?}"),
-                    format!("{reset:.0} ({what})"),
-                    Some(&s.exchange),
-                );
-                return;
-            }
-        }
-    }
-}
-
-/// Returns the wait Retry-After asked for, in seconds, when it is usable.
-fn judge_retry_after(
-    ctx: &Ctx,
-    label: &str,
-    id: &str,
-    s: &Seen,
-    retry_after: Option<&str>,
-    reset: Option<u64>,
-    window: Duration,
-) -> Option<f64> {
-    let Some(raw) = retry_after else {
-        ctx.rec.violation(
-            id,
-            label,
-            "Retry-After on the 429",
-            "absent",
-            Some(&s.exchange),
-        );
-        return None;
-    };
-    let Ok(secs) = raw.trim().parse::<u64>() else {
-        ctx.rec.violation(
-            id,
-            label,
-            "Retry-After in whole seconds",
-            raw.to_string(),
-            Some(&s.exchange),
-        );
-        return None;
-    };
-    let secs_f = secs as f64;
-    if secs_f > window.as_secs_f64() + SLACK_SECS {
-        ctx.rec.violation(
-            id,
-            label,
-            format!("at most one window ({window:?}) of seconds"),
-            format!("{secs} (milliseconds?)"),
-            Some(&s.exchange),
-        );
-        return None;
-    }
-    if let Some(reset) = reset {
-        let by_reset = reset as f64 - s.at;
-        if (by_reset - secs_f).abs() > SLACK_SECS {
-            ctx.rec.violation(
-                id,
-                label,
-                format!(
-                    "Retry-After consistent with X-RateLimit-Reset (which says {by_reset:.0} s)"
-                ),
-                format!("{secs} s"),
-                Some(&s.exchange),
-            );
-            return Some(secs_f);
-        }
-    }
-    ctx.rec.pass(id, label);
-    Some(secs_f)
 }
 
 /// Right after `exhausted` was throttled, another key must still be admitted.
@@ -522,47 +450,199 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
 
 #[cfg(test)]
 mod tests {
-    use super::{RemainingTrend, remaining_trend};
+    use std::time::Duration;
 
-    fn trend(v: &[u64]) -> RemainingTrend {
-        remaining_trend(&v.iter().map(|x| Some(*x)).collect::<Vec<_>>())
+    use super::{Seen, header_verdicts};
+    use crate::check::probe::{Exchange, Req, Resp};
+    use crate::load::engine::{Record, Run};
+    use crate::load::scenario::Scenario;
+    use crate::target::{PlanKey, Target};
+    use crate::verdict::Verdict;
+
+    const WALL0: f64 = 1_800_000_000.0;
+    const W: f64 = 6.0;
+
+    /// One answer: seconds after WALL0, status, Remaining, Reset, Retry-After.
+    type Row = (f64, u16, Option<String>, Option<String>, Option<String>);
+
+    /// A Free burst of 60 with honest headers, then a 429; `edit` spoils one thing.
+    fn burst(edit: impl Fn(usize, &mut Row)) -> Vec<Row> {
+        let reset = || Some(format!("{}", (WALL0 + W).ceil() as u64));
+        let mut rows: Vec<Row> = (0..60)
+            .map(|i| {
+                let t = 0.01 * i as f64;
+                (t, 200, Some(format!("{}", 59 - i)), reset(), None)
+            })
+            .collect();
+        rows.push((0.6, 429, Some("0".into()), reset(), Some("6".into())));
+        for (i, r) in rows.iter_mut().enumerate() {
+            edit(i, r);
+        }
+        rows
+    }
+
+    fn check_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
+        let seen: Vec<Seen> = rows
+            .iter()
+            .map(|(t, status, rem, reset, retry)| {
+                let mut headers = Vec::new();
+                for (name, v) in [
+                    ("x-ratelimit-remaining", rem),
+                    ("x-ratelimit-reset", reset),
+                    ("retry-after", retry),
+                ] {
+                    if let Some(v) = v {
+                        headers.push((name.to_string(), v.clone()));
+                    }
+                }
+                Seen {
+                    sent: WALL0 + t - 0.005,
+                    at: WALL0 + t,
+                    exchange: Exchange {
+                        req: Req::get("/tags"),
+                        url: "https://x/tags".into(),
+                        result: Ok(Resp {
+                            status: *status,
+                            headers,
+                            body: Vec::new(),
+                            truncated: false,
+                            elapsed: Duration::ZERO,
+                        }),
+                        insecure: false,
+                    },
+                }
+            })
+            .collect();
+        let mut v: Vec<(&'static str, Verdict)> =
+            header_verdicts(&seen, Duration::from_secs_f64(W))
+                .into_iter()
+                .map(|(id, j)| (id.trim_start_matches("ratelimit."), j.verdict))
+                .collect();
+        v.sort();
+        v
+    }
+
+    fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
+        let spec = crate::spec::Spec::embedded().unwrap();
+        let t = Target {
+            base_url: "https://x".into(),
+            rate_window: Duration::from_secs_f64(W),
+            keys: vec![PlanKey {
+                plan: "free".into(),
+                key: "k".into(),
+            }],
+            ..Target::default()
+        };
+        let r = Scenario::load("free-overload")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        let records = rows
+            .iter()
+            .map(|(t, status, rem, reset, retry)| Record {
+                key: 0,
+                op: 0,
+                due: *t - 0.005,
+                sent: *t - 0.005,
+                recv: *t,
+                status: Some(*status),
+                limit: Some("60".into()),
+                remaining: rem.clone(),
+                reset: reset.clone(),
+                retry_after: retry.clone(),
+                code: Some("rate_limit_exceeded".into()),
+                error: None,
+                retry: false,
+            })
+            .collect();
+        let run = Run {
+            slots: crate::load::schedule::build(&r),
+            records,
+            wall0: WALL0,
+            users: 1,
+            goose_requests: 0,
+            goose_reports: Vec::new(),
+        };
+        let result = crate::load::judge::judge(&r, &run, &[("free#1".into(), 0)]);
+        let mut v: Vec<(&'static str, Verdict)> = ["reset", "retry-after", "remaining"]
+            .into_iter()
+            .filter_map(|rule| {
+                let id = format!("load.{rule}");
+                let worst = result
+                    .findings
+                    .iter()
+                    .filter(|f| f.check == id)
+                    .map(|f| f.verdict)
+                    .max()?;
+                Some((rule, worst))
+            })
+            .collect();
+        v.sort();
+        v
     }
 
     #[test]
-    fn remaining_may_stay_or_rise_when_quota_comes_back_but_must_count() {
-        // Exact counting; a refill now and then (equal pairs); a window boundary (a rise).
-        assert_eq!(
-            trend(&[5, 4, 3, 2, 1, 0]),
-            RemainingTrend::Counting { pairs: 5 }
-        );
-        assert_eq!(
-            trend(&[59, 58, 57, 57, 56, 55, 55, 54]),
-            RemainingTrend::Counting { pairs: 7 }
-        );
-        assert_eq!(
-            trend(&[2, 1, 0, 59, 58]),
-            RemainingTrend::Counting { pairs: 4 }
-        );
-        // Frozen, or dropping by two: not counting this client's requests one by one.
-        assert!(matches!(
-            trend(&[42, 42, 42, 42, 42]),
-            RemainingTrend::Stuck {
-                fell_by_one: 0,
-                pairs: 4
-            }
-        ));
-        assert_eq!(
-            trend(&[10, 9, 7]),
-            RemainingTrend::Jumped {
-                at: 2,
-                from: 9,
-                to: 7
-            }
-        );
-        // Missing values are skipped, not guessed.
-        assert_eq!(
-            remaining_trend(&[Some(3), None, Some(1)]),
-            RemainingTrend::Counting { pairs: 0 }
-        );
+    fn check_and_load_give_the_same_header_the_same_verdict() {
+        let date =
+            httpdate::fmt_http_date(std::time::UNIX_EPOCH + Duration::from_secs(WALL0 as u64 + 6));
+        let cases: Vec<(&str, Vec<Row>)> = vec![
+            ("honest", burst(|_, _| {})),
+            (
+                "reset in milliseconds",
+                burst(|_, r| r.3 = r.3.as_ref().map(|v| format!("{v}000"))),
+            ),
+            (
+                "reset as seconds until",
+                burst(|_, r| r.3 = Some("6".into())),
+            ),
+            (
+                "reset not a number",
+                burst(|_, r| r.3 = Some("soon".into())),
+            ),
+            (
+                "reset backwards",
+                burst(|i, r| {
+                    if i == 30 {
+                        r.3 = Some(format!("{}", WALL0 as u64 - 1));
+                    }
+                }),
+            ),
+            ("no retry-after", burst(|_, r| r.4 = None)),
+            (
+                "retry-after in milliseconds",
+                burst(|_, r| r.4 = r.4.as_ref().map(|_| "6000".into())),
+            ),
+            (
+                "retry-after past the reset",
+                burst(|i, r| {
+                    if i == 60 {
+                        r.3 = Some(format!("{}", WALL0 as u64 + 1));
+                    }
+                }),
+            ),
+            (
+                "retry-after as an http-date",
+                burst(|_, r| r.4 = r.4.as_ref().map(|_| date.clone())),
+            ),
+            (
+                "remaining never 0",
+                burst(|_, r| {
+                    if r.1 == 200 {
+                        r.2 = Some("5".into());
+                    }
+                }),
+            ),
+        ];
+        let mut seen_verdicts = std::collections::BTreeSet::new();
+        for (name, rows) in cases {
+            let (c, l) = (check_verdicts(&rows), load_verdicts(&rows));
+            assert_eq!(c, l, "{name}: check {c:?}, load {l:?}");
+            assert_eq!(c.len(), 3, "{name}: every rule judged: {c:?}");
+            let worst = c.iter().map(|(_, v)| *v).max().unwrap();
+            assert_eq!(worst == Verdict::Pass, name == "honest", "{name}: {c:?}");
+            seen_verdicts.insert(worst);
+        }
+        // The cases exercise passing, non-strict and failing headers alike.
+        assert_eq!(seen_verdicts.len(), 3, "{seen_verdicts:?}");
     }
 }

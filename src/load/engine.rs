@@ -22,6 +22,7 @@ use super::scenario::{Resolved, Shape};
 use super::schedule::{self, Slot};
 use crate::check::conformance::error_code;
 use crate::check::probe::Resp;
+use crate::rate_headers;
 use crate::target::Target;
 
 /// Error bodies read at most this far (the envelope is small).
@@ -196,10 +197,10 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
     };
     let status = r.status().as_u16();
     rec.status = Some(status);
-    rec.limit = header(&r, "x-ratelimit-limit");
-    rec.remaining = header(&r, "x-ratelimit-remaining");
-    rec.reset = header(&r, "x-ratelimit-reset");
-    rec.retry_after = header(&r, "retry-after");
+    rec.limit = header(&r, rate_headers::LIMIT);
+    rec.remaining = header(&r, rate_headers::REMAINING);
+    rec.reset = header(&r, rate_headers::RESET);
+    rec.retry_after = header(&r, rate_headers::RETRY_AFTER);
     if (200..300).contains(&status) {
         let _ = read_body(r, MAX_BODY).await;
     } else {
@@ -226,16 +227,6 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
     rec
 }
 
-/// Seconds of a Retry-After: delay-seconds or an HTTP-date (RFC 9110).
-pub fn retry_after_secs(v: &str, now_epoch: f64) -> Option<f64> {
-    if let Ok(n) = v.trim().parse::<u64>() {
-        return Some(n as f64);
-    }
-    let date = httpdate::parse_http_date(v.trim()).ok()?;
-    let at = date.duration_since(UNIX_EPOCH).ok()?.as_secs_f64();
-    Some((at - now_epoch).max(0.0))
-}
-
 async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
     let i = s.next.fetch_add(1, Ordering::SeqCst);
     let Some(slot) = s.slots.get(i).copied() else {
@@ -247,13 +238,11 @@ async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
     let due = slot.due.as_secs_f64();
     let rec = send(&s, user, slot, due, false).await;
     let retry = s.retry_shape && rec.throttled() && !s.retry_claimed.swap(true, Ordering::SeqCst);
-    let wait = rec.retry_after.as_deref().and_then(|v| {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs_f64();
-        retry_after_secs(v, now)
-    });
+    let wait = rec
+        .retry_after
+        .as_deref()
+        .and_then(rate_headers::parse_retry_after)
+        .map(|ra| ra.wait_secs(rate_headers::now_epoch()));
     let recv = rec.recv;
     note(&s, rec);
     if retry && let Some(wait) = wait {

@@ -35,16 +35,15 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::engine::{Record, Run, retry_after_secs};
+use super::engine::{Record, Run};
 use super::scenario::{Resolved, Shape};
 use crate::check::model::Verdict;
+use crate::rate_headers::{self, Answer};
 
 /// A request sent later than this after its planned time is late.
 pub const LATE_SECS: f64 = 0.020;
 /// Late plus unsent above this share of the schedule: client saturated.
 pub const SATURATION_SHARE: f64 = 0.02;
-/// Rounding of whole seconds in Reset.
-const RESET_SLACK: f64 = 2.0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -253,6 +252,22 @@ impl Judge {
             actual: act,
         });
     }
+    /// A verdict of a rule shared with `check` (`crate::rate_headers`).
+    fn shared(&mut self, check: &str, key: Option<&str>, jd: &rate_headers::Judged) {
+        let msg = match jd.verdict {
+            Verdict::Pass => format!("{} ({} answers)", jd.expected, jd.judged),
+            _ => format!("expected {}, got {}", jd.expected, jd.actual),
+        };
+        self.add(
+            check,
+            jd.verdict,
+            key,
+            msg,
+            jd.expected.clone(),
+            jd.actual.clone(),
+        );
+    }
+
     fn pass(&mut self, check: &str, key: Option<&str>, msg: String) {
         self.add(check, Verdict::Pass, key, msg, String::new(), String::new());
     }
@@ -268,32 +283,6 @@ fn parse_u64(v: &Option<String>) -> Option<u64> {
 /// Most admissions provably within one rolling window: for each admission i, those sent
 /// after i's answer came and answered before i was sent plus W lie, at the server, within
 /// [s_i, s_i + W]. `adm` is sorted by send time.
-/// A Reset lower (by more than 1 s of rounding) than one the target gave to an exchange that
-/// was over before this one was sent: (the higher, the lower). Exchanges in flight together may
-/// be served in either order (one just before a fixed window's boundary, one just after), so
-/// only requests the server certainly handled later are compared. Items: (sent, recv, reset).
-fn reset_backwards(items: &[(f64, f64, u64)]) -> Option<(u64, u64)> {
-    let mut by_recv: Vec<&(f64, f64, u64)> = items.iter().collect();
-    by_recv.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let mut by_sent: Vec<&(f64, f64, u64)> = items.iter().collect();
-    by_sent.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (mut done, mut highest) = (0usize, None::<u64>);
-    for &&(sent, _, v) in &by_sent {
-        while let Some(&&(_, recv, h)) = by_recv.get(done)
-            && recv < sent
-        {
-            highest = Some(highest.map_or(h, |x| x.max(h)));
-            done += 1;
-        }
-        if let Some(h) = highest
-            && v + 1 < h
-        {
-            return Some((h, v));
-        }
-    }
-    None
-}
-
 /// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends.
 fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
     let (Some(first), Some(last)) = (
@@ -657,9 +646,12 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 key,
                 status: x.status.unwrap_or(0),
                 remaining: parse_u64(&x.remaining),
-                reset_in: parse_u64(&x.reset)
-                    .filter(|v| *v < 100_000_000_000)
-                    .map(|v| v as f64 - (run.wall0 + x.recv)),
+                reset_in: match x.reset.as_deref().map(rate_headers::reset_unit) {
+                    Some(rate_headers::ResetUnit::EpochSeconds(v)) => {
+                        Some(v as f64 - (run.wall0 + x.recv))
+                    }
+                    _ => None,
+                },
             });
         }
 
@@ -708,49 +700,35 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 ),
             );
         }
-        let mut no_ra = 0;
-        let mut long_ra = Vec::new();
-        for x in &thr {
-            match x
-                .retry_after
-                .as_deref()
-                .and_then(|v| retry_after_secs(v, run.wall0 + x.recv))
-            {
-                None => no_ra += 1,
-                Some(v) if v > w + RESET_SLACK => long_ra.push(v),
-                Some(_) => {}
+        // What the headers mean: the rules `check` judges with the same functions.
+        let answers: Vec<Answer> = recs
+            .iter()
+            .filter_map(|x| {
+                Some(Answer {
+                    sent: run.wall0 + x.sent,
+                    recv: run.wall0 + x.recv,
+                    status: x.status?,
+                    remaining: x.remaining.as_deref(),
+                    reset: x.reset.as_deref(),
+                    retry_after: x.retry_after.as_deref(),
+                })
+            })
+            .collect();
+        let window = r.window;
+        for (id, judged) in [
+            (
+                "load.retry-after",
+                rate_headers::judge_retry_afters(&answers, window),
+            ),
+            ("load.reset", rate_headers::judge_resets(&answers, window)),
+            (
+                "load.remaining",
+                rate_headers::judge_remaining_before_429(&answers),
+            ),
+        ] {
+            if let Some(jd) = judged {
+                j.shared(id, lbl, &jd);
             }
-        }
-        if no_ra > 0 {
-            j.fail(
-                "load.retry-after",
-                lbl,
-                format!("{no_ra} of {} 429s without a usable Retry-After", thr.len()),
-                "Retry-After: delay-seconds or an HTTP-date".into(),
-                format!(
-                    "{:?}",
-                    thr.iter()
-                        .find_map(|x| x.retry_after.clone())
-                        .unwrap_or_else(|| "absent".into())
-                ),
-            );
-        } else if !long_ra.is_empty() {
-            j.fail(
-                "load.retry-after",
-                lbl,
-                format!(
-                    "{} Retry-After values longer than the window (milliseconds?)",
-                    long_ra.len()
-                ),
-                format!("at most {:.0} s", w + RESET_SLACK),
-                format!("{} s", long_ra[0]),
-            );
-        } else if !thr.is_empty() {
-            j.pass(
-                "load.retry-after",
-                lbl,
-                "every 429 carries Retry-After in seconds".into(),
-            );
         }
         let answered_recs: Vec<&Record> = recs
             .iter()
@@ -772,105 +750,6 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429".into(),
                 format!("{missing} without"),
             );
-        }
-        // Reset: seconds, plausible, never backwards.
-        let mut by_recv = answered_recs.clone();
-        by_recv.sort_by(|a, b| a.recv.total_cmp(&b.recv));
-        let (mut ms, mut bad, mut out_of_range) = (None, None, None);
-        for x in &by_recv {
-            let Some(raw) = x.reset.as_deref() else {
-                continue;
-            };
-            let Ok(v) = raw.trim().parse::<u64>() else {
-                bad.get_or_insert(raw.to_string());
-                continue;
-            };
-            let now = run.wall0 + x.recv;
-            if v >= 100_000_000_000 {
-                ms.get_or_insert(v);
-                continue;
-            }
-            if (v as f64) < now - RESET_SLACK || (v as f64) > now + w + RESET_SLACK {
-                out_of_range.get_or_insert((v, now));
-            }
-        }
-        let seconds_resets: Vec<(f64, f64, u64)> = by_recv
-            .iter()
-            .filter_map(|x| {
-                let v = x.reset.as_deref()?.trim().parse::<u64>().ok()?;
-                (v < 100_000_000_000).then_some((x.sent, x.recv, v))
-            })
-            .collect();
-        let backwards = reset_backwards(&seconds_resets);
-        if let Some(v) = ms {
-            j.fail(
-                "load.reset",
-                lbl,
-                "X-RateLimit-Reset is in milliseconds".into(),
-                "UTC epoch seconds".into(),
-                v.to_string(),
-            );
-        } else if let Some(raw) = bad {
-            j.fail(
-                "load.reset",
-                lbl,
-                "X-RateLimit-Reset is not an integer".into(),
-                "UTC epoch seconds".into(),
-                raw,
-            );
-        } else if let Some((v, now)) = out_of_range {
-            j.fail(
-                "load.reset",
-                lbl,
-                "X-RateLimit-Reset is not within the current window".into(),
-                format!(
-                    "between {:.0} and {:.0}",
-                    now - RESET_SLACK,
-                    now + w + RESET_SLACK
-                ),
-                v.to_string(),
-            );
-        } else if let Some((h, v)) = backwards {
-            j.fail(
-                "load.reset",
-                lbl,
-                "X-RateLimit-Reset moved backwards".into(),
-                format!("not below {h} (less 1 s rounding)"),
-                v.to_string(),
-            );
-        } else if !by_recv.is_empty() {
-            j.pass(
-                "load.reset",
-                lbl,
-                "Reset in epoch seconds, within the window, never backwards".into(),
-            );
-        }
-
-        // Remaining reaches 0 before the first 429.
-        if let Some(f) = first_429 {
-            let zero = adm
-                .iter()
-                .any(|x| x.sent <= f.recv && parse_u64(&x.remaining) == Some(0));
-            let lowest = adm
-                .iter()
-                .filter(|x| x.sent <= f.recv)
-                .filter_map(|x| parse_u64(&x.remaining))
-                .min();
-            if zero {
-                j.pass(
-                    "load.remaining",
-                    lbl,
-                    "X-RateLimit-Remaining reached 0 before the first 429".into(),
-                );
-            } else {
-                j.fail(
-                    "load.remaining",
-                    lbl,
-                    "X-RateLimit-Remaining never reached 0 before the first 429".into(),
-                    "an admitted answer with Remaining 0".into(),
-                    format!("lowest Remaining {lowest:?}"),
-                );
-            }
         }
         // Admitted over the windows loaded.
         let a = adm.len() as f64;
@@ -1081,20 +960,6 @@ mod tests {
         // Twice the limit in a rolling window is fixed-window semantics: reported, not failed;
         // with no 429 there is nothing to retry.
         assert!(failed.is_empty(), "{failed:?}");
-    }
-
-    #[test]
-    fn reset_backwards_only_between_exchanges_that_did_not_overlap() {
-        use super::reset_backwards;
-        // In flight together across a fixed window's boundary: either order is possible.
-        let overlapping = [(0.0, 0.30, 120), (0.01, 0.20, 114)];
-        assert_eq!(reset_backwards(&overlapping), None);
-        // The second was sent after the first had come back: a real move back.
-        let sequential = [(0.0, 0.10, 120), (0.20, 0.30, 114)];
-        assert_eq!(reset_backwards(&sequential), Some((120, 114)));
-        // One second of rounding is allowed; forward moves always are.
-        assert_eq!(reset_backwards(&[(0.0, 0.1, 120), (0.2, 0.3, 119)]), None);
-        assert_eq!(reset_backwards(&[(0.0, 0.1, 114), (0.2, 0.3, 120)]), None);
     }
 
     #[test]

@@ -178,14 +178,8 @@ fn count(
 }
 
 fn stamp(h: &mut HeaderMap, r: &RateHeaders) {
-    let mut put = |name: &'static str, v: u64| {
+    for (name, v) in r.pairs() {
         h.insert(HeaderName::from_static(name), HeaderValue::from(v));
-    };
-    put("x-ratelimit-limit", r.limit);
-    put("x-ratelimit-remaining", r.remaining);
-    put("x-ratelimit-reset", r.reset_epoch);
-    if let Some(s) = r.retry_after {
-        put("retry-after", s);
     }
 }
 

@@ -3,12 +3,15 @@
 //! Each (key, class) keeps the instants of the requests it admitted within the last window.
 //! A request is admitted while fewer than `limit` remain in the window, so no rolling window
 //! of the class's length ever holds more than `limit` admissions. The oldest entry's expiry is
-//! when quota next frees: that is X-RateLimit-Reset, and, once exhausted, Retry-After.
+//! when quota next frees: that is X-RateLimit-Reset, and, once exhausted, Retry-After (their
+//! units and rounding: `crate::rate_headers`).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
+
+pub use crate::rate_headers::RateHeaders;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -25,8 +28,7 @@ pub enum Decision {
 }
 
 impl Decision {
-    /// X-RateLimit-Limit, -Remaining and -Reset (UTC epoch seconds, rounded up), and for a
-    /// throttled request Retry-After (whole seconds, rounded up: never less than the real wait).
+    /// The headers this decision sends, read off the wall clock `wall` at `now`.
     pub fn headers(&self, now: Instant, wall: SystemTime) -> RateHeaders {
         let (limit, remaining, frees_at, throttled) = match *self {
             Decision::Admitted {
@@ -37,29 +39,8 @@ impl Decision {
             Decision::Throttled { limit, frees_at } => (limit, 0, frees_at, true),
         };
         let wait = frees_at.saturating_duration_since(now);
-        let reset_epoch = wall
-            .checked_add(wait)
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, ceil_secs);
-        RateHeaders {
-            limit,
-            remaining,
-            reset_epoch,
-            retry_after: throttled.then(|| ceil_secs(wait).max(1)),
-        }
+        RateHeaders::new(limit, remaining, wait, wall, throttled)
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateHeaders {
-    pub limit: u64,
-    pub remaining: u64,
-    pub reset_epoch: u64,
-    pub retry_after: Option<u64>,
-}
-
-fn ceil_secs(d: Duration) -> u64 {
-    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
 /// One sliding log per (key, rate class); the set is fixed at start, so no map lock is needed.
@@ -166,7 +147,7 @@ mod tests {
         let l = Limiter::new(2, 1);
         let w = Duration::from_secs(60);
         let t0 = Instant::now();
-        let wall = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let wall = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000);
         for expect in [2, 1, 0] {
             match l.check(0, 0, 3, w, t0) {
                 Decision::Admitted { remaining, .. } => assert_eq!(remaining, expect),

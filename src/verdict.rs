@@ -1,0 +1,30 @@
+//! Verdict levels, shared by every judge (`check`, `load`, the rate-limit headers) and the
+//! reports: a leaf that depends on nothing.
+
+use serde::Serialize;
+
+/// Verdicts, as the Autobahn testsuite names them; ordered from best to worst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Pass,
+    /// Nothing ran: no key of the plan it needs, not destructive-allowed, filtered out.
+    Skipped,
+    /// The target made a choice the spec leaves open; recorded, never a failure.
+    Informational,
+    /// A deviation from what the spec prefers but does not require.
+    NonStrict,
+    Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Skipped => "skipped",
+            Verdict::Informational => "informational",
+            Verdict::NonStrict => "non-strict",
+            Verdict::Fail => "fail",
+        }
+    }
+}

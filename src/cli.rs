@@ -364,7 +364,7 @@ fn timestamp() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let t = server::rfc3339(secs);
+    let t = crate::clock::rfc3339(secs);
     t.replace(['-', ':'], "")
         .replace('T', "-")
         .trim_end_matches('Z')

@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod clock;
 pub mod load;
 pub mod qr;
 pub mod rate_headers;

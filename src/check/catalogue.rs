@@ -2,7 +2,7 @@
 //! `pagination.walk` lives in `check/pagination.rs`), the clause of the reference document it
 //! enforces, and what a violation means (its level).
 
-use super::model::Verdict;
+use crate::verdict::Verdict;
 
 #[derive(Clone, Copy, Debug)]
 pub struct CheckDef {

@@ -21,10 +21,9 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::report::Report;
 use crate::spec::{Operation, Spec};
 use crate::target::{PlanKey, Target};
-use model::Recorder;
+use model::{Recorder, Report};
 use probe::{Probe, Req};
 
 #[derive(Debug, thiserror::Error)]

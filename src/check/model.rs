@@ -1,13 +1,17 @@
-//! What a run finds: verdict levels, findings, and the recorder every check family writes to.
+//! What a run finds: findings, the recorder every check family writes to, and the report
+//! they add up to (`crate::report` writes it out).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
 use super::catalogue::{self, CheckDef};
 use super::probe::{Exchange, ExchangeRecord};
-use crate::target::Secret;
+use crate::clock::rfc3339;
+use crate::spec::Spec;
+use crate::target::{Secret, Target};
 
 pub use crate::verdict::Verdict;
 
@@ -237,5 +241,112 @@ impl Recorder {
                 .then_with(|| a.operation.cmp(&b.operation))
         });
         out
+    }
+}
+
+/// Bumped when a field changes meaning or goes away; new fields do not bump it.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: String,
+    pub tool_version: String,
+    pub target: String,
+    pub spec_title: String,
+    pub spec_version: String,
+    pub seed: u64,
+    pub started_at: String,
+    pub duration_secs: f64,
+    pub requests: u64,
+    /// 429s met and waited out by paced sends (not failures).
+    pub throttled_and_retried: u64,
+    /// Plans of the keys used, each once (keys themselves are never written).
+    pub plans: Vec<String>,
+    /// Which shell variable stands for which `--key` in the curl lines.
+    pub key_variables: Vec<KeyVariable>,
+    pub totals: Totals,
+    pub checks: Vec<CheckResult>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct KeyVariable {
+    pub variable: String,
+    pub plan: String,
+    /// Its place among the keys of its plan, from 1, in the order they were given.
+    pub nth: usize,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    pub pass: u64,
+    pub non_strict: u64,
+    pub informational: u64,
+    pub fail: u64,
+    pub skipped: u64,
+}
+
+impl Report {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        spec: &Spec,
+        target: &Target,
+        seed: u64,
+        started: SystemTime,
+        took: Duration,
+        requests: u64,
+        throttled: u64,
+        checks: Vec<CheckResult>,
+    ) -> Report {
+        let mut totals = Totals::default();
+        for c in &checks {
+            match c.verdict {
+                Verdict::Pass => totals.pass += 1,
+                Verdict::NonStrict => totals.non_strict += 1,
+                Verdict::Informational => totals.informational += 1,
+                Verdict::Fail => totals.fail += 1,
+                Verdict::Skipped => totals.skipped += 1,
+            }
+        }
+        let key_variables = target
+            .keys
+            .iter()
+            .zip(target.secrets())
+            .enumerate()
+            .map(|(i, (k, s))| KeyVariable {
+                variable: s.var,
+                plan: k.plan.clone(),
+                nth: target.keys[..=i]
+                    .iter()
+                    .filter(|o| o.plan == k.plan)
+                    .count(),
+            })
+            .collect();
+        Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            tool: "linkcert".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            target: target.base_url.clone(),
+            spec_title: spec.title.clone(),
+            spec_version: spec.version.clone(),
+            seed,
+            started_at: rfc3339(
+                started
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs(),
+            ),
+            duration_secs: took.as_secs_f64(),
+            requests,
+            throttled_and_retried: throttled,
+            plans: target.plans(),
+            key_variables,
+            totals,
+            checks,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.totals.fail == 0
     }
 }

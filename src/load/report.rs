@@ -56,7 +56,7 @@ impl LoadReport {
             target: target.base_url.clone(),
             spec_title: spec.title.clone(),
             spec_version: spec.version.clone(),
-            started_at: crate::server::rfc3339(secs),
+            started_at: crate::clock::rfc3339(secs),
             duration_secs: 0.0,
             window_secs: target.rate_window.as_secs_f64(),
             verdict: ScenarioVerdict::Pass,

@@ -28,7 +28,6 @@ use tokio::sync::oneshot;
 
 pub use data::{
     Link, PartnerStatus, TAG_COUNT_MIN, Tag, TagList, WorkspaceData, compare_tags, name_matches,
-    rfc3339,
 };
 pub use error::ApiError;
 pub use keys::{DEVELOPMENT_KEYS, KeySet, KeysError, Workspace};

@@ -1,0 +1,150 @@
+//! `pagination.bounds` and `pagination.page-size`: the limits of page and pageSize (maximum
+//! 100, greater than 0) and pages of the size asked for.
+
+use super::*;
+
+/// `pagination.bounds`: page and pageSize outside their bounds, or not integers, are rejected.
+pub(super) async fn bounds(l: &Lister<'_>) {
+    let id = "pagination.bounds";
+    // (parameter, value, must the target reject it?)
+    let mut cases: Vec<(String, String, bool)> = Vec::new();
+    if let Some(p) = &l.page {
+        for v in [
+            l.page_min.saturating_sub(1).to_string(),
+            "-1".to_string(),
+            "abc".to_string(),
+        ] {
+            cases.push((p.clone(), v, true));
+        }
+        // Above 64 bits but greater than 0: valid per the spec, so accepted (as an empty
+        // page: there are not that many items) or rejected cleanly.
+        cases.push((p.clone(), HUGE.to_string(), false));
+    }
+    if let Some(s) = &l.size {
+        for v in [
+            l.size_min.saturating_sub(1).to_string(),
+            "-1".to_string(),
+            (l.size_max + 1).to_string(),
+            HUGE.to_string(),
+            "abc".to_string(),
+        ] {
+            cases.push((s.clone(), v, true));
+        }
+    }
+    let mut seen = HashSet::new();
+    cases.retain(|c| seen.insert((c.0.clone(), c.1.clone())));
+    if cases.is_empty() {
+        l.ctx
+            .rec
+            .skip(id, &l.label, "the spec gives no page/page-size parameters");
+        return;
+    }
+    for (name, value, must_reject) in cases {
+        let expect = if must_reject {
+            Expect::Reject
+        } else {
+            Expect::AcceptOrReject
+        };
+        let params = vec![(name.clone(), value.clone())];
+        let (x, o, items) = l.list(&params, expect).await;
+        let what = format!("{name}={value}");
+        match o {
+            // Not this check's to judge: the transport failure is status's finding.
+            Outcome::Throttled | Outcome::Transport => {}
+            Outcome::CleanRejection(s) => {
+                l.ctx.rec.pass(id, &l.label);
+                if !must_reject {
+                    l.ctx.rec.observe(
+                        "pagination.choices",
+                        &l.label,
+                        format!("{what}: rejected with {s}"),
+                        Some(&x),
+                    );
+                }
+            }
+            Outcome::Accepted if !must_reject => match items {
+                Some(v) if v.is_empty() => {
+                    l.ctx.rec.pass(id, &l.label);
+                    l.ctx.rec.observe(
+                        "pagination.choices",
+                        &l.label,
+                        format!("{what}: accepted, an empty page"),
+                        Some(&x),
+                    );
+                }
+                Some(v) => l.ctx.rec.violation(
+                    id,
+                    &l.label,
+                    format!(
+                        "for {what}: an empty page (no list is that long) or a clean rejection"
+                    ),
+                    format!("{} items", v.len()),
+                    Some(&x),
+                ),
+                // Not an array: schema.response says so.
+                None => {}
+            },
+            o => {
+                let got = match (o, x.resp()) {
+                    (Outcome::Accepted, Some(r)) => format!("{} (accepted)", r.status),
+                    (_, Some(r)) if !is_envelope(r) => {
+                        format!("{} without the error envelope", r.status)
+                    }
+                    (_, Some(r)) => {
+                        format!("{} {}", r.status, error_code(r).unwrap_or_default())
+                    }
+                    (_, None) => "no answer".into(),
+                };
+                l.ctx.rec.violation(
+                    id,
+                    &l.label,
+                    format!("400 or 422 in the error envelope for {what}"),
+                    got,
+                    Some(&x),
+                );
+            }
+        }
+    }
+}
+
+/// `pagination.page-size`: a page never holds more than pageSize items.
+pub(super) async fn page_size(l: &Lister<'_>) {
+    let id = "pagination.page-size";
+    let Some(name) = &l.size else {
+        l.ctx
+            .rec
+            .skip(id, &l.label, "the spec gives no page-size parameter");
+        return;
+    };
+    let mut sizes = vec![l.size_min, 7, l.size_max.saturating_sub(1), l.size_max];
+    sizes.retain(|s| (l.size_min..=l.size_max).contains(s));
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut judged = false;
+    for n in sizes {
+        let (x, _, items) = l
+            .list(&[(name.clone(), n.to_string())], Expect::Accept)
+            .await;
+        // No items: status.valid-accepted or schema.response has judged the answer.
+        let Some(items) = items else { continue };
+        judged = true;
+        if items.len() as u64 <= n {
+            l.ctx.rec.pass(id, &l.label);
+        } else {
+            l.ctx.rec.violation(
+                id,
+                &l.label,
+                format!("at most {n} items for {name}={n}"),
+                format!("{} items", items.len()),
+                Some(&x),
+            );
+        }
+    }
+    if !judged {
+        l.ctx.rec.skip(
+            id,
+            &l.label,
+            "no page could be read (see status.valid-accepted and schema.response)",
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! `qr.png`, `qr.size`, `qr.colours`, `qr.content`, `qr.level`: one answer decoded and judged
+//! against what its case asked.
+
+use super::*;
+
+impl Family<'_> {
+    /// Send a render request and judge a 200; a clean rejection of an AcceptOrReject case is
+    /// observed. Returns the inspection when there was one.
+    pub(super) async fn render(&self, case: &Case) -> Option<Inspection> {
+        let (x, o) = self
+            .ctx
+            .exchange(self.op, case.request(&self.key, self.op), case.expect)
+            .await;
+        match o {
+            Outcome::Accepted => self.judge(case, &x),
+            Outcome::CleanRejection(s) => {
+                if case.expect == Expect::AcceptOrReject {
+                    let code = x.resp().and_then(error_code).unwrap_or_default();
+                    self.ctx.rec.observe(
+                        "qr.choices",
+                        &self.label,
+                        format!("{}: rejected with {s} {code}", case.what),
+                        Some(&x),
+                    );
+                }
+                None
+            }
+            // status.* judged it already; a 429 is nobody's failure.
+            _ => None,
+        }
+    }
+
+    /// The `qr.*` checks on one accepted exchange.
+    pub(super) fn judge(&self, case: &Case, x: &Exchange) -> Option<Inspection> {
+        let (rec, label) = (&self.ctx.rec, self.label.as_str());
+        let r = x.resp()?;
+        let what = &case.what;
+        let media = r.media_type().unwrap_or_default();
+        if media != "image/png" {
+            rec.violation(
+                "qr.png",
+                label,
+                format!("Content-Type image/png ({what})"),
+                if media.is_empty() {
+                    "no Content-Type".into()
+                } else {
+                    media
+                },
+                Some(x),
+            );
+        }
+        if r.truncated {
+            rec.violation(
+                "qr.png",
+                label,
+                format!("a complete PNG ({what})"),
+                format!(
+                    "a body longer than the runner reads ({} MiB)",
+                    crate::check::probe::MAX_BODY / (1024 * 1024)
+                ),
+                Some(x),
+            );
+            return None;
+        }
+        // Judge the declared dimensions before decoding anything big.
+        if let Some((w, h)) = png_dimensions(&r.body) {
+            let asked = match &case.size {
+                SizeWant::Exact(n) => Some(*n),
+                SizeWant::OneOf(v) => v.iter().max().copied(),
+                SizeWant::Unknown => None,
+            };
+            let too_big = w.max(h) > DECODE_SIDE;
+            if too_big {
+                match asked {
+                    Some(n) if n > DECODE_SIDE => {
+                        // The runner asked for a big image (a bound probe): header only.
+                        self.size_verdict(case, x, w, h);
+                        rec.observe(
+                            "qr.choices",
+                            label,
+                            format!("{what}: accepted ({w}x{h}, judged from its header)"),
+                            Some(x),
+                        );
+                    }
+                    _ => {
+                        rec.violation(
+                            "qr.size",
+                            label,
+                            format!(
+                                "{} ({what})",
+                                asked.map_or("an image of the size asked".into(), |n| format!(
+                                    "{n}x{n} px"
+                                ))
+                            ),
+                            format!("{w}x{h} px"),
+                            Some(x),
+                        );
+                        if w.max(h) > qr::MAX_SIDE {
+                            rec.violation(
+                                "qr.png",
+                                label,
+                                format!("a PNG within {} px a side ({what})", qr::MAX_SIDE),
+                                format!("a PNG declaring {w}x{h} px"),
+                                Some(x),
+                            );
+                        }
+                    }
+                }
+                return None;
+            }
+        }
+        let (fg, bg) = case.colours.unwrap_or((BLACK, WHITE));
+        let insp = match inspect(&r.body, fg, bg) {
+            Ok(i) => i,
+            Err(e) => {
+                rec.violation(
+                    "qr.png",
+                    label,
+                    format!("a valid PNG image ({what})"),
+                    e.to_string(),
+                    Some(x),
+                );
+                return None;
+            }
+        };
+        rec.pass("qr.png", label);
+        self.size_verdict(case, x, insp.width, insp.height);
+        match case.colours {
+            Some(_) if insp.exact_colour_fraction >= MIN_EXACT_COLOUR => {
+                rec.pass("qr.colours", label)
+            }
+            Some(_) => rec.violation(
+                "qr.colours",
+                label,
+                format!(
+                    "at least {:.0}% of pixels exactly {} or {} ({what})",
+                    MIN_EXACT_COLOUR * 100.0,
+                    hex(fg),
+                    hex(bg)
+                ),
+                format!("{:.1}%", insp.exact_colour_fraction * 100.0),
+                Some(x),
+            ),
+            None => {}
+        }
+        let url = case.url.as_bytes();
+        match (&insp.decoded, case.content) {
+            (_, ContentWant::Impossible) => rec.violation(
+                "qr.content",
+                label,
+                format!(
+                    "a clean rejection: a {}-character url is beyond any QR code's capacity ({what})",
+                    case.url.chars().count()
+                ),
+                match &insp.decoded {
+                    Ok(d) => format!(
+                        "200 with a code holding {} bytes of it",
+                        d.content.len()
+                    ),
+                    Err(e) => format!("200 with an image: {}", describe_failure(e)),
+                },
+                Some(x),
+            ),
+            (Ok(d), ContentWant::Strict) => {
+                if d.content == url {
+                    rec.pass("qr.content", label);
+                } else {
+                    rec.violation(
+                        "qr.content",
+                        label,
+                        format!("the code to hold the {}-byte url ({what})", url.len()),
+                        format!(
+                            "{} bytes: {}",
+                            d.content.len(),
+                            String::from_utf8_lossy(&d.content)
+                                .chars()
+                                .take(120)
+                                .collect::<String>()
+                        ),
+                        Some(x),
+                    );
+                }
+                if let Some(asked) = case.level {
+                    if d.level >= asked {
+                        rec.pass("qr.level", label);
+                    } else {
+                        rec.violation(
+                            "qr.level",
+                            label,
+                            format!("level {asked} or higher ({what})"),
+                            format!("level {}", d.level),
+                            Some(x),
+                        );
+                    }
+                }
+            }
+            (Err(DecodeFailure::ModulesTooSmall { module_px }), _) => rec.observe(
+                "qr.content",
+                label,
+                format!(
+                    "{what}: modules about {module_px:.1} px wide, too small to decode reliably; content not judged"
+                ),
+                Some(x),
+            ),
+            (Err(e), ContentWant::Strict) => {
+                // Only where modules are wide enough to read whatever version the target
+                // picked (the smallest possible code, measured against the image).
+                let side = insp.width.min(insp.height);
+                let margin = case
+                    .margin_value()
+                    .or_else(|| {
+                        self.op
+                            .param("margin")
+                            .and_then(|p| p.default())
+                            .and_then(serde_json::Value::as_f64)
+                    })
+                    .unwrap_or(2.0)
+                    .max(0.0);
+                let modules = case
+                    .level
+                    .and_then(|l| min_modules(url, l))
+                    .unwrap_or(177);
+                let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
+                if px >= 2.5 {
+                    rec.violation(
+                        "qr.content",
+                        label,
+                        format!("a readable code holding the url ({what})"),
+                        describe_failure(e),
+                        Some(x),
+                    );
+                } else {
+                    rec.observe(
+                        "qr.content",
+                        label,
+                        format!("{what}: not decoded ({e}); modules about {px:.1} px"),
+                        Some(x),
+                    );
+                }
+            }
+            (decoded, ContentWant::Observe) => rec.observe(
+                "qr.choices",
+                label,
+                match decoded {
+                    Ok(d) if d.content == url => format!(
+                        "{what}: accepted; decodes to the url at level {}",
+                        d.level
+                    ),
+                    Ok(_) => format!("{what}: accepted; decodes to something else"),
+                    Err(e) => format!("{what}: accepted; {e}"),
+                },
+                Some(x),
+            ),
+        }
+        Some(insp)
+    }
+
+    pub(super) fn size_verdict(&self, case: &Case, x: &Exchange, w: u32, h: u32) {
+        let (rec, label) = (&self.ctx.rec, self.label.as_str());
+        let ok = |n: u32| w == n && h == n;
+        let (holds, expected) = match &case.size {
+            SizeWant::Exact(n) => (ok(*n), format!("{n}x{n} px")),
+            SizeWant::OneOf(v) => (
+                v.iter().any(|&n| ok(n)),
+                v.iter()
+                    .map(|n| format!("{n}x{n}"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+                    + " px",
+            ),
+            SizeWant::Unknown => {
+                rec.observe(
+                    "qr.choices",
+                    label,
+                    format!("{}: accepted, image {w}x{h} px", case.what),
+                    Some(x),
+                );
+                return;
+            }
+        };
+        if holds {
+            rec.pass("qr.size", label);
+        } else {
+            rec.violation(
+                "qr.size",
+                label,
+                format!("{expected} ({})", case.what),
+                format!("{w}x{h} px"),
+                Some(x),
+            );
+        }
+    }
+}

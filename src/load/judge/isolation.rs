@@ -1,0 +1,27 @@
+//! load.isolation (two-keys): the key under its limit gets no 429 while the other is overloaded.
+
+use super::*;
+
+pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
+    let KeyRun {
+        label: lbl,
+        recs,
+        thr,
+        ..
+    } = *view;
+    if thr.is_empty() {
+        j.pass(
+            "load.isolation",
+            lbl,
+            "the key under its limit was never throttled while the other was overloaded".into(),
+        );
+    } else {
+        j.fail(
+            "load.isolation",
+            lbl,
+            "one key's overload throttled another key: limits must be per key".into(),
+            "no 429 for the key under its limit".into(),
+            format!("{} of {} throttled", thr.len(), recs.len()),
+        );
+    }
+}

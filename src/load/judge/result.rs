@@ -1,0 +1,196 @@
+//! What a judged scenario is: its verdict, findings, figures per key and per second, the
+//! generator's account and the header trace. Data only; `super` judges.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::verdict::Verdict;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScenarioVerdict {
+    Pass,
+    Skipped,
+    Informational,
+    NonStrict,
+    ClientSaturated,
+    Fail,
+}
+
+impl ScenarioVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScenarioVerdict::Pass => "pass",
+            ScenarioVerdict::Skipped => "skipped",
+            ScenarioVerdict::Informational => "informational",
+            ScenarioVerdict::NonStrict => "non-strict",
+            ScenarioVerdict::ClientSaturated => "client-saturated",
+            ScenarioVerdict::Fail => "fail",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub check: String,
+    pub verdict: Verdict,
+    /// The key's label (plan#n), when it is about one key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub message: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+pub(super) fn percentiles(mut v: Vec<f64>) -> Percentiles {
+    if v.is_empty() {
+        return Percentiles::default();
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    Percentiles {
+        p50: at(0.5),
+        p90: at(0.9),
+        p99: at(0.99),
+        max: v[v.len() - 1],
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct KeyStats {
+    /// `plan#n`: the n-th key of the plan given (keys are never shown).
+    pub label: String,
+    /// Position of the key in the target's key list.
+    pub target_key: usize,
+    pub scheduled: u64,
+    pub sent: u64,
+    pub admitted: u64,
+    pub throttled: u64,
+    /// Answers other than 2xx and 429, by status.
+    pub other: BTreeMap<u16, u64>,
+    /// No answer (transport errors, timeouts).
+    pub errors: u64,
+    pub late: u64,
+    pub unsent: u64,
+    /// From the planned send time to the answer's headers (no coordinated omission), ms.
+    pub latency_ms: Percentiles,
+    /// Windows the key was loaded (first to last send).
+    pub windows_loaded: f64,
+    /// Most admissions provably within one rolling window.
+    pub rolling_max: u64,
+    /// [low, high] admitted must lie in (sustained overload), or [0, high].
+    pub admitted_bounds: [f64; 2],
+    /// Seconds from the start to the first 429 sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_throttled_at: Option<f64>,
+}
+
+/// One second of one key.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Second {
+    pub t: u64,
+    pub key: usize,
+    pub offered: u64,
+    pub sent: u64,
+    pub admitted: u64,
+    pub throttled: u64,
+    pub other: u64,
+    pub errors: u64,
+    /// Offered in this second but sent late or never.
+    pub failed_to_send: u64,
+    pub p99_ms: f64,
+}
+
+/// One answer's rate-limit headers, for the trace chart.
+#[derive(Clone, Debug, Serialize)]
+pub struct TracePoint {
+    pub t: f64,
+    pub key: usize,
+    pub status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<u64>,
+    /// Seconds from the answer to X-RateLimit-Reset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset_in: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Generator {
+    pub scheduled: u64,
+    pub sent: u64,
+    pub late: u64,
+    pub unsent: u64,
+    /// Requests per second the schedule asked for, and what was sent (first to last send).
+    pub scheduled_rate: f64,
+    pub achieved_rate: f64,
+    pub peak_rate: f64,
+    /// Worst lateness of a send, ms.
+    pub max_late_ms: f64,
+    pub users: usize,
+    pub goose_requests: u64,
+    pub saturated: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioResult {
+    pub name: String,
+    pub description: String,
+    pub plan: String,
+    pub class: String,
+    pub shape: String,
+    pub limit: u64,
+    pub window_secs: f64,
+    pub rate_multiple: f64,
+    pub windows: f64,
+    pub verdict: ScenarioVerdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator: Option<Generator>,
+    pub keys: Vec<KeyStats>,
+    pub seconds: Vec<Second>,
+    pub trace: Vec<TracePoint>,
+    pub findings: Vec<Finding>,
+    pub goose_reports: Vec<String>,
+}
+
+impl ScenarioResult {
+    /// A scenario that could not run at this target.
+    pub fn skipped(
+        r: &crate::load::scenario::Scenario,
+        class: &str,
+        why: String,
+    ) -> ScenarioResult {
+        ScenarioResult {
+            name: r.name.clone(),
+            description: r.description.clone(),
+            plan: r.plan.clone(),
+            class: class.to_string(),
+            shape: r.shape.as_str().into(),
+            limit: 0,
+            window_secs: 0.0,
+            rate_multiple: r.rate,
+            windows: r.windows,
+            verdict: ScenarioVerdict::Skipped,
+            skipped: Some(why),
+            behaviour: None,
+            generator: None,
+            keys: Vec::new(),
+            seconds: Vec::new(),
+            trace: Vec::new(),
+            findings: Vec::new(),
+            goose_reports: Vec::new(),
+        }
+    }
+}

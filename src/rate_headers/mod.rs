@@ -1,0 +1,152 @@
+//! What the rate-limit headers mean, written once. The reference builds its headers here;
+//! `check` and `load` judge a target's headers here, so one header sequence gets one verdict
+//! whichever of them saw it.
+//!
+//! Spec, "Rate limits", "Headers": X-RateLimit-Limit, X-RateLimit-Remaining ("requests
+//! remaining in the current window"), X-RateLimit-Reset ("time the current window resets, UTC
+//! epoch seconds") and Retry-After ("seconds to wait before retrying"). RFC 9110 (10.2.3) also
+//! lets Retry-After be an HTTP-date.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::verdict::Verdict;
+
+mod judge;
+
+pub use judge::*;
+
+pub const LIMIT: &str = "x-ratelimit-limit";
+
+pub const REMAINING: &str = "x-ratelimit-remaining";
+
+pub const RESET: &str = "x-ratelimit-reset";
+
+pub const RETRY_AFTER: &str = "retry-after";
+
+/// Rounding to whole seconds plus a round trip: the slack on Reset and Retry-After.
+pub const SLACK_SECS: f64 = 2.0;
+
+/// At or above this a Reset is epoch milliseconds: read as seconds it would fall after the year
+/// 5000, read as milliseconds after 1973.
+pub const EPOCH_MILLIS_FROM: u64 = 100_000_000_000;
+
+/// Below this a Reset is a count of seconds (until the reset), not an epoch time: 2001-09-09
+/// in epoch seconds.
+pub const EPOCH_SECONDS_FROM: u64 = 1_000_000_000;
+
+/// The wall clock in UTC epoch seconds.
+pub fn now_epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+}
+
+/// Whole seconds, rounded up: never less than the real wait.
+pub fn ceil_secs(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// The headers as the reference sends them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateHeaders {
+    pub limit: u64,
+    pub remaining: u64,
+    /// UTC epoch seconds, rounded up.
+    pub reset_epoch: u64,
+    /// On a throttled answer only: whole seconds, rounded up, at least 1.
+    pub retry_after: Option<u64>,
+}
+
+impl RateHeaders {
+    /// `wait`: until quota next frees, counted from `wall`.
+    pub fn new(
+        limit: u64,
+        remaining: u64,
+        wait: Duration,
+        wall: SystemTime,
+        throttled: bool,
+    ) -> RateHeaders {
+        let reset_epoch = wall
+            .checked_add(wait)
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, ceil_secs);
+        RateHeaders {
+            limit,
+            remaining,
+            reset_epoch,
+            retry_after: throttled.then(|| ceil_secs(wait).max(1)),
+        }
+    }
+
+    /// (header name, value) pairs, in the spec's order.
+    pub fn pairs(&self) -> impl Iterator<Item = (&'static str, u64)> {
+        [
+            (LIMIT, Some(self.limit)),
+            (REMAINING, Some(self.remaining)),
+            (RESET, Some(self.reset_epoch)),
+            (RETRY_AFTER, self.retry_after),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| Some((n, v?)))
+    }
+}
+
+/// A Limit or Remaining value: a non-negative integer.
+pub fn parse_count(raw: Option<&str>) -> Option<u64> {
+    raw?.trim().parse().ok()
+}
+
+/// What an X-RateLimit-Reset value is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResetUnit {
+    /// The spec's unit.
+    EpochSeconds(u64),
+    /// The real service's published deviation.
+    EpochMillis(u64),
+    /// A small count: seconds until the reset (another common convention), not an epoch time.
+    SecondsUntil(u64),
+    NotInteger(String),
+}
+
+pub fn reset_unit(raw: &str) -> ResetUnit {
+    match raw.trim().parse::<u64>() {
+        Err(_) => ResetUnit::NotInteger(raw.to_string()),
+        Ok(v) if v >= EPOCH_MILLIS_FROM => ResetUnit::EpochMillis(v),
+        Ok(v) if v < EPOCH_SECONDS_FROM => ResetUnit::SecondsUntil(v),
+        Ok(v) => ResetUnit::EpochSeconds(v),
+    }
+}
+
+/// A Retry-After value in either of RFC 9110's forms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RetryAfter {
+    /// delay-seconds: the spec's form.
+    Seconds(u64),
+    /// An HTTP-date, in UTC epoch seconds.
+    Date(f64),
+}
+
+pub fn parse_retry_after(raw: &str) -> Option<RetryAfter> {
+    let raw = raw.trim();
+    if let Ok(n) = raw.parse::<u64>() {
+        return Some(RetryAfter::Seconds(n));
+    }
+    let at = httpdate::parse_http_date(raw).ok()?;
+    Some(RetryAfter::Date(
+        at.duration_since(UNIX_EPOCH).ok()?.as_secs_f64(),
+    ))
+}
+
+impl RetryAfter {
+    /// Seconds to wait, counted from `now` (UTC epoch seconds).
+    pub fn wait_secs(self, now: f64) -> f64 {
+        match self {
+            RetryAfter::Seconds(n) => n as f64,
+            RetryAfter::Date(at) => (at - now).max(0.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

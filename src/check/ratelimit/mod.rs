@@ -7,13 +7,24 @@
 use std::time::Duration;
 
 use super::Ctx;
+
 use super::auth::minimal_request;
+
 use super::conformance::{Expect, error_code};
+
 use super::probe::{Exchange, Req};
+
 use crate::rate_headers::{self, Answer, RemainingTrend, SLACK_SECS, now_epoch, remaining_trend};
+
 use crate::spec::{Limit, Operation};
+
 use crate::target::PlanKey;
+
 use crate::verdict::Verdict;
+
+mod headers;
+
+use headers::*;
 
 /// Bursts are sent only at keys whose limit is at most this (a Free or Pro key): bursting an
 /// Advanced key means thousands of requests, which is `linkcert load`'s job.
@@ -136,78 +147,6 @@ async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
                 Some(&x),
             ),
         }
-    }
-}
-
-/// One answer of a burst: when it was sent and received (UTC epoch seconds), and the exchange.
-pub(crate) struct Seen {
-    pub sent: f64,
-    pub at: f64,
-    pub exchange: Exchange,
-}
-
-impl Seen {
-    fn status(&self) -> u16 {
-        self.exchange.status().unwrap_or(0)
-    }
-}
-
-/// A burst's answers as the shared header judges read them.
-fn answers(seen: &[Seen]) -> Vec<Answer<'_>> {
-    seen.iter()
-        .map(|s| {
-            let h = |name| s.exchange.resp().and_then(|r| r.header(name));
-            Answer {
-                sent: s.sent,
-                recv: s.at,
-                status: s.status(),
-                remaining: h(rate_headers::REMAINING),
-                reset: h(rate_headers::RESET),
-                retry_after: h(rate_headers::RETRY_AFTER),
-            }
-        })
-        .collect()
-}
-
-/// The header rules `check` and `load` share, judged on one burst, by check id. `load` judges
-/// the same rules with the same functions (a test feeds both the same answers).
-pub(crate) fn header_verdicts(
-    seen: &[Seen],
-    window: Duration,
-) -> Vec<(&'static str, rate_headers::Judged)> {
-    let a = answers(seen);
-    [
-        ("ratelimit.reset", rate_headers::judge_resets(&a, window)),
-        (
-            "ratelimit.retry-after",
-            rate_headers::judge_retry_afters(&a, window),
-        ),
-        (
-            "ratelimit.remaining",
-            rate_headers::judge_remaining_before_429(&a),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(id, j)| Some((id, j?)))
-    .collect()
-}
-
-/// Records a shared rule's verdict under `id`.
-fn record(ctx: &Ctx, label: &str, id: &str, j: &rate_headers::Judged, seen: &[Seen]) {
-    let exchange = j.at.and_then(|i| seen.get(i)).map(|s| &s.exchange);
-    match j.verdict {
-        Verdict::Pass => {
-            for _ in 0..j.judged.max(1) {
-                ctx.rec.pass(id, label);
-            }
-        }
-        Verdict::NonStrict => {
-            ctx.rec
-                .non_strict(id, label, j.expected.clone(), j.actual.clone(), exchange)
-        }
-        _ => ctx
-            .rec
-            .violation(id, label, j.expected.clone(), j.actual.clone(), exchange),
     }
 }
 
@@ -365,55 +304,6 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     }
 }
 
-/// Remaining falls by one per admission sent back to back (a burst is sequential, so this is
-/// `check`'s alone; `load`'s answers overtake each other). Returns whether it did, so the shared
-/// rule (Remaining 0 before the first 429) is judged only then.
-fn judge_remaining_trend(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) -> bool {
-    let admitted: Vec<&Seen> = seen
-        .iter()
-        .filter(|s| (200..300).contains(&s.status()))
-        .collect();
-    let values: Vec<Option<u64>> = admitted
-        .iter()
-        .map(|s| {
-            rate_headers::parse_count(
-                s.exchange
-                    .resp()
-                    .and_then(|r| r.header(rate_headers::REMAINING)),
-            )
-        })
-        .collect();
-    match remaining_trend(&values) {
-        RemainingTrend::Counting { pairs: 0 } => true,
-        RemainingTrend::Counting { .. } => {
-            ctx.rec.pass(id, label);
-            true
-        }
-        RemainingTrend::Jumped { at, from, to } => {
-            ctx.rec.violation(
-                id,
-                label,
-                format!("X-RateLimit-Remaining {} after {from}", from - 1),
-                to.to_string(),
-                Some(&admitted[at].exchange),
-            );
-            false
-        }
-        RemainingTrend::Stuck { fell_by_one, pairs } => {
-            if let Some(last) = admitted.last() {
-                ctx.rec.violation(
-                    id,
-                    label,
-                    "X-RateLimit-Remaining falling by one per request sent back to back",
-                    format!("it fell by one in {fell_by_one} of {pairs} consecutive admissions"),
-                    Some(&last.exchange),
-                );
-            }
-            false
-        }
-    }
-}
-
 /// Right after `exhausted` was throttled, another key must still be admitted.
 async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey]) {
     let label = op.label();
@@ -449,200 +339,4 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::{Seen, header_verdicts};
-    use crate::check::probe::{Exchange, Req, Resp};
-    use crate::load::engine::{Record, Run};
-    use crate::load::scenario::Scenario;
-    use crate::target::{PlanKey, Target};
-    use crate::verdict::Verdict;
-
-    const WALL0: f64 = 1_800_000_000.0;
-    const W: f64 = 6.0;
-
-    /// One answer: seconds after WALL0, status, Remaining, Reset, Retry-After.
-    type Row = (f64, u16, Option<String>, Option<String>, Option<String>);
-
-    /// A Free burst of 60 with honest headers, then a 429; `edit` spoils one thing.
-    fn burst(edit: impl Fn(usize, &mut Row)) -> Vec<Row> {
-        let reset = || Some(format!("{}", (WALL0 + W).ceil() as u64));
-        let mut rows: Vec<Row> = (0..60)
-            .map(|i| {
-                let t = 0.01 * i as f64;
-                (t, 200, Some(format!("{}", 59 - i)), reset(), None)
-            })
-            .collect();
-        rows.push((0.6, 429, Some("0".into()), reset(), Some("6".into())));
-        for (i, r) in rows.iter_mut().enumerate() {
-            edit(i, r);
-        }
-        rows
-    }
-
-    fn check_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
-        let seen: Vec<Seen> = rows
-            .iter()
-            .map(|(t, status, rem, reset, retry)| {
-                let mut headers = Vec::new();
-                for (name, v) in [
-                    ("x-ratelimit-remaining", rem),
-                    ("x-ratelimit-reset", reset),
-                    ("retry-after", retry),
-                ] {
-                    if let Some(v) = v {
-                        headers.push((name.to_string(), v.clone()));
-                    }
-                }
-                Seen {
-                    sent: WALL0 + t - 0.005,
-                    at: WALL0 + t,
-                    exchange: Exchange {
-                        req: Req::get("/tags"),
-                        url: "https://x/tags".into(),
-                        result: Ok(Resp {
-                            status: *status,
-                            headers,
-                            body: Vec::new(),
-                            truncated: false,
-                            elapsed: Duration::ZERO,
-                        }),
-                        insecure: false,
-                    },
-                }
-            })
-            .collect();
-        let mut v: Vec<(&'static str, Verdict)> =
-            header_verdicts(&seen, Duration::from_secs_f64(W))
-                .into_iter()
-                .map(|(id, j)| (id.trim_start_matches("ratelimit."), j.verdict))
-                .collect();
-        v.sort();
-        v
-    }
-
-    fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
-        let spec = crate::spec::Spec::embedded().unwrap();
-        let t = Target {
-            base_url: "https://x".into(),
-            rate_window: Duration::from_secs_f64(W),
-            keys: vec![PlanKey {
-                plan: "free".into(),
-                key: "k".into(),
-            }],
-            ..Target::default()
-        };
-        let r = Scenario::load("free-overload")
-            .unwrap()
-            .resolve(&spec, &t)
-            .unwrap();
-        let records = rows
-            .iter()
-            .map(|(t, status, rem, reset, retry)| Record {
-                key: 0,
-                op: 0,
-                due: *t - 0.005,
-                sent: *t - 0.005,
-                recv: *t,
-                status: Some(*status),
-                limit: Some("60".into()),
-                remaining: rem.clone(),
-                reset: reset.clone(),
-                retry_after: retry.clone(),
-                code: Some("rate_limit_exceeded".into()),
-                error: None,
-                retry: false,
-            })
-            .collect();
-        let run = Run {
-            slots: crate::load::schedule::build(&r),
-            records,
-            wall0: WALL0,
-            users: 1,
-            goose_requests: 0,
-            goose_reports: Vec::new(),
-        };
-        let result = crate::load::judge::judge(&r, &run, &[("free#1".into(), 0)]);
-        let mut v: Vec<(&'static str, Verdict)> = ["reset", "retry-after", "remaining"]
-            .into_iter()
-            .filter_map(|rule| {
-                let id = format!("load.{rule}");
-                let worst = result
-                    .findings
-                    .iter()
-                    .filter(|f| f.check == id)
-                    .map(|f| f.verdict)
-                    .max()?;
-                Some((rule, worst))
-            })
-            .collect();
-        v.sort();
-        v
-    }
-
-    #[test]
-    fn check_and_load_give_the_same_header_the_same_verdict() {
-        let date =
-            httpdate::fmt_http_date(std::time::UNIX_EPOCH + Duration::from_secs(WALL0 as u64 + 6));
-        let cases: Vec<(&str, Vec<Row>)> = vec![
-            ("honest", burst(|_, _| {})),
-            (
-                "reset in milliseconds",
-                burst(|_, r| r.3 = r.3.as_ref().map(|v| format!("{v}000"))),
-            ),
-            (
-                "reset as seconds until",
-                burst(|_, r| r.3 = Some("6".into())),
-            ),
-            (
-                "reset not a number",
-                burst(|_, r| r.3 = Some("soon".into())),
-            ),
-            (
-                "reset backwards",
-                burst(|i, r| {
-                    if i == 30 {
-                        r.3 = Some(format!("{}", WALL0 as u64 - 1));
-                    }
-                }),
-            ),
-            ("no retry-after", burst(|_, r| r.4 = None)),
-            (
-                "retry-after in milliseconds",
-                burst(|_, r| r.4 = r.4.as_ref().map(|_| "6000".into())),
-            ),
-            (
-                "retry-after past the reset",
-                burst(|i, r| {
-                    if i == 60 {
-                        r.3 = Some(format!("{}", WALL0 as u64 + 1));
-                    }
-                }),
-            ),
-            (
-                "retry-after as an http-date",
-                burst(|_, r| r.4 = r.4.as_ref().map(|_| date.clone())),
-            ),
-            (
-                "remaining never 0",
-                burst(|_, r| {
-                    if r.1 == 200 {
-                        r.2 = Some("5".into());
-                    }
-                }),
-            ),
-        ];
-        let mut seen_verdicts = std::collections::BTreeSet::new();
-        for (name, rows) in cases {
-            let (c, l) = (check_verdicts(&rows), load_verdicts(&rows));
-            assert_eq!(c, l, "{name}: check {c:?}, load {l:?}");
-            assert_eq!(c.len(), 3, "{name}: every rule judged: {c:?}");
-            let worst = c.iter().map(|(_, v)| *v).max().unwrap();
-            assert_eq!(worst == Verdict::Pass, name == "honest", "{name}: {c:?}");
-            seen_verdicts.insert(worst);
-        }
-        // The cases exercise passing, non-strict and failing headers alike.
-        assert_eq!(seen_verdicts.len(), 3, "{seen_verdicts:?}");
-    }
-}
+mod tests;

@@ -273,7 +273,7 @@ pub const CATALOGUE: &[CheckDef] = &[
     ),
     def(
         "ratelimit.reset",
-        "X-RateLimit-Reset is UTC epoch seconds within one window",
+        "X-RateLimit-Reset is UTC epoch seconds within one window, never backwards",
         "Limits / Rate-limit headers: UTC epoch seconds",
         Fail,
     ),
@@ -285,7 +285,7 @@ pub const CATALOGUE: &[CheckDef] = &[
     ),
     def(
         "ratelimit.retry-after",
-        "a 429 carries Retry-After in seconds, consistent with Reset",
+        "a 429 carries Retry-After in seconds, within a window and not past Reset",
         "Limits / Rate-limit headers: Retry-After",
         Fail,
     ),

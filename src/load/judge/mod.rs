@@ -17,12 +17,15 @@
 //!   instants bracketed by send and receive times): at most N passes; up to 2N plus the slack
 //!   is fixed-window semantics (informational: the spec names no algorithm); more fails.
 //! - load.envelope: every 429 is the error envelope with code rate_limit_exceeded.
-//! - load.retry-after: every 429 has Retry-After (delay-seconds or HTTP-date), no longer than
-//!   a window plus 2 s (longer: milliseconds?).
+//! - load.retry-after: every 429 has Retry-After (delay-seconds; an HTTP-date is non-strict),
+//!   no longer than a window plus 2 s (longer: milliseconds?) nor than the same answer's Reset
+//!   plus 2 s. Shared with `check` (`crate::rate_headers`), as are load.reset and
+//!   load.remaining.
 //! - load.headers: every 2xx and 429 has X-RateLimit-Limit, -Remaining and -Reset.
 //! - load.remaining: an admitted answer says Remaining 0 before the first 429 arrives.
-//! - load.reset: Reset is epoch seconds (not milliseconds), between now - 2 s and now + W + 2 s,
-//!   and never moves back by more than 1 s (rounding) for a key.
+//! - load.reset: Reset is epoch seconds (not milliseconds, not seconds-until), between now - 2 s
+//!   and now + W + 2 s, and never moves back by more than 1 s (rounding) between exchanges that
+//!   did not overlap.
 //! - load.isolation (two-keys): the key under its limit gets no 429.
 //! - load.retry-honesty (retry-after): the first throttled request, retried exactly
 //!   Retry-After later, is admitted (a burst never throttled, as across a fixed window's

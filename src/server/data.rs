@@ -140,17 +140,21 @@ impl TagList {
         }
     }
 
-    /// A JSON array of the given tags (positions in `items`), from the JSON made at seeding.
-    /// `expected`: about how many there will be, so the text is allocated once.
-    pub fn page_json(&self, positions: impl Iterator<Item = usize>, expected: usize) -> String {
-        let longest = self.json.iter().map(|j| j.len()).max().unwrap_or(0);
-        let mut out = String::with_capacity(2 + expected.min(self.json.len()) * (longest + 1));
+    /// A JSON array of the given tags (positions in `items`), from the JSON made at seeding,
+    /// allocated once at its exact length (a body with spare capacity is copied again when it
+    /// becomes the response's bytes).
+    pub fn page_json(&self, positions: impl Iterator<Item = usize>) -> String {
+        let parts: Vec<&str> = positions
+            .map(|i| self.json.get(i).map_or("null", |j| j))
+            .collect();
+        let len = 2 + parts.iter().map(|p| p.len() + 1).sum::<usize>();
+        let mut out = String::with_capacity(len);
         out.push('[');
-        for (n, i) in positions.enumerate() {
+        for (n, p) in parts.iter().enumerate() {
             if n > 0 {
                 out.push(',');
             }
-            out.push_str(self.json.get(i).map_or("null", |j| j));
+            out.push_str(p);
         }
         out.push(']');
         out
@@ -340,10 +344,10 @@ mod tests {
             let page: Vec<usize> = a.tags.ordered_positions(by_created, true).take(7).collect();
             let tags: Vec<&Tag> = page.iter().map(|i| &a.tags.items[*i]).collect();
             assert_eq!(
-                a.tags.page_json(page.into_iter(), 7),
+                a.tags.page_json(page.into_iter()),
                 serde_json::to_string(&tags).unwrap()
             );
-            assert_eq!(a.tags.page_json(std::iter::empty(), 100), "[]");
+            assert_eq!(a.tags.page_json(std::iter::empty()), "[]");
         }
         assert!(
             a.partners

@@ -42,7 +42,7 @@ fn page_window(v: &Validated) -> (usize, usize) {
 async fn list_tags(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Extension(v): Extension<Validated>,
+    Extension(v): Extension<Arc<Validated>>,
 ) -> Response {
     let by_created = v.str("sortBy") == Some("createdAt");
     let desc = v.str("sortOrder") == Some("desc");
@@ -64,12 +64,12 @@ async fn list_tags(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        tags.page_json(page, take),
+        tags.page_json(page),
     )
         .into_response()
 }
 
-async fn qr_code(Extension(v): Extension<Validated>) -> Result<Response, ApiError> {
+async fn qr_code(Extension(v): Extension<Arc<Validated>>) -> Result<Response, ApiError> {
     // Validation guarantees presence and bounds; the fallbacks are the spec's defaults.
     let url = v.str("url").unwrap_or_default();
     let colour = |name: &str, default: &str| {
@@ -100,9 +100,9 @@ async fn qr_code(Extension(v): Extension<Validated>) -> Result<Response, ApiErro
 async fn deactivate_partner(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Extension(v): Extension<Validated>,
+    Extension(v): Extension<Arc<Validated>>,
 ) -> Result<Response, ApiError> {
-    let body = v.body.unwrap_or(Value::Null);
+    let body = v.body.clone().unwrap_or(Value::Null);
     let field = |k: &str| {
         body.get(k)
             .and_then(Value::as_str)
@@ -130,7 +130,7 @@ async fn deactivate_partner(
 async fn list_links(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
-    Extension(v): Extension<Validated>,
+    Extension(v): Extension<Arc<Validated>>,
 ) -> Response {
     let partner = v.str("partnerId");
     let (skip, take) = page_window(&v);

@@ -32,7 +32,7 @@ pub struct Caller {
 }
 
 /// The request's parameters, typed, with defaults applied, and its JSON body: set by the
-/// validation layer.
+/// validation step, in an `Arc` so handlers read it without copying.
 #[derive(Clone, Debug, Default)]
 pub struct Validated {
     pub params: BTreeMap<String, Value>,
@@ -231,7 +231,7 @@ async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
     };
     let Some(spec_body) = &rt.op.body else {
         let mut req = req;
-        req.extensions_mut().insert(v);
+        req.extensions_mut().insert(Arc::new(v));
         return Ok(req);
     };
     let (mut parts, body) = req.into_parts();
@@ -266,7 +266,7 @@ async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
         check_schema(validator, &json, "body")?;
     }
     v.body = Some(json);
-    parts.extensions.insert(v);
+    parts.extensions.insert(Arc::new(v));
     Ok(Request::from_parts(parts, Body::empty()))
 }
 
@@ -323,6 +323,10 @@ fn check_schema(
     value: &Value,
     what: &str,
 ) -> Result<(), ApiError> {
+    // The common case first: a valid value costs no error iterator.
+    if validator.is_valid(value) {
+        return Ok(());
+    }
     let Some(err) = validator.iter_errors(value).next() else {
         return Ok(());
     };

@@ -1,6 +1,6 @@
 //! Errors as handlers and layers raise them, and the one function that turns every error
 //! response, ours or the framework's, into the spec's envelope (the outer middleware,
-//! `layers::service`, applies it to every answer).
+//! `layers::ServiceLayer`, applies it to every answer).
 
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};

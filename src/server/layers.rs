@@ -1,18 +1,22 @@
 //! The cross-cutting concerns, each written once: the error envelope, panics, auth, rate
 //! limit, permission (plan gating) and validation against the spec, run in order by one
-//! middleware (`service`). Handlers see only requests that passed them all.
+//! middleware (`ServiceLayer`). Handlers see only requests that passed them all.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use std::time::{Instant, SystemTime};
+use tower::ServiceExt;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
@@ -58,24 +62,75 @@ impl Validated {
     }
 }
 
-/// The one middleware around the router. Every answer leaves in the error envelope when it is
-/// an error (`error::envelope`), a panic anywhere inside becomes a 500 that does not leak its
-/// text, and the service's rules run in the order they apply (`rules`). Each concern is
-/// written once, as a function; a request pays for one boxed future and one operation lookup
-/// instead of one per layer.
-pub async fn service(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    // Cloning these shares their bytes; they are kept for the envelope's messages.
-    let (method, uri) = (req.method().clone(), req.uri().clone());
-    let resp = AssertUnwindSafe(rules(&app, req, next))
-        .catch_unwind()
-        .await
-        .unwrap_or_else(panic_response);
-    envelope(&app, &method, &uri, resp)
+/// The one middleware around the router, as a tower layer. Every answer leaves in the error
+/// envelope when it is an error (`error::envelope`), a panic anywhere inside becomes a 500 that
+/// does not leak its text, and the service's rules run in the order they apply (`rules`). Each
+/// concern is written once, as a function; a request pays for one boxed future and one
+/// operation lookup instead of one per layer.
+#[derive(Clone)]
+pub struct ServiceLayer(pub Arc<App>);
+
+impl<S> tower::Layer<S> for ServiceLayer {
+    type Service = Service<S>;
+    fn layer(&self, inner: S) -> Service<S> {
+        Service {
+            app: self.0.clone(),
+            inner,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Service<S> {
+    app: Arc<App>,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Service<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Readiness is the inner service's, awaited per request by `oneshot`.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let (app, inner) = (self.app.clone(), self.inner.clone());
+        Box::pin(async move {
+            // Cloning these shares their bytes; they are kept for the envelope's messages.
+            let (method, uri) = (req.method().clone(), req.uri().clone());
+            let resp = AssertUnwindSafe(rules(&app, req, inner))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(panic_response);
+            Ok(envelope(&app, &method, &uri, resp))
+        })
+    }
+}
+
+/// The handler (the router below this middleware).
+async fn handle<S>(inner: S, req: Request) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    match inner.oneshot(req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
 }
 
 /// Resolve the operation (once), authenticate, count against the rate limit, check the plan,
 /// validate, then the handler.
-async fn rules(app: &App, mut req: Request, next: Next) -> Response {
+async fn rules<S>(app: &App, mut req: Request, next: S) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
     let op = app
         .resolve(req.method(), req.uri().path())
         .map(|id| app.op(id));
@@ -101,21 +156,24 @@ async fn rules(app: &App, mut req: Request, next: Next) -> Response {
 }
 
 /// Past the limiter: plan gating and validation for a known operation, then the handler.
-async fn admitted(
+async fn admitted<S>(
     app: &App,
     caller: Caller,
     op: Option<&OpRuntime>,
     req: Request,
-    next: Next,
-) -> Response {
+    next: S,
+) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
     let Some(rt) = op else {
-        return next.run(req).await;
+        return handle(next, req).await;
     };
     if let Err(e) = permit(app, caller, rt, req.uri().query().unwrap_or("")) {
         return e.into_response();
     }
     match validated(rt, req).await {
-        Ok(req) => next.run(req).await,
+        Ok(req) => handle(next, req).await,
         Err(e) => e.into_response(),
     }
 }

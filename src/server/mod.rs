@@ -1,7 +1,7 @@
 //! The reference implementation of the service, built on the loaded spec.
 //!
 //! Routes come from the spec's operations (each must have a handler in `handlers`); every
-//! request passes one middleware (`layers::service`) whose steps are, outermost first:
+//! request passes one middleware (`layers::ServiceLayer`) whose steps are, outermost first:
 //! envelope → catch panic → resolve the operation (once) → auth → rate limit → permission →
 //! validation → handler. Each step is a function, written once.
 
@@ -20,7 +20,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::Method;
-use axum::middleware::from_fn_with_state;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
@@ -226,7 +225,7 @@ impl App {
         let app = self.clone();
         Ok(router
             .fallback(|| async { ApiError::not_found("nothing matches the request URI") })
-            .layer(from_fn_with_state(app.clone(), layers::service))
+            .layer(layers::ServiceLayer(app.clone()))
             .with_state(app))
     }
 }

@@ -126,9 +126,9 @@ mod tests {
         let keys = KeySet::development(&spec);
         let key = keys.keys().next().unwrap().0.to_string();
         let app = Arc::new(App::new(spec, keys, None).unwrap());
-        let router = axum::Router::new().route("/boom", get(boom)).layer(
-            axum::middleware::from_fn_with_state(app.clone(), crate::server::layers::service),
-        );
+        let router = axum::Router::new()
+            .route("/boom", get(boom))
+            .layer(crate::server::layers::ServiceLayer(app.clone()));
         let req = Request::get("/boom")
             .header("authorization", format!("Bearer {key}"))
             .body(Body::empty())

@@ -6,6 +6,9 @@
 //! remaining in the current window"), X-RateLimit-Reset ("time the current window resets, UTC
 //! epoch seconds") and Retry-After ("seconds to wait before retrying"). RFC 9110 (10.2.3) also
 //! lets Retry-After be an HTTP-date.
+//!
+//! Here: the names, the slack, the units, building (the reference) and parsing. `judge.rs`: the
+//! rules over a sequence of answers that `check` and `load` both apply.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,11 +19,8 @@ mod judge;
 pub use judge::*;
 
 pub const LIMIT: &str = "x-ratelimit-limit";
-
 pub const REMAINING: &str = "x-ratelimit-remaining";
-
 pub const RESET: &str = "x-ratelimit-reset";
-
 pub const RETRY_AFTER: &str = "retry-after";
 
 /// Rounding to whole seconds plus a round trip: the slack on Reset and Retry-After.

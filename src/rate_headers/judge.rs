@@ -60,6 +60,20 @@ impl Judged {
     }
 }
 
+/// The rules `check` and `load` share, by name (`ratelimit.<name>` in `check`, `load.<name>`
+/// in `load`), each with its verdict where it had something to judge. Both call this, so a
+/// header sequence gets one verdict whichever of them saw it.
+pub fn judge_shared(answers: &[Answer], window: Duration) -> Vec<(&'static str, Judged)> {
+    [
+        ("reset", judge_resets(answers, window)),
+        ("retry-after", judge_retry_afters(answers, window)),
+        ("remaining", judge_remaining_before_429(answers)),
+    ]
+    .into_iter()
+    .filter_map(|(rule, j)| Some((rule, j?)))
+    .collect()
+}
+
 /// X-RateLimit-Reset on every admitted or throttled answer: epoch seconds, between receipt less
 /// the slack and one window (plus the slack) ahead, and never moving back between exchanges
 /// that did not overlap. None: no answer carried one.

@@ -9,16 +9,15 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-
-use futures::FutureExt;
 use std::time::{Instant, SystemTime};
-use tower::ServiceExt;
 
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
 use serde_json::Value;
+use tower::ServiceExt;
 
 use super::error::{ApiError, envelope, panic_response};
 use super::ratelimit::{Decision, RateHeaders};

@@ -33,27 +33,23 @@ pub(super) fn answers(seen: &[Seen]) -> Vec<Answer<'_>> {
         .collect()
 }
 
-/// The header rules `check` and `load` share, judged on one burst, by check id. `load` judges
-/// the same rules with the same functions (a test feeds both the same answers).
+/// The header rules `check` and `load` share (`rate_headers::judge_shared`), judged on one
+/// burst, by check id.
 pub(crate) fn header_verdicts(
     seen: &[Seen],
     window: Duration,
 ) -> Vec<(&'static str, rate_headers::Judged)> {
-    let a = answers(seen);
-    [
-        ("ratelimit.reset", rate_headers::judge_resets(&a, window)),
-        (
-            "ratelimit.retry-after",
-            rate_headers::judge_retry_afters(&a, window),
-        ),
-        (
-            "ratelimit.remaining",
-            rate_headers::judge_remaining_before_429(&a),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(id, j)| Some((id, j?)))
-    .collect()
+    rate_headers::judge_shared(&answers(seen), window)
+        .into_iter()
+        .map(|(rule, j)| {
+            let id = match rule {
+                "reset" => "ratelimit.reset",
+                "retry-after" => "ratelimit.retry-after",
+                _ => "ratelimit.remaining",
+            };
+            (id, j)
+        })
+        .collect()
 }
 
 /// Records a shared rule's verdict under `id`.

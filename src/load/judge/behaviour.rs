@@ -51,7 +51,7 @@ pub(super) fn name(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) ->
     // moves it with its oldest admission. Whole seconds only tell them apart for W >= 3 s.
     let mut resets: Vec<(f64, u64)> = recs
         .iter()
-        .filter_map(|r| Some((r.recv, parse_u64(&r.reset)?)))
+        .filter_map(|r| Some((r.recv, rate_headers::parse_count(r.reset.as_deref())?)))
         .collect();
     resets.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut steps: Vec<u64> = resets

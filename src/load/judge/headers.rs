@@ -25,20 +25,8 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
             })
         })
         .collect();
-    for (id, judged) in [
-        (
-            "load.retry-after",
-            rate_headers::judge_retry_afters(&answers, window),
-        ),
-        ("load.reset", rate_headers::judge_resets(&answers, window)),
-        (
-            "load.remaining",
-            rate_headers::judge_remaining_before_429(&answers),
-        ),
-    ] {
-        if let Some(jd) = judged {
-            j.shared(id, lbl, &jd);
-        }
+    for (rule, jd) in rate_headers::judge_shared(&answers, window) {
+        j.shared(&format!("load.{rule}"), lbl, &jd);
     }
     let answered_recs: Vec<&Record> = recs
         .iter()

@@ -123,10 +123,6 @@ impl Judge {
     }
 }
 
-fn parse_u64(v: &Option<String>) -> Option<u64> {
-    v.as_deref()?.trim().parse().ok()
-}
-
 /// Judge one run. `labels`: per scenario key, its label and position in the target's keys.
 pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
     let s = &r.scenario;
@@ -362,7 +358,7 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
                 t: x.recv,
                 key,
                 status: x.status.unwrap_or(0),
-                remaining: parse_u64(&x.remaining),
+                remaining: rate_headers::parse_count(x.remaining.as_deref()),
                 reset_in: match x.reset.as_deref().map(rate_headers::reset_unit) {
                     Some(rate_headers::ResetUnit::EpochSeconds(v)) => {
                         Some(v as f64 - (run.wall0 + x.recv))

@@ -192,12 +192,11 @@ async fn main() {
             format!("{}{qr}", tls.base_url),
         ),
     ];
-    let cases_urls: Vec<String> = cases.iter().map(|(_, u)| u.clone()).collect();
     // LINKCERT_BENCH_ONLY=tags runs only the cases whose name holds it (for a profiler).
     let only = std::env::var("LINKCERT_BENCH_ONLY").unwrap_or_default();
-    for (name, url) in cases {
+    for (name, url) in &cases {
         if name.contains(only.as_str()) {
-            row(name, &hammer(client.clone(), url, secs).await);
+            row(name, &hammer(client.clone(), url.clone(), secs).await);
         }
     }
     if !only.is_empty() {
@@ -207,11 +206,12 @@ async fn main() {
     // A shared machine drifts by tens of percent within a minute, so the two are taken in
     // alternating short rounds and the median of the per-round ratios is reported.
     println!("ratio reference/bare (http), {RATIO_ROUNDS} alternating rounds of 1 s each:");
+    // Positions in `cases` of each route's bare handler and reference (http).
     for (route, bare, reference) in [("/analytics", 0, 1), ("/tags pageSize=100", 2, 3)] {
         let mut ratios = Vec::new();
         for _ in 0..RATIO_ROUNDS {
-            let b = hammer(client.clone(), cases_urls[bare].clone(), 1.0).await;
-            let r = hammer(client.clone(), cases_urls[reference].clone(), 1.0).await;
+            let b = hammer(client.clone(), cases[bare].1.clone(), 1.0).await;
+            let r = hammer(client.clone(), cases[reference].1.clone(), 1.0).await;
             ratios.push((r.requests as f64 / r.secs) / (b.requests as f64 / b.secs).max(1.0));
         }
         ratios.sort_by(|a, b| a.total_cmp(b));

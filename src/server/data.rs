@@ -160,15 +160,8 @@ impl TagList {
         out
     }
 
-    /// The tags in `GET /tags` order: by name or createdAt, ties by id; desc is the exact reverse.
-    pub fn ordered(&self, by_created: bool, desc: bool) -> Box<dyn Iterator<Item = &Tag> + '_> {
-        Box::new(
-            self.ordered_positions(by_created, desc)
-                .filter_map(|i| self.items.get(i)),
-        )
-    }
-
-    /// Positions in `items`, in `GET /tags` order.
+    /// Positions in `items`, in `GET /tags` order: by name or createdAt, ties by id; desc is
+    /// the exact reverse.
     pub fn ordered_positions(
         &self,
         by_created: bool,
@@ -329,12 +322,18 @@ mod tests {
         assert_eq!(ids.len(), a.tags.items.len(), "tag ids are unique");
         // The ready orders are the comparator's, and desc is asc reversed.
         for by_created in [false, true] {
-            let asc: Vec<&Tag> = a.tags.ordered(by_created, false).collect();
+            let in_order = |desc| {
+                a.tags
+                    .ordered_positions(by_created, desc)
+                    .map(|i| &a.tags.items[i])
+                    .collect::<Vec<&Tag>>()
+            };
+            let asc = in_order(false);
             assert!(
                 asc.windows(2)
                     .all(|w| compare_tags(w[0], w[1], by_created).is_lt())
             );
-            let mut desc: Vec<&Tag> = a.tags.ordered(by_created, true).collect();
+            let mut desc = in_order(true);
             desc.reverse();
             assert_eq!(
                 asc.iter().map(|t| &t.id).collect::<Vec<_>>(),

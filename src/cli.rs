@@ -62,7 +62,8 @@ pub struct TargetArgs {
     profile: Option<PathBuf>,
     /// Length in seconds of the target's standard rate-limit window (default 60), for targets
     /// run with a shortened window; analytics windows are assumed to shrink in proportion.
-    #[arg(long, value_name = "SECONDS")]
+    /// Without --target it sets the built-in reference's window (default 6 s).
+    #[arg(long, visible_alias = "window", value_name = "SECONDS")]
     rate_window: Option<f64>,
     /// Accept the target's certificate without verifying it (self-signed targets).
     #[arg(long)]
@@ -296,7 +297,7 @@ pub async fn resolve_target(
     let Some(base) = base else {
         // The built-in reference, with a short window; its own keys unless --key says others.
         let mut cfg = ServeConfig::in_process();
-        cfg.window_secs = Some(window_for_reference);
+        cfg.window_secs = Some(window.unwrap_or(window_for_reference));
         let running = server::start(spec.clone(), cfg).await?;
         let mut own = running.target(spec);
         if !target.keys.is_empty() {
@@ -391,7 +392,14 @@ analytics-advanced-overload, two-keys-isolation.
 Every request goes through goose; each scenario reports, per key and per second, what was
 offered, sent, admitted (2xx), throttled (429) and what the client failed to send. A scenario
 whose generator fell more than 2% behind its schedule is reported as client-saturated and not
-judged. Without --target the built-in reference runs in-process with a 6 s window.
+judged. Without --target the built-in reference runs in-process with a 6 s window (or
+--rate-window).
+
+Scenarios on different keys run at the same time; a key's scenarios follow one another in the
+order given, each once the key's quota is back (one window after its last 2xx, or the Reset of
+a limiter seen to be a fixed window, or later if the target's Reset or Retry-After says so).
+The plan (who runs with whom, on which keys, the estimated wall time) is printed first.
+--sequential runs one scenario at a time.
 
 Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated).")]
 struct LoadArgs {
@@ -405,6 +413,10 @@ struct LoadArgs {
     /// load.html and goose's own HTML and JSON reports per scenario.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Run the scenarios one at a time, in order. By default scenarios on different keys run
+    /// together, and a key's scenarios follow one another once its quota is back.
+    #[arg(long)]
+    sequential: bool,
 }
 
 async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
@@ -433,8 +445,11 @@ async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let opts = LoadOptions {
         out: out.clone(),
         progress: load::engine::progress_wanted(),
+        sequential: args.sequential,
     };
-    let report = load::run(spec, target, scenarios, &opts).await?;
+    let prepared = load::prepare(&spec, &target, scenarios, opts.sequential)?;
+    eprint!("{}", prepared.plan);
+    let report = load::execute(spec, target, prepared, &opts).await?;
     let written = report
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;

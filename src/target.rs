@@ -177,6 +177,11 @@ fn redact_flag(s: &str) -> String {
 }
 
 impl Target {
+    /// Where a key sits in the key list (labels and per-key totals go by position).
+    pub fn position(&self, key: &PlanKey) -> Option<usize> {
+        self.keys.iter().position(|k| k == key)
+    }
+
     /// Checks plans against the spec and the URL's shape.
     pub fn validate(&self, spec: &Spec) -> Result<(), TargetError> {
         for k in &self.keys {

@@ -6,7 +6,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use goose::GooseAttack;
@@ -72,6 +72,8 @@ impl Record {
 /// The outcome of one scenario's run.
 #[derive(Debug)]
 pub struct Run {
+    /// The instant of t = 0 (records' times are seconds from it).
+    pub t0: Instant,
     pub slots: Vec<Slot>,
     /// Sorted by send time.
     pub records: Vec<Record>,
@@ -98,9 +100,108 @@ struct Shared {
     trust_pem: Option<String>,
     insecure: bool,
     pool: usize,
-    done: AtomicU64,
-    admitted: AtomicU64,
-    throttled: AtomicU64,
+    live: Arc<Live>,
+}
+
+/// A running scenario's figures, for the progress line (read while the run goes on).
+#[derive(Debug, Default)]
+pub struct Live {
+    /// t = 0 of the schedule, once the run has started.
+    pub t0: OnceLock<Instant>,
+    /// Seconds from t = 0 to the last slot, and the slots planned.
+    pub span: OnceLock<f64>,
+    pub total: AtomicUsize,
+    pub done: AtomicU64,
+    pub admitted: AtomicU64,
+    pub throttled: AtomicU64,
+}
+
+impl Live {
+    /// `name 12.3/18.0 s, 120/360 sent, 60 admitted, 60 throttled` (or `name starting`).
+    pub fn line(&self, name: &str) -> String {
+        match (self.t0.get(), self.span.get()) {
+            (Some(t0), Some(span)) => format!(
+                "{name} {:.1}/{span:.1} s, {}/{} sent, {} admitted, {} throttled",
+                Instant::now().saturating_duration_since(*t0).as_secs_f64(),
+                self.done.load(Ordering::Relaxed),
+                self.total.load(Ordering::Relaxed),
+                self.admitted.load(Ordering::Relaxed),
+                self.throttled.load(Ordering::Relaxed),
+            ),
+            _ => format!("{name} waiting for its keys"),
+        }
+    }
+}
+
+/// The scenarios running now, for one progress line that shows each of them.
+#[derive(Debug, Default)]
+pub struct LiveBoard {
+    running: Mutex<Vec<(String, Arc<Live>)>>,
+}
+
+impl LiveBoard {
+    /// A new scenario on the board; its run updates what this returns.
+    pub fn add(&self, name: &str) -> Arc<Live> {
+        let live = Arc::new(Live::default());
+        self.lock().push((name.to_string(), live.clone()));
+        live
+    }
+    pub fn remove(&self, name: &str) {
+        self.lock().retain(|(n, _)| n != name);
+    }
+    /// Every running scenario's figures, ` | `-separated.
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = self.lock().iter().map(|(n, l)| l.line(n)).collect();
+        parts.join(" | ")
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, Arc<Live>)>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// How long a run lasts: goose users, their launch lead, the schedule's span and the tail
+/// left for the last answers. One computation for the run and for the plan's estimate.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub users: usize,
+    pub lead: Duration,
+    pub span: f64,
+    pub tail: f64,
+}
+
+impl Timing {
+    pub fn of(r: &Resolved, slots: &[Slot]) -> Timing {
+        let peak = schedule::peak_rate(slots);
+        // Enough users that none is busy when its next slot is due: 30 ms of the peak rate in
+        // flight at once, a floor for bursts of slow answers, a ceiling for the machine.
+        let users = ((peak * 0.03).ceil() as usize + 8).clamp(8, 256);
+        let span = slots.last().map_or(0.0, |s| s.due.as_secs_f64());
+        // Time for the last answers (and for the retry shape, a window's Retry-After).
+        let tail = if r.scenario.shape == Shape::RetryAfter {
+            r.window.as_secs_f64() + 1.5
+        } else {
+            0.5
+        };
+        // Users are launched before the schedule starts.
+        let lead = Duration::from_millis(400 + users as u64 * 2);
+        Timing {
+            users,
+            lead,
+            span,
+            tail,
+        }
+    }
+
+    /// goose's run time, whole seconds.
+    pub fn run_secs(&self) -> usize {
+        (self.lead.as_secs_f64() + self.span + self.tail).ceil() as usize
+    }
+
+    /// Wall time of the run, goose's start and shutdown included (about a second).
+    pub fn estimate(r: &Resolved) -> Duration {
+        let t = Timing::of(r, &schedule::build(r));
+        Duration::from_secs(t.run_secs() as u64 + 1)
+    }
 }
 
 fn secs_since(t0: Instant, t: Instant) -> f64 {
@@ -257,11 +358,11 @@ async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
 }
 
 fn note(s: &Shared, rec: Record) {
-    s.done.fetch_add(1, Ordering::Relaxed);
+    s.live.done.fetch_add(1, Ordering::Relaxed);
     if rec.admitted() {
-        s.admitted.fetch_add(1, Ordering::Relaxed);
+        s.live.admitted.fetch_add(1, Ordering::Relaxed);
     } else if rec.throttled() {
-        s.throttled.fetch_add(1, Ordering::Relaxed);
+        s.live.throttled.fetch_add(1, Ordering::Relaxed);
     }
     s.records
         .lock()
@@ -269,33 +370,28 @@ fn note(s: &Shared, rec: Record) {
         .push(rec);
 }
 
-/// Run one resolved scenario against the target through goose.
+/// Run one resolved scenario against the target through goose; `live` follows it.
 pub async fn run(
     target: &Target,
     r: &Resolved,
     goose_dir: &Path,
-    progress: bool,
+    live: Arc<Live>,
 ) -> Result<Run, LoadError> {
     let slots = schedule::build(r);
-    let peak = schedule::peak_rate(&slots);
-    // Enough users that none is busy when its next slot is due: 30 ms of the peak rate in
-    // flight at once, a floor for bursts of slow answers, a ceiling for the machine.
-    let users = ((peak * 0.03).ceil() as usize + 8).clamp(8, 256);
-    let span = slots.last().map_or(0.0, |s| s.due.as_secs_f64());
-    // Time for the last answers (and for the retry shape, a window's Retry-After).
-    let tail = if r.scenario.shape == Shape::RetryAfter {
-        r.window.as_secs_f64() + 1.5
-    } else {
-        0.5
-    };
-    // Users are launched before the schedule starts.
-    let lead = Duration::from_millis(400 + users as u64 * 2);
-    let run_secs = (lead.as_secs_f64() + span + tail).ceil() as usize;
+    let timing = Timing::of(r, &slots);
+    let Timing {
+        users, lead, span, ..
+    } = timing;
+    let run_secs = timing.run_secs();
+    let t0 = Instant::now() + lead;
+    live.total.store(slots.len(), Ordering::Relaxed);
+    let _ = live.span.set(span);
+    let _ = live.t0.set(t0);
 
     let shared = Arc::new(Shared {
         slots: slots.clone(),
         next: AtomicUsize::new(0),
-        t0: Instant::now() + lead,
+        t0,
         auth: r.keys.iter().map(|k| format!("Bearer {}", k.key)).collect(),
         requests: r.requests.clone(),
         records: Mutex::new(Vec::with_capacity(slots.len() + 1)),
@@ -304,9 +400,7 @@ pub async fn run(
         trust_pem: target.trust_pem.clone(),
         insecure: target.insecure,
         pool: 2,
-        done: AtomicU64::new(0),
-        admitted: AtomicU64::new(0),
-        throttled: AtomicU64::new(0),
+        live,
     });
     let wall0 = SystemTime::now()
         .checked_add(lead)
@@ -348,28 +442,7 @@ pub async fn run(
         .map_err(|e| LoadError::Goose(e.to_string()))?
         .register_scenario(scenario);
 
-    let ticker = progress.then(|| {
-        let s = shared.clone();
-        let name = name.clone();
-        let total = slots.len();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                let t = Instant::now().saturating_duration_since(s.t0).as_secs_f64();
-                eprint!(
-                    "\r  {name}: {t:5.1}s/{span:.1}s  sent {}/{total}  admitted {}  throttled {}   ",
-                    s.done.load(Ordering::Relaxed),
-                    s.admitted.load(Ordering::Relaxed),
-                    s.throttled.load(Ordering::Relaxed),
-                );
-            }
-        })
-    });
     let metrics = attack.execute().await;
-    if let Some(t) = ticker {
-        t.abort();
-        eprint!("\r{:100}\r", "");
-    }
     let metrics = metrics.map_err(|e| LoadError::Goose(e.to_string()))?;
     let goose_requests = metrics
         .requests
@@ -385,6 +458,7 @@ pub async fn run(
         .map(|p| p.display().to_string())
         .collect();
     Ok(Run {
+        t0,
         slots,
         records,
         wall0,

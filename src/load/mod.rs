@@ -1,6 +1,7 @@
 //! `linkcert load`: throttling under load. Scenarios (`scenario`) become per-key arrival
-//! schedules (`schedule`) that goose users follow (`engine`); each run is judged (`judge`)
-//! and written as JSON, Markdown and HTML with SVG charts (`report`, `chart`).
+//! schedules (`schedule`) that goose users follow (`engine`); `scheduler` decides which
+//! scenarios run together; each run is judged (`judge`) and written as JSON, Markdown and
+//! HTML with SVG charts (`report`, `chart`).
 
 pub mod chart;
 pub mod engine;
@@ -8,15 +9,21 @@ pub mod judge;
 pub mod report;
 pub mod scenario;
 pub mod schedule;
+pub mod scheduler;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::stream::{FuturesUnordered, StreamExt};
+
+use engine::LiveBoard;
 pub use judge::{ScenarioResult, ScenarioVerdict};
 pub use report::LoadReport;
+use scenario::Resolved;
 pub use scenario::Scenario;
+use scheduler::{Job, Plan, Step, quota_back, startable};
 
 use crate::spec::Spec;
 use crate::target::Target;
@@ -41,14 +48,10 @@ pub enum LoadError {
 pub struct LoadOptions {
     /// Where goose's reports go (and ours, written by the caller).
     pub out: PathBuf,
-    /// A progress line on stderr.
+    /// Progress lines on stderr.
     pub progress: bool,
-}
-
-/// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
-/// keep messages short.
-pub(crate) fn redact_error(s: &str) -> String {
-    s.chars().take(200).collect()
+    /// One scenario at a time, in the order given (`--sequential`).
+    pub sequential: bool,
 }
 
 /// Labels `plan#n` of the target's keys, by position.
@@ -65,96 +68,253 @@ fn key_labels(target: &Target) -> Vec<String> {
         .collect()
 }
 
-/// Run the scenarios in order, one at a time. A key is not loaded again until a window of
-/// its class has passed since its last answer, so each scenario starts from a clear window.
+/// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
+/// keep messages short.
+pub(crate) fn redact_error(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
+/// The scenarios made concrete for a target and laid out in time: what `run` carries out.
+pub struct Prepared {
+    pub plan: Plan,
+    scenarios: Vec<Scenario>,
+    /// Per scenario: its resolved form, or why it cannot run here.
+    resolved: Vec<Result<Resolved, String>>,
+    jobs: Vec<Job>,
+    labels: Vec<String>,
+}
+
+/// Validate and resolve the scenarios and estimate the plan. `sequential`: one at a time in
+/// the order given (otherwise scenarios on different keys run together).
+pub fn prepare(
+    spec: &Spec,
+    target: &Target,
+    scenarios: Vec<Scenario>,
+    sequential: bool,
+) -> Result<Prepared, LoadError> {
+    target.validate(spec)?;
+    for s in &scenarios {
+        s.validate(spec)?;
+    }
+    let labels = key_labels(target);
+    let resolved: Vec<Result<Resolved, String>> =
+        scenarios.iter().map(|s| s.resolve(spec, target)).collect();
+    let mut steps = Vec::new();
+    let mut jobs = Vec::new();
+    for (i, (s, r)) in scenarios.iter().zip(&resolved).enumerate() {
+        let mut step = Step {
+            name: s.name.clone(),
+            keys: Vec::new(),
+            start: 0.0,
+            end: 0.0,
+            ran: None,
+            skipped: None,
+        };
+        match r {
+            Ok(r) => {
+                let keys: Vec<usize> = r.keys.iter().filter_map(|k| target.position(k)).collect();
+                step.keys = keys
+                    .iter()
+                    .map(|p| labels.get(*p).cloned().unwrap_or_default())
+                    .collect();
+                jobs.push(Job {
+                    step: i,
+                    keys,
+                    estimate: engine::Timing::estimate(r),
+                    window: r.window,
+                });
+            }
+            Err(why) => step.skipped = Some(why.clone()),
+        }
+        steps.push(step);
+    }
+    Ok(Prepared {
+        plan: Plan::estimate(steps, &jobs, sequential),
+        scenarios,
+        resolved,
+        jobs,
+        labels,
+    })
+}
+
+/// Prepare and run the scenarios (see `prepare` and `scheduler`).
 pub async fn run(
     spec: Arc<Spec>,
     target: Target,
     scenarios: Vec<Scenario>,
     opts: &LoadOptions,
 ) -> Result<LoadReport, LoadError> {
-    target.validate(&spec)?;
-    for s in &scenarios {
-        s.validate(&spec)?;
-    }
+    let prepared = prepare(&spec, &target, scenarios, opts.sequential)?;
+    execute(spec, target, prepared, opts).await
+}
+
+/// Carry out a prepared plan: each scenario starts as soon as `scheduler::startable` lets it,
+/// after its keys' quota is back (`scheduler::quota_back`); results keep the scenarios' order.
+pub async fn execute(
+    spec: Arc<Spec>,
+    target: Target,
+    prepared: Prepared,
+    opts: &LoadOptions,
+) -> Result<LoadReport, LoadError> {
     std::fs::create_dir_all(&opts.out).map_err(|source| LoadError::Io {
         path: opts.out.display().to_string(),
         source,
     })?;
-    let labels = key_labels(&target);
+    let Prepared {
+        mut plan,
+        scenarios,
+        resolved,
+        jobs,
+        labels,
+    } = prepared;
     let started = Instant::now();
-    let mut report = LoadReport::new(&spec, &target);
-    let mut last_use: HashMap<(String, String), (Instant, Duration)> = HashMap::new();
     let total = scenarios.len();
-    for (i, s) in scenarios.iter().enumerate() {
-        let resolved = match s.resolve(&spec, &target) {
-            Ok(r) => r,
-            Err(why) => {
-                if opts.progress {
-                    eprintln!("[{}/{total}] {}: skipped ({why})", i + 1, s.name);
-                }
-                report
-                    .scenarios
-                    .push(ScenarioResult::skipped(s, &s.class(&spec), why));
-                continue;
-            }
-        };
-        // Let the keys' windows clear.
-        let mut wait = Duration::ZERO;
-        for k in &resolved.keys {
-            for ((key, _), (at, w)) in last_use.iter() {
-                if *key == k.key {
-                    let clear = *at + *w + Duration::from_millis(250);
-                    wait = wait.max(clear.saturating_duration_since(Instant::now()));
-                }
-            }
-        }
-        if !wait.is_zero() {
+    let mut results: Vec<Option<ScenarioResult>> = vec![None; total];
+    for (i, (s, r)) in scenarios.iter().zip(&resolved).enumerate() {
+        if let Err(why) = r {
             if opts.progress {
+                eprintln!("[{}/{total}] {}: skipped ({why})", i + 1, s.name);
+            }
+            results[i] = Some(ScenarioResult::skipped(s, &s.class(&spec), why.clone()));
+        }
+    }
+    let mut pending: Vec<usize> = (0..jobs.len()).collect();
+    let mut busy: BTreeSet<usize> = BTreeSet::new();
+    let mut quota: HashMap<usize, Instant> = HashMap::new();
+    let mut running = FuturesUnordered::new();
+    let mut canceled = false;
+    let board = Arc::new(LiveBoard::default());
+    let ticker = opts.progress.then(|| {
+        let board = board.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let text: String = board.line().chars().take(180).collect();
+                eprint!("\r{text:<180}\r");
+            }
+        })
+    });
+    let clear_line = || {
+        if opts.progress {
+            eprint!("\r{:180}\r", "");
+        }
+    };
+    loop {
+        let can_start = if canceled {
+            Vec::new()
+        } else {
+            startable(&pending, &jobs, &busy, running.len(), plan.sequential)
+        };
+        for j in can_start {
+            pending.retain(|p| *p != j);
+            let job = &jobs[j];
+            busy.extend(job.keys.iter().copied());
+            let Some(Ok(r)) = resolved.get(job.step) else {
+                continue;
+            };
+            let not_before = job
+                .keys
+                .iter()
+                .filter_map(|k| quota.get(k))
+                .max()
+                .copied()
+                .unwrap_or_else(Instant::now);
+            let l = board.add(&r.scenario.name);
+            if opts.progress {
+                clear_line();
+                let wait = not_before.saturating_duration_since(Instant::now());
                 eprintln!(
-                    "[{}/{total}] {}: waiting {:.1} s for the key's window to clear",
-                    i + 1,
-                    s.name,
-                    wait.as_secs_f64()
+                    "[{}/{total}] {}: {} plan on {}, {} x {} per {:.2} s, {} for {} windows{}",
+                    job.step + 1,
+                    r.scenario.name,
+                    r.scenario.plan,
+                    plan.steps[job.step].keys.join(", "),
+                    r.scenario.rate,
+                    r.limit,
+                    r.window.as_secs_f64(),
+                    r.scenario.shape.as_str(),
+                    r.scenario.windows,
+                    if wait.is_zero() {
+                        String::new()
+                    } else {
+                        format!(", after {:.1} s for its keys' quota", wait.as_secs_f64())
+                    }
                 );
             }
-            tokio::time::sleep(wait).await;
+            let target = &target;
+            let out = &opts.out;
+            running.push(async move {
+                tokio::time::sleep_until(not_before.into()).await;
+                let began = Instant::now();
+                let run = if goose::is_killswitch_triggered() {
+                    None
+                } else {
+                    Some(engine::run(target, r, out, l).await)
+                };
+                (j, began, run)
+            });
         }
-        if opts.progress {
-            eprintln!(
-                "[{}/{total}] {}: {} plan, {} x {} per {:.2} s, {} for {} windows",
-                i + 1,
-                s.name,
-                s.plan,
-                s.rate,
-                resolved.limit,
-                resolved.window.as_secs_f64(),
-                s.shape.as_str(),
-                s.windows
-            );
+        let Some((j, began, run)) = running.next().await else {
+            break;
+        };
+        let job = &jobs[j];
+        let step = job.step;
+        let Some(Ok(r)) = resolved.get(step) else {
+            continue;
+        };
+        board.remove(&r.scenario.name);
+        for k in &job.keys {
+            busy.remove(k);
         }
-        let run = engine::run(&target, &resolved, &opts.out, opts.progress).await?;
-        let ids: Vec<(String, usize)> = resolved
+        // Ctrl-C stops the running goose attacks; start no more.
+        let Some(run) = run else {
+            canceled = true;
+            results[step] = Some(ScenarioResult::skipped(
+                &r.scenario,
+                &r.class,
+                "not run: the load run was interrupted".into(),
+            ));
+            continue;
+        };
+        let run = run?;
+        canceled |= goose::is_killswitch_triggered();
+        plan.steps[step].ran = Some((
+            began.saturating_duration_since(started).as_secs_f64(),
+            started.elapsed().as_secs_f64(),
+        ));
+        let ids: Vec<(String, usize)> = job
             .keys
             .iter()
-            .map(|k| {
-                let pos = target.keys.iter().position(|t| t == k).unwrap_or(0);
-                (labels.get(pos).cloned().unwrap_or_default(), pos)
-            })
+            .map(|p| (labels.get(*p).cloned().unwrap_or_default(), *p))
             .collect();
-        let result = judge::judge(&resolved, &run, &ids);
-        for k in &resolved.keys {
-            last_use.insert(
-                (k.key.clone(), resolved.class.clone()),
-                (Instant::now(), resolved.window),
-            );
+        let result = judge::judge(r, &run, &ids);
+        for (i, k) in job.keys.iter().enumerate() {
+            let limiter = if i == 0 { result.limiter } else { None };
+            quota.insert(*k, quota_back(&run, i, r.window, limiter));
         }
         if opts.progress {
-            eprintln!("  {}", report::one_line(&result));
+            clear_line();
+            eprintln!("[{}/{total}] {}", step + 1, report::one_line(&result));
         }
-        report.scenarios.push(result);
+        results[step] = Some(result);
     }
+    if let Some(t) = ticker {
+        t.abort();
+        clear_line();
+    }
+    for (i, s) in scenarios.iter().enumerate() {
+        if results[i].is_none() {
+            results[i] = Some(ScenarioResult::skipped(
+                s,
+                &s.class(&spec),
+                "not run: the load run was interrupted".into(),
+            ));
+        }
+    }
+    let mut report = LoadReport::new(&spec, &target);
+    report.scenarios = results.into_iter().flatten().collect();
     report.duration_secs = started.elapsed().as_secs_f64();
+    report.plan = Some(plan);
     report.finish(&labels);
     if report
         .scenarios

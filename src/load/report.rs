@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::judge::{ScenarioResult, ScenarioVerdict};
+use super::scheduler::Plan;
 use crate::check::model::Verdict;
 use crate::spec::Spec;
 use crate::target::Target;
@@ -40,6 +41,9 @@ pub struct LoadReport {
     pub verdict: ScenarioVerdict,
     pub totals: BTreeMap<String, u64>,
     pub keys: Vec<KeyTotal>,
+    /// Which scenarios ran together: estimated, and what happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
     pub scenarios: Vec<ScenarioResult>,
 }
 
@@ -62,6 +66,7 @@ impl LoadReport {
             verdict: ScenarioVerdict::Pass,
             totals: BTreeMap::new(),
             keys: Vec::new(),
+            plan: None,
             scenarios: Vec::new(),
         }
     }
@@ -185,6 +190,9 @@ impl LoadReport {
                     .or(s.skipped.as_deref())
                     .unwrap_or("-")
             );
+        }
+        if let Some(plan) = &self.plan {
+            o.push_str(&plan.markdown());
         }
         let _ = writeln!(
             o,
@@ -346,6 +354,19 @@ impl LoadReport {
             .map(|k| format!("{} {}/{}", k.label, k.admitted, k.sent))
             .collect();
         let _ = writeln!(o, "admitted/sent per key: {}", keys.join(", "));
+        if let Some(p) = &self.plan {
+            let _ = writeln!(
+                o,
+                "{}: estimated {:.0} s, took {:.0} s",
+                if p.sequential {
+                    "one scenario at a time"
+                } else {
+                    "scenarios on different keys together"
+                },
+                p.estimated_secs,
+                self.duration_secs
+            );
+        }
         let totals: Vec<String> = self
             .totals
             .iter()

@@ -11,8 +11,8 @@ use super::LoadError;
 use crate::spec::{Limit, Spec};
 use crate::target::{PlanKey, Target};
 
-/// The built-in scenarios, in the order the default run uses (keys alternate, so a key's
-/// window has cleared before it is used again).
+/// The built-in scenarios, in the order the default run uses (a key's scenarios run in this
+/// order; scenarios on other keys alongside).
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "free-overload",

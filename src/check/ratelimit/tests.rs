@@ -105,6 +105,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         })
         .collect();
     let run = Run {
+        t0: std::time::Instant::now(),
         slots: crate::load::schedule::build(&r),
         records,
         wall0: WALL0,

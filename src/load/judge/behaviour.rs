@@ -4,14 +4,24 @@
 use super::*;
 
 /// Name the limiter from how capacity comes back after the first 429.
-pub(super) fn name(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) -> Option<String> {
+pub(super) fn name(
+    recs: &[&Record],
+    n: u64,
+    w: f64,
+    rolling: u64,
+    rate: f64,
+) -> Option<(Limiter, String)> {
     let first = recs.iter().position(|r| r.throttled())?;
     let after = &recs[first..];
     let readmitted: Vec<&&Record> = after.iter().filter(|r| r.admitted()).collect();
     if readmitted.is_empty() {
-        return Some(format!(
-            "capacity did not come back within the run (first 429 at {:.2} s)",
-            recs[first].sent
+        return Some((
+            Limiter::NotBack,
+            format!(
+                "{} (first 429 at {:.2} s)",
+                Limiter::NotBack.as_str(),
+                recs[first].sent
+            ),
         ));
     }
     // Runs of consecutive admissions after a 429.
@@ -61,24 +71,25 @@ pub(super) fn name(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) ->
         .collect();
     steps.sort_unstable();
     let reset_step = (w >= 3.0 && steps.len() >= 3).then(|| steps[steps.len() / 2]);
-    let name = if ratio > 1.05 && long_runs {
-        "fixed window"
+    let limiter = if ratio > 1.05 && long_runs {
+        Limiter::FixedWindow
     } else if ratio > 1.05 {
-        "token bucket"
+        Limiter::TokenBucket
     } else if let Some(step) = reset_step {
         if step as f64 >= 0.8 * w {
-            "fixed window"
+            Limiter::FixedWindow
         } else {
-            "sliding log"
+            Limiter::SlidingLog
         }
     } else if echo >= 0.8 {
-        "sliding log"
+        Limiter::SlidingLog
     } else if long_runs {
-        "fixed window"
+        Limiter::FixedWindow
     } else {
-        "sliding counter"
+        Limiter::SlidingCounter
     };
-    Some(format!(
+    let name = limiter.as_str();
+    let text = format!(
         "{name}: after the first 429 ({:.2} s) capacity came back in {} run(s) of admissions \
          (median {median}); {:.0}% of them echo an admission one window earlier; at most \
          {rolling} admitted in a rolling window (limit {n}){}",
@@ -88,5 +99,6 @@ pub(super) fn name(recs: &[&Record], n: u64, w: f64, rolling: u64, rate: f64) ->
         reset_step.map_or(String::new(), |s| format!(
             "; X-RateLimit-Reset moves in steps of {s} s (median)"
         ))
-    ))
+    );
+    Some((limiter, text))
 }

@@ -144,6 +144,7 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         verdict: ScenarioVerdict::Pass,
         skipped: None,
         behaviour: None,
+        limiter: None,
         generator: None,
         keys: Vec::new(),
         seconds: Vec::new(),
@@ -389,7 +390,10 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         admitted::judge(&mut j, &view, &bounds, rolling, sent_overload);
         if key == 0 {
             let rate = s.rate * n as f64 / w;
-            result.behaviour = behaviour::name(&recs, n, w, rolling, rate);
+            if let Some((limiter, text)) = behaviour::name(&recs, n, w, rolling, rate) {
+                result.limiter = Some(limiter);
+                result.behaviour = Some(text);
+            }
             if let Some(b) = &result.behaviour {
                 j.add(
                     "load.behaviour",

@@ -31,6 +31,30 @@ impl ScenarioVerdict {
     }
 }
 
+/// A limiter as observed from outside (load.behaviour).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limiter {
+    FixedWindow,
+    TokenBucket,
+    SlidingLog,
+    SlidingCounter,
+    /// Capacity did not come back within the run.
+    NotBack,
+}
+
+impl Limiter {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limiter::FixedWindow => "fixed window",
+            Limiter::TokenBucket => "token bucket",
+            Limiter::SlidingLog => "sliding log",
+            Limiter::SlidingCounter => "sliding counter",
+            Limiter::NotBack => "capacity did not come back within the run",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
     pub check: String,
@@ -156,6 +180,10 @@ pub struct ScenarioResult {
     pub skipped: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub behaviour: Option<String>,
+    /// The limiter `behaviour` names; the scheduler reads a fixed window's Reset as the
+    /// moment the whole quota is back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limiter: Option<Limiter>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<Generator>,
     pub keys: Vec<KeyStats>,
@@ -185,6 +213,7 @@ impl ScenarioResult {
             verdict: ScenarioVerdict::Skipped,
             skipped: Some(why),
             behaviour: None,
+            limiter: None,
             generator: None,
             keys: Vec::new(),
             seconds: Vec::new(),

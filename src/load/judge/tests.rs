@@ -55,6 +55,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         })
         .collect();
     let run = Run {
+        t0: std::time::Instant::now(),
         slots,
         records,
         wall0,

@@ -1,6 +1,6 @@
 //! What a user sees from the binaries: `serve`'s start-up text, `check` with several keys and
 //! fixtures as `serve` prints them (the README's multi-key example), and `check` certifying
-//! the second implementation, which is not our reference.
+//! the second implementation, which is not our reference; `load` printing its plan.
 
 mod common;
 
@@ -255,4 +255,58 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("linkcert-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
+}
+
+/// `linkcert load` prints its plan before it starts: two scenarios on different Free keys run
+/// together; with `--sequential`, one after the other. The window of the in-process reference
+/// comes from `--rate-window`.
+#[test]
+fn load_prints_its_plan_and_runs_scenarios_on_different_keys_together() {
+    let run = |extra: &[&str], name: &str| {
+        let out = tempdir(name);
+        let mut args = vec![
+            "load",
+            "--rate-window",
+            "2",
+            "--scenario",
+            "free-overload",
+            "--scenario",
+            "boundary-straddle",
+            "--out",
+        ];
+        let dir = out.display().to_string();
+        args.push(&dir);
+        args.extend_from_slice(extra);
+        let o = Command::new(BIN).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("load.json")).unwrap()).unwrap();
+        // A debug build on a busy machine may fall behind the straddle's bursts: that is
+        // the generator's own verdict (exit 2), never the target's.
+        let expected = match report["verdict"].as_str() {
+            Some("pass") => Some(0),
+            Some("client-saturated") => Some(2),
+            v => panic!("verdict {v:?}:\n{err}"),
+        };
+        assert_eq!(o.status.code(), expected, "{err}");
+        (err, report)
+    };
+    let (err, report) = run(&[], "load-plan");
+    assert!(err.contains("standard window 2 s"), "{err}");
+    let plan_line = err
+        .lines()
+        .find(|l| l.contains("free-overload") && l.contains("on free#1"))
+        .unwrap_or_else(|| panic!("the plan names each scenario's key:\n{err}"));
+    assert!(plan_line.contains("(with boundary-straddle)"), "{err}");
+    let ran = |r: &serde_json::Value, i: usize| {
+        let s = &r["plan"]["steps"][i]["ran"];
+        (s[0].as_f64().unwrap(), s[1].as_f64().unwrap())
+    };
+    let (a, b) = (ran(&report, 0), ran(&report, 1));
+    assert!(a.0 < b.1 && b.0 < a.1, "they ran together: {a:?} {b:?}");
+
+    let (err, report) = run(&["--sequential"], "load-plan-seq");
+    assert!(err.contains("plan (sequential"), "{err}");
+    let (a, b) = (ran(&report, 0), ran(&report, 1));
+    assert!(a.1 <= b.0, "one after the other: {a:?} {b:?}");
 }

@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use crate::check::{self, CheckOptions};
+use crate::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
 use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
 use crate::spec::{Limit, Spec};
 use crate::target::{Fixture, Profile, Target, parse_key_flag};
@@ -28,7 +29,8 @@ pub const EXIT_CANNOT_RUN: u8 = 2;
     long_about = "Certify implementations of the Link Attribution Service API.\n\n\
         serve  runs the reference implementation (HTTPS)\n\
         check  certifies a target against the spec (no --target: the built-in reference)\n\
-        load   measures throttling under load, per key and per second (goose)\n\n\
+        load   measures throttling under load, per key and per second (goose)\n\
+        catalogue  lists every check and every clause of the spec document\n\n\
         Everything is driven by specs/link-attribution.openapi.yaml (compiled in)."
 )]
 pub struct Cli {
@@ -42,6 +44,9 @@ enum Command {
     Serve(ServeArgs),
     /// Certify a target against the spec. Exit 0: no failure, 1: failures, 2: could not run.
     Check(CheckArgs),
+    /// List every check (id, title, clauses, level, what it needs) and every clause of the
+    /// spec document with the checks that enforce it, or why none does.
+    Catalogue,
     /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run.
     Load(LoadArgs),
 }
@@ -105,6 +110,27 @@ struct CheckArgs {
     /// Leave these checks out (same patterns as --only).
     #[arg(long = "skip", value_name = "PATTERN")]
     skip: Vec<String>,
+    /// Accepted deviations: a TOML file of [[accept]] entries (check, operation, reason,
+    /// ticket, expires). A failure an entry matches is reported as accepted, with its reason,
+    /// and does not fail the run. See examples/accept-real-service.toml.
+    #[arg(long, value_name = "FILE")]
+    accept: Option<PathBuf>,
+    /// An earlier report.json of the same target: the reports say what is new, fixed and
+    /// still failing (by check id and operation).
+    #[arg(long, value_name = "REPORT_JSON")]
+    baseline: Option<PathBuf>,
+    /// Which failures make the exit code 1: any, or only those the --baseline did not have.
+    #[arg(long, value_enum, default_value_t = FailOn::Any)]
+    fail_on: FailOn,
+    /// CI integration: `github` writes ::error annotations and appends report.md to
+    /// $GITHUB_STEP_SUMMARY (on by itself when GITHUB_ACTIONS=true).
+    #[arg(long, value_enum, value_name = "SYSTEM")]
+    ci: Option<Ci>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Ci {
+    Github,
 }
 
 #[derive(clap::Args)]
@@ -157,6 +183,10 @@ pub fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::Check(args) => check(args).await,
             Command::Load(args) => load(args).await,
+            Command::Catalogue => {
+                print!("{}", check::catalogue::listing()?);
+                Ok(ExitCode::SUCCESS)
+            }
         }
     });
     match result {
@@ -337,7 +367,29 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         target.plans().join(", "),
         opts.seed
     );
-    let report = check::run(spec, target, opts).await?;
+    // Read the gate's inputs before the run, so a mistake in them costs nothing.
+    let accept = args.accept.clone().or(profile_accept(&args.target)?);
+    let waivers = accept
+        .as_deref()
+        .map(WaiverFile::read)
+        .transpose()
+        .context("reading the accepted deviations (--accept)")?;
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(Baseline::read)
+        .transpose()
+        .context("reading the baseline (--baseline)")?;
+    if args.fail_on == FailOn::New && baseline.is_none() {
+        anyhow::bail!("--fail-on new needs --baseline PATH/report.json (the run to compare with)");
+    }
+    let mut report = check::run(spec, target, opts).await?;
+    if let Some(w) = &waivers {
+        gate::accept::apply(&mut report, w, &gate::accept::today());
+    }
+    if let Some(b) = &baseline {
+        gate::baseline::compare(&mut report, b);
+    }
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("reports").join(timestamp()));
@@ -345,11 +397,31 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;
     print_outcome(&report.summary(), &written);
-    Ok(if report.passed() {
-        ExitCode::SUCCESS
-    } else {
+    if args.ci == Some(Ci::Github) || gate::github::detected() {
+        print!("{}", gate::github::annotations(&report));
+        gate::github::append_summary(&report.markdown())
+            .context("appending to $GITHUB_STEP_SUMMARY")?;
+    }
+    Ok(if gate::fails(&report, args.fail_on) {
         ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
+}
+
+/// The profile's `accept = "FILE"`, relative to the profile's own folder.
+fn profile_accept(args: &TargetArgs) -> anyhow::Result<Option<PathBuf>> {
+    let Some(p) = &args.profile else {
+        return Ok(None);
+    };
+    let profile = Profile::from_file(p)?;
+    Ok(profile.accept.map(|a| {
+        let a = PathBuf::from(a);
+        match p.parent() {
+            Some(dir) if a.is_relative() => dir.join(a),
+            _ => a,
+        }
+    }))
 }
 
 /// The summary table, then where the reports went.

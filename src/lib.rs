@@ -9,6 +9,7 @@
 pub mod check;
 pub mod cli;
 pub mod clock;
+pub mod gate;
 pub mod load;
 pub mod qr;
 pub mod rate_headers;

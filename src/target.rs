@@ -106,6 +106,8 @@ pub struct Profile {
     pub base_url: Option<String>,
     pub rate_window_secs: Option<f64>,
     pub allow_destructive: Option<bool>,
+    /// Accepted deviations (`check --accept`), relative to the profile's folder.
+    pub accept: Option<String>,
     #[serde(default)]
     pub keys: BTreeMap<String, OneOrMany>,
     #[serde(default)]

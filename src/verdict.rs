@@ -14,6 +14,9 @@ pub enum Verdict {
     Informational,
     /// A deviation from what the spec prefers but does not require.
     NonStrict,
+    /// A failure the user accepted (a waiver with its reason): counted apart, not a failure
+    /// of the run.
+    Accepted,
     Fail,
 }
 
@@ -24,6 +27,7 @@ impl Verdict {
             Verdict::Skipped => "skipped",
             Verdict::Informational => "informational",
             Verdict::NonStrict => "non-strict",
+            Verdict::Accepted => "accepted",
             Verdict::Fail => "fail",
         }
     }

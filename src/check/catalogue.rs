@@ -309,6 +309,67 @@ pub const CATALOGUE: &[CheckDef] = &[
     ),
 ];
 
+/// What a check needs of the target to run: keys of which plans, fixtures, destructive mode.
+pub fn needs(id: &str) -> &'static str {
+    match id {
+        "plan.partner-gating" => "a key of a plan below Advanced (--key free=... or pro=...)",
+        "plan.partner-allowed" => "a key of Advanced or higher",
+        "plan.analytics-free" | "plan.paid-params" => "a key of an unpaid plan (--key free=...)",
+        "partners.deactivate" | "partners.links-disabled" | "partners.choices" => {
+            "a key of Advanced or higher, a --partner or --tenant fixture, --allow-destructive"
+        }
+        "partners.unknown" | "partners.neither" => "a key of Advanced or higher",
+        "ratelimit.per-key" => "two keys (two Free keys are best)",
+        "ratelimit.analytics" => "a key of a plan with analytics access (Pro or higher)",
+        _ if id.starts_with("ratelimit.") => "a key with a small fixed limit (Free or Pro)",
+        _ => "any key",
+    }
+}
+
+/// `linkcert catalogue`: every check with its clauses, level and needs; then every clause of
+/// the spec document with its checks, or why none enforces it.
+pub fn listing() -> Result<String, crate::spec::SpecError> {
+    use std::fmt::Write as _;
+    let clauses = crate::spec::clauses::clauses()?;
+    let mut o = format!("Checks ({}):\n", CATALOGUE.len());
+    for d in CATALOGUE {
+        let ids = crate::spec::clauses::of_check(&clauses, d.id);
+        let _ = writeln!(
+            o,
+            "  {:<28} {:<13} {}\n  {:28} clauses: {}\n  {:28} needs: {}",
+            d.id,
+            d.level.as_str(),
+            d.title,
+            "",
+            ids.join(", "),
+            "",
+            needs(d.id)
+        );
+    }
+    let enforced = clauses.iter().filter(|c| !c.checks.is_empty()).count();
+    let _ = writeln!(
+        o,
+        "\nClauses of the spec document ({}; {enforced} enforced by a check):",
+        clauses.len()
+    );
+    for c in &clauses {
+        let by = if c.checks.is_empty() {
+            format!(
+                "not enforced: {}",
+                c.reason.as_deref().unwrap_or("no reason given")
+            )
+        } else {
+            format!("checks: {}", c.checks.join(", "))
+        };
+        let _ = writeln!(
+            o,
+            "  {:<32} [{}] \"{}\"\n  {:32} {by}",
+            c.id, c.section, c.text, ""
+        );
+    }
+    Ok(o)
+}
+
 pub fn get(id: &str) -> Option<&'static CheckDef> {
     CATALOGUE.iter().find(|d| d.id == id)
 }
@@ -316,15 +377,17 @@ pub fn get(id: &str) -> Option<&'static CheckDef> {
 /// Whether `--only`/`--skip` patterns select a check: a pattern is an id, a family
 /// (`pagination`), or a prefix ending in `*` (`ratelimit.re*`).
 pub fn selected(id: &str, only: &[String], skip: &[String]) -> bool {
-    let matches = |p: &String| {
-        let p = p.as_str();
-        if let Some(prefix) = p.strip_suffix('*') {
-            id.starts_with(prefix)
-        } else {
-            id == p || id.split('.').next() == Some(p)
-        }
-    };
+    let matches = |p: &String| pattern_matches(p, id);
     (only.is_empty() || only.iter().any(matches)) && !skip.iter().any(matches)
+}
+
+/// One pattern of `--only`, `--skip` and waivers: an id, a family or a prefix ending in `*`.
+pub fn pattern_matches(pattern: &str, id: &str) -> bool {
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        id.starts_with(prefix)
+    } else {
+        id == pattern || id.split('.').next() == Some(pattern)
+    }
 }
 
 #[cfg(test)]

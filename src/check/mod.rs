@@ -8,6 +8,7 @@ pub mod auth;
 pub mod cases;
 pub mod catalogue;
 pub mod conformance;
+pub mod coverage;
 pub mod model;
 pub mod pagination;
 pub mod partners;

@@ -45,6 +45,84 @@ pub struct CheckResult {
     /// Judged on some cases, but not on others, and why (a fixture no key owns, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partly_skipped: Option<String>,
+    /// The waiver that turned this failure into `accepted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<Acceptance>,
+}
+
+/// Why a failure was accepted: the waiver entry that matched it (`crate::gate::accept`).
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+pub struct Acceptance {
+    /// The entry's check pattern (an id, a family or a prefix ending in `*`).
+    pub check: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<String>,
+    /// YYYY-MM-DD: the last day the entry matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+/// What became of one waiver entry in this run.
+#[derive(Clone, Debug, Serialize)]
+pub struct WaiverUse {
+    pub entry: Acceptance,
+    /// Failures it turned into `accepted`.
+    pub matched: u64,
+    /// Past its `expires` date: it matched nothing, and says so.
+    pub expired: bool,
+    /// Failures it would have matched had it not expired.
+    pub would_match: u64,
+}
+
+/// The waivers of a run (`--accept FILE`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Waivers {
+    pub file: String,
+    pub entries: Vec<WaiverUse>,
+}
+
+/// A check on an operation, as baselines compare them (never by message text).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+pub struct CheckKey {
+    pub id: String,
+    pub operation: String,
+}
+
+/// This run against an earlier one of the same target (`--baseline`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BaselineDiff {
+    pub file: String,
+    /// Failing now, not failing in the baseline.
+    pub new_failures: Vec<CheckKey>,
+    /// Failing in the baseline, not now.
+    pub fixed: Vec<CheckKey>,
+    pub still_failing: Vec<CheckKey>,
+    /// Checks run now that the baseline did not have, and the reverse.
+    pub new_checks: Vec<CheckKey>,
+    pub removed_checks: Vec<CheckKey>,
+}
+
+/// Which clauses of the spec document this run exercised (`specs/clauses.toml`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Coverage {
+    pub total: usize,
+    /// Clauses some check enforces.
+    pub enforceable: usize,
+    /// Enforceable clauses one of whose checks judged at least one case in this run.
+    pub exercised: usize,
+    /// Enforceable clauses not exercised, and why (their checks' skip reasons).
+    pub skipped: Vec<ClauseNote>,
+    /// Clauses no check enforces, and why.
+    pub unenforced: Vec<ClauseNote>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClauseNote {
+    pub clause: String,
+    pub why: String,
 }
 
 /// Findings kept per check and operation; the rest are counted.
@@ -227,6 +305,7 @@ impl Recorder {
                     findings: e.findings.clone(),
                     skipped: e.skipped.clone().filter(|_| e.cases == 0),
                     partly_skipped: e.skipped.clone().filter(|_| e.cases > 0),
+                    accepted: None,
                 }
             })
             .collect();
@@ -267,6 +346,12 @@ pub struct Report {
     pub key_variables: Vec<KeyVariable>,
     pub totals: Totals,
     pub checks: Vec<CheckResult>,
+    /// Clauses of the spec document exercised by this run.
+    pub coverage: Coverage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waivers: Option<Waivers>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineDiff>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -277,6 +362,23 @@ pub struct KeyVariable {
     pub nth: usize,
 }
 
+impl Totals {
+    pub fn of(checks: &[CheckResult]) -> Totals {
+        let mut t = Totals::default();
+        for c in checks {
+            match c.verdict {
+                Verdict::Pass => t.pass += 1,
+                Verdict::NonStrict => t.non_strict += 1,
+                Verdict::Informational => t.informational += 1,
+                Verdict::Fail => t.fail += 1,
+                Verdict::Skipped => t.skipped += 1,
+                Verdict::Accepted => t.accepted += 1,
+            }
+        }
+        t
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Totals {
     pub pass: u64,
@@ -284,6 +386,8 @@ pub struct Totals {
     pub informational: u64,
     pub fail: u64,
     pub skipped: u64,
+    /// Failures a waiver accepted.
+    pub accepted: u64,
 }
 
 impl Report {
@@ -298,16 +402,8 @@ impl Report {
         throttled: u64,
         checks: Vec<CheckResult>,
     ) -> Report {
-        let mut totals = Totals::default();
-        for c in &checks {
-            match c.verdict {
-                Verdict::Pass => totals.pass += 1,
-                Verdict::NonStrict => totals.non_strict += 1,
-                Verdict::Informational => totals.informational += 1,
-                Verdict::Fail => totals.fail += 1,
-                Verdict::Skipped => totals.skipped += 1,
-            }
-        }
+        let totals = Totals::of(&checks);
+        let coverage = super::coverage::of(&checks);
         let key_variables = target
             .keys
             .iter()
@@ -343,6 +439,9 @@ impl Report {
             key_variables,
             totals,
             checks,
+            coverage,
+            waivers: None,
+            baseline: None,
         }
     }
 

@@ -194,6 +194,7 @@ impl Exchange {
                 .unwrap_or_default(),
             error: self.result.as_ref().err().map(|e| red(e)),
             curl: self.curl(secrets),
+            png_base64: self.resp().and_then(|r| png_base64(&r.body)),
         }
     }
 
@@ -243,6 +244,19 @@ pub struct ExchangeRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub curl: String,
+    /// A PNG answer itself (base64), so report.html can show what the target drew.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub png_base64: Option<String>,
+}
+
+/// PNG images kept whole in a finding up to this size; larger ones are only summarised.
+const MAX_KEPT_PNG: usize = 512 * 1024;
+
+/// The body as base64 when it is a PNG (by its signature, whatever the content type says).
+fn png_base64(body: &[u8]) -> Option<String> {
+    use base64::Engine;
+    (body.starts_with(b"\x89PNG\r\n\x1a\n") && body.len() <= MAX_KEPT_PNG)
+        .then(|| base64::engine::general_purpose::STANDARD.encode(body))
 }
 
 /// Replace every secret with `$` and its variable; longer secrets first, so a key that

@@ -6,6 +6,7 @@
 
 mod params;
 
+pub mod clauses;
 pub mod schema;
 
 use std::collections::BTreeMap;

@@ -1,18 +1,21 @@
 //! Reports people read and CI gates on: `report.json` (schema in `reports/README.md`),
-//! `junit.xml` (one testcase per check and operation) and `report.md`, plus the summary
-//! table printed at the end of a run. What they say is `check::model::Report` (the findings
-//! of a run); this module only writes it.
+//! `junit.xml` (one testcase per check and operation), `report.md` and `report.html` (the
+//! certificate, `html.rs`), plus the summary table printed at the end of a run. What they say
+//! is `check::model::Report` (the findings of a run, with its waivers, baseline and clause
+//! coverage); this module only writes it.
+
+mod html;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::check::model::{CheckResult, Verdict};
+use crate::check::model::{CheckKey, CheckResult, Verdict};
 
 pub use crate::check::model::{KeyVariable, REPORT_SCHEMA_VERSION, Report, Totals};
 
 impl Report {
-    /// Write report.json, junit.xml and report.md into `dir` (created if needed).
+    /// Write report.json, junit.xml, report.md and report.html into `dir` (created if needed).
     pub fn write(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)?;
         let files = [
@@ -22,6 +25,7 @@ impl Report {
             ),
             ("junit.xml", self.junit()),
             ("report.md", self.markdown()),
+            ("report.html", self.html()),
         ];
         let mut out = Vec::new();
         for (name, text) in files {
@@ -46,14 +50,14 @@ impl Report {
             "<testsuites name=\"linkcert\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
             self.checks.len(),
             self.totals.fail,
-            self.totals.skipped,
+            self.totals.skipped + self.totals.accepted,
             self.duration_secs
         );
         for (family, checks) in by_family {
             let fails = checks.iter().filter(|c| c.verdict == Verdict::Fail).count();
             let skipped = checks
                 .iter()
-                .filter(|c| c.verdict == Verdict::Skipped)
+                .filter(|c| matches!(c.verdict, Verdict::Skipped | Verdict::Accepted))
                 .count();
             let _ = writeln!(
                 x,
@@ -84,6 +88,14 @@ impl Report {
                             x,
                             "<skipped message=\"{}\"/>",
                             xml(c.skipped.as_deref().unwrap_or("skipped"))
+                        );
+                    }
+                    Verdict::Accepted => {
+                        let _ = write!(
+                            x,
+                            "<skipped message=\"{}\">{}</skipped>",
+                            xml(&accepted_text(c)),
+                            xml(&finding_text(c))
                         );
                     }
                     Verdict::NonStrict | Verdict::Informational => {
@@ -138,9 +150,10 @@ impl Report {
         let t = &self.totals;
         let _ = writeln!(
             m,
-            "| pass | fail | non-strict | informational | skipped |\n|---|---|---|---|---|\n| {} | {} | {} | {} | {} |\n",
-            t.pass, t.fail, t.non_strict, t.informational, t.skipped
+            "| pass | fail | accepted | non-strict | informational | skipped |\n|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} | {} |\n",
+            t.pass, t.fail, t.accepted, t.non_strict, t.informational, t.skipped
         );
+        m.push_str(&self.baseline_markdown());
         m.push_str("## Checks\n\n| verdict | check | operation | cases | clause |\n|---|---|---|---|---|\n");
         for c in &self.checks {
             let _ = writeln!(
@@ -156,6 +169,7 @@ impl Report {
         }
         for (title, v) in [
             ("Failures", Verdict::Fail),
+            ("Accepted deviations (waived)", Verdict::Accepted),
             ("Non-strict", Verdict::NonStrict),
             (
                 "Observations (the spec leaves these open)",
@@ -196,6 +210,9 @@ impl Report {
                 if let Some(why) = &c.skipped {
                     let _ = writeln!(m, "Skipped: {why}\n");
                 }
+                if c.accepted.is_some() {
+                    let _ = writeln!(m, "Accepted: {}\n", md(&accepted_text(c)));
+                }
                 if c.violations > c.findings.len() as u64 {
                     let _ = writeln!(
                         m,
@@ -224,40 +241,103 @@ impl Report {
                 }
             }
         }
+        m.push_str(&self.waivers_markdown());
+        m.push_str(&self.coverage_markdown());
+        m
+    }
+
+    fn baseline_markdown(&self) -> String {
+        let Some(b) = &self.baseline else {
+            return String::new();
+        };
+        let mut m = format!(
+            "## Against the baseline\n\nBaseline `{}`: {} new failure(s), {} fixed, {} still failing, {} new check(s), {} removed.\n\n",
+            b.file,
+            b.new_failures.len(),
+            b.fixed.len(),
+            b.still_failing.len(),
+            b.new_checks.len(),
+            b.removed_checks.len()
+        );
+        for (what, list) in [
+            ("new failure", &b.new_failures),
+            ("fixed", &b.fixed),
+            ("still failing", &b.still_failing),
+            ("new check", &b.new_checks),
+            ("removed check", &b.removed_checks),
+        ] {
+            for k in list {
+                let _ = writeln!(m, "- {what}: `{}` on {}", k.id, md(&k.operation));
+            }
+        }
+        m.push('\n');
+        m
+    }
+
+    fn waivers_markdown(&self) -> String {
+        let Some(w) = &self.waivers else {
+            return String::new();
+        };
+        let mut m = format!(
+            "\n## Waivers\n\nFrom `{}`.\n\n| check | operation | reason | ticket | expires | matched | state |\n|---|---|---|---|---|---|---|\n",
+            md(&w.file)
+        );
+        for u in &w.entries {
+            let e = &u.entry;
+            let _ = writeln!(
+                m,
+                "| `{}` | {} | {} | {} | {} | {} | {} |",
+                md(&e.check),
+                md(e.operation.as_deref().unwrap_or("any")),
+                md(&e.reason),
+                md(e.ticket.as_deref().unwrap_or("-")),
+                e.expires.as_deref().unwrap_or("-"),
+                u.matched,
+                waiver_state(u)
+            );
+        }
+        m
+    }
+
+    fn coverage_markdown(&self) -> String {
+        let c = &self.coverage;
+        let mut m = format!(
+            "\n## Clause coverage\n\n| exercised | enforceable | total |\n|---|---|---|\n| {} | {} | {} |\n\nClauses are the normative statements of the spec document (`specs/clauses.toml`, `linkcert catalogue`).\n",
+            c.exercised, c.enforceable, c.total
+        );
+        if !c.skipped.is_empty() {
+            m.push_str("\nNot exercised in this run:\n\n");
+            for n in &c.skipped {
+                let _ = writeln!(m, "- `{}`: {}", n.clause, md(&n.why));
+            }
+        }
+        if !c.unenforced.is_empty() {
+            m.push_str("\nNo check enforces:\n\n");
+            for n in &c.unenforced {
+                let _ = writeln!(m, "- `{}`: {}", n.clause, md(&n.why));
+            }
+        }
         m
     }
 
     /// The table printed at the end of a run: families by verdict, then the failing checks.
     pub fn summary(&self) -> String {
-        let mut by_family: BTreeMap<&str, [u64; 5]> = BTreeMap::new();
-        for c in &self.checks {
-            let row = by_family
-                .entry(c.id.split('.').next().unwrap_or(""))
-                .or_default();
-            row[match c.verdict {
-                Verdict::Pass => 0,
-                Verdict::Fail => 1,
-                Verdict::NonStrict => 2,
-                Verdict::Informational => 3,
-                Verdict::Skipped => 4,
-            }] += 1;
-        }
         let mut s = format!(
-            "{:<12} {:>5} {:>5} {:>10} {:>6} {:>8}\n",
-            "family", "pass", "fail", "non-strict", "info", "skipped"
+            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8}\n",
+            "family", "pass", "fail", "accepted", "non-strict", "info", "skipped"
         );
-        for (f, r) in &by_family {
+        for (f, r) in self.by_family() {
             let _ = writeln!(
                 s,
-                "{f:<12} {:>5} {:>5} {:>10} {:>6} {:>8}",
-                r[0], r[1], r[2], r[3], r[4]
+                "{f:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8}",
+                r[0], r[1], r[2], r[3], r[4], r[5]
             );
         }
         let t = &self.totals;
         let _ = writeln!(
             s,
-            "{:<12} {:>5} {:>5} {:>10} {:>6} {:>8}",
-            "total", t.pass, t.fail, t.non_strict, t.informational, t.skipped
+            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8}",
+            "total", t.pass, t.fail, t.accepted, t.non_strict, t.informational, t.skipped
         );
         for c in self.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
             let first = c
@@ -266,6 +346,51 @@ impl Report {
                 .map_or(String::new(), |f| one_line(&f.message, 160));
             let _ = writeln!(s, "FAIL {} on {}: {first}", c.id, c.operation);
         }
+        for c in self
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Accepted)
+        {
+            let _ = writeln!(
+                s,
+                "ACCEPTED {} on {}: {}",
+                c.id,
+                c.operation,
+                accepted_text(c)
+            );
+        }
+        if let Some(w) = &self.waivers {
+            for u in w.entries.iter().filter(|u| u.matched == 0) {
+                let _ = writeln!(
+                    s,
+                    "WAIVER {} {}: {}",
+                    u.entry.check,
+                    u.entry.operation.as_deref().unwrap_or(""),
+                    waiver_state(u)
+                );
+            }
+        }
+        if let Some(b) = &self.baseline {
+            let _ = writeln!(
+                s,
+                "against {}: {} new failure(s), {} fixed, {} still failing, {} new check(s), {} removed",
+                b.file,
+                b.new_failures.len(),
+                b.fixed.len(),
+                b.still_failing.len(),
+                b.new_checks.len(),
+                b.removed_checks.len()
+            );
+            for k in &b.new_failures {
+                let _ = writeln!(s, "NEW FAIL {} on {}", k.id, k.operation);
+            }
+        }
+        let c = &self.coverage;
+        let _ = writeln!(
+            s,
+            "clauses exercised {}/{} enforceable ({} in the spec document)",
+            c.exercised, c.enforceable, c.total
+        );
         // Setup problems (fixtures no key owns, ...) are the user's to fix: say them here too.
         for c in &self.checks {
             let why = c.skipped.as_deref().or(c.partly_skipped.as_deref());
@@ -282,6 +407,73 @@ impl Report {
             self.seed
         );
         s
+    }
+}
+
+impl Report {
+    /// Per family: pass, fail, accepted, non-strict, informational, skipped.
+    pub fn by_family(&self) -> BTreeMap<&str, [u64; 6]> {
+        let mut by_family: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
+        for c in &self.checks {
+            let row = by_family.entry(c.family()).or_default();
+            row[match c.verdict {
+                Verdict::Pass => 0,
+                Verdict::Fail => 1,
+                Verdict::Accepted => 2,
+                Verdict::NonStrict => 3,
+                Verdict::Informational => 4,
+                Verdict::Skipped => 5,
+            }] += 1;
+        }
+        by_family
+    }
+}
+
+impl CheckResult {
+    pub fn family(&self) -> &str {
+        self.id.split('.').next().unwrap_or("")
+    }
+    pub fn key(&self) -> CheckKey {
+        CheckKey {
+            id: self.id.clone(),
+            operation: self.operation.clone(),
+        }
+    }
+}
+
+/// `reason (ticket T, until D)` of an accepted failure.
+fn accepted_text(c: &CheckResult) -> String {
+    let Some(a) = &c.accepted else {
+        return String::new();
+    };
+    let mut s = a.reason.clone();
+    let mut extra = Vec::new();
+    if let Some(t) = &a.ticket {
+        extra.push(format!("ticket {t}"));
+    }
+    if let Some(d) = &a.expires {
+        extra.push(format!("until {d}"));
+    }
+    if !extra.is_empty() {
+        s = format!("{s} ({})", extra.join(", "));
+    }
+    s
+}
+
+fn waiver_state(u: &crate::check::model::WaiverUse) -> String {
+    if u.expired {
+        format!(
+            "expired{}",
+            if u.would_match > 0 {
+                format!(": {} failure(s) it would match fail again", u.would_match)
+            } else {
+                String::new()
+            }
+        )
+    } else if u.matched == 0 {
+        "unused: matched no failure (stale?)".into()
+    } else {
+        "used".into()
     }
 }
 

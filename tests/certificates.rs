@@ -160,6 +160,8 @@ async fn report_html_shows_every_finding_and_the_png_of_a_qr_failure() {
         assert!(px.iter().all(|c| *c & 0x08 == 0x08 || *c == 0xF7), "{px:?}");
         let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
         assert!(html.contains("Not certified"), "verdict in words");
+        browser_renders(&dir.join("report.html"), "Not certified", None);
+
         assert!(html.contains("Clause coverage"));
         assert!(
             !b.target().keys.iter().any(|k| html.contains(&k.key)),
@@ -384,6 +386,10 @@ async fn fail_on_new_waivers_and_github_annotations_from_the_command_line() {
     assert_eq!(code, 1, "{err}");
     let base_json = dir.join("base/report.json");
     let base = Baseline::read(&base_json).unwrap();
+    // The README's screenshot comes from here: LINKCERT_SCREENSHOT=path.png.
+    if let Ok(shot) = std::env::var("LINKCERT_SCREENSHOT") {
+        browser_renders(&dir.join("base/report.html"), "", Some(Path::new(&shot)));
+    }
     assert!(
         base.failing.iter().all(|k| k.id == "qr.colours"),
         "{:?}",

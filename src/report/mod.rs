@@ -112,6 +112,20 @@ impl Report {
             }
             x.push_str("  </testsuite>\n");
         }
+        // Clause coverage, where JUnit readers show it: a suite's properties and output.
+        let c = &self.coverage;
+        let _ = writeln!(
+            x,
+            "  <testsuite name=\"clause-coverage\" tests=\"0\"><properties>\
+             <property name=\"clauses.exercised\" value=\"{}\"/>\
+             <property name=\"clauses.enforceable\" value=\"{}\"/>\
+             <property name=\"clauses.total\" value=\"{}\"/></properties>\
+             <system-out>{}</system-out></testsuite>",
+            c.exercised,
+            c.enforceable,
+            c.total,
+            xml(&self.coverage_markdown())
+        );
         x.push_str("</testsuites>\n");
         x
     }
@@ -363,9 +377,12 @@ impl Report {
             for u in w.entries.iter().filter(|u| u.matched == 0) {
                 let _ = writeln!(
                     s,
-                    "WAIVER {} {}: {}",
+                    "WAIVER {}{}: {}",
                     u.entry.check,
-                    u.entry.operation.as_deref().unwrap_or(""),
+                    u.entry
+                        .operation
+                        .as_deref()
+                        .map_or(String::new(), |o| format!(" on {o}")),
                     waiver_state(u)
                 );
             }

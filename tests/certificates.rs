@@ -108,6 +108,31 @@ fn assert_html_matches_json(dir: &Path) {
             "{id} {op}: failures open, the rest folded"
         );
         let text: String = details.text().collect();
+        if verdict == "fail" {
+            // The exchange behind a failure: request, answer with its status, and the curl.
+            let answers: Vec<String> = details
+                .select(&sel("pre.answer"))
+                .map(|p| p.text().collect())
+                .collect();
+            let statuses: Vec<String> = c["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|f| f["exchange"]["status"].as_u64())
+                .map(|s| s.to_string())
+                .collect();
+            assert!(
+                !statuses.is_empty(),
+                "{id} {op}: a failure comes with its exchange"
+            );
+            for s in &statuses {
+                assert!(
+                    answers.iter().any(|a| a.starts_with(s.as_str())),
+                    "{id} {op}: answer {s} shown"
+                );
+            }
+            assert!(details.select(&sel("pre.request")).next().is_some());
+        }
         for f in c["findings"].as_array().unwrap() {
             let msg = f["message"].as_str().unwrap();
             assert!(text.contains(msg), "{id} {op}: finding {msg:?} shown");
@@ -480,6 +505,28 @@ async fn fail_on_new_waivers_and_github_annotations_from_the_command_line() {
     .await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("ACCEPTED qr.colours"), "{out}");
+    let md = std::fs::read_to_string(dir.join("same-accepted/report.md")).unwrap();
+    let junit = std::fs::read_to_string(dir.join("same-accepted/junit.xml")).unwrap();
+    assert!(
+        md.contains("## Clause coverage") && junit.contains("clauses.exercised"),
+        "coverage in every report"
+    );
+    // An expired waiver does not accept: exit 1, and the summary says it expired.
+    let expired = dir.join("expired.toml");
+    std::fs::write(
+        &expired,
+        "[[accept]]\ncheck = \"qr.colours\"\nreason = \"fine last year\"\nexpires = 2001-01-01\n",
+    )
+    .unwrap();
+    let (code, out, err) = cli(
+        &same,
+        &dir.join("same-expired"),
+        &["--accept", expired.to_str().unwrap()],
+        &[],
+    )
+    .await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("WAIVER qr.colours: expired"), "{out}");
     // The same from a profile's `accept = "FILE"` (relative to the profile).
     let t = same.target();
     let keys: Vec<String> = t

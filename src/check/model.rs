@@ -105,6 +105,19 @@ pub struct BaselineDiff {
     pub removed_checks: Vec<CheckKey>,
 }
 
+impl BaselineDiff {
+    /// Each kind of change with its checks, in the order reports list them.
+    pub fn changes(&self) -> [(&'static str, &[CheckKey]); 5] {
+        [
+            ("new failure", &self.new_failures),
+            ("fixed", &self.fixed),
+            ("still failing", &self.still_failing),
+            ("new check", &self.new_checks),
+            ("removed check", &self.removed_checks),
+        ]
+    }
+}
+
 /// Which clauses of the spec document this run exercised (`specs/clauses.toml`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Coverage {

@@ -110,8 +110,10 @@ impl Report {
         self.html_summary(&mut h);
         self.html_baseline(&mut h);
         h.push_str("<h2 id=\"checks\">Checks</h2>\n");
+        // Parsed once: every check names its clause ids.
+        let clauses = clauses::clauses().unwrap_or_default();
         for c in &self.checks {
-            html_check(&mut h, c);
+            html_check(&mut h, c, &clauses);
         }
         self.html_choices(&mut h);
         self.html_waivers(&mut h);
@@ -159,13 +161,7 @@ impl Report {
              <table><tr><th>change</th><th>check</th><th>operation</th></tr>",
             esc(&b.file)
         );
-        for (what, list) in [
-            ("new failure", &b.new_failures),
-            ("fixed", &b.fixed),
-            ("still failing", &b.still_failing),
-            ("new check", &b.new_checks),
-            ("removed check", &b.removed_checks),
-        ] {
+        for (what, list) in b.changes() {
             for k in list {
                 let _ = writeln!(
                     h,
@@ -261,20 +257,13 @@ impl Report {
     }
 }
 
-fn html_check(h: &mut String, c: &CheckResult) {
+fn html_check(h: &mut String, c: &CheckResult, clauses: &[clauses::Clause]) {
     let open = if c.verdict == Verdict::Fail {
         " open"
     } else {
         ""
     };
-    let ids = clauses::clauses()
-        .map(|all| {
-            clauses::of_check(&all, &c.id)
-                .into_iter()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
+    let ids = clauses::of_check(clauses, &c.id);
     let _ = writeln!(
         h,
         "<details class=\"check\" data-verdict=\"{v}\" data-id=\"{id}\" data-operation=\"{op}\"{open}>\

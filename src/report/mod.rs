@@ -273,13 +273,7 @@ impl Report {
             b.new_checks.len(),
             b.removed_checks.len()
         );
-        for (what, list) in [
-            ("new failure", &b.new_failures),
-            ("fixed", &b.fixed),
-            ("still failing", &b.still_failing),
-            ("new check", &b.new_checks),
-            ("removed check", &b.removed_checks),
-        ] {
+        for (what, list) in b.changes() {
             for k in list {
                 let _ = writeln!(m, "- {what}: `{}` on {}", k.id, md(&k.operation));
             }
@@ -390,8 +384,13 @@ impl Report {
         if let Some(b) = &self.baseline {
             let _ = writeln!(
                 s,
-                "against {}: {} new failure(s), {} fixed, {} still failing, {} new check(s), {} removed",
+                "against {}:\n{:>14} {:>7} {:>14} {:>11} {:>9}\n{:>14} {:>7} {:>14} {:>11} {:>9}",
                 b.file,
+                "new failures",
+                "fixed",
+                "still failing",
+                "new checks",
+                "removed",
                 b.new_failures.len(),
                 b.fixed.len(),
                 b.still_failing.len(),

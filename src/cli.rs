@@ -343,19 +343,20 @@ pub async fn resolve_target(
 
 async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
-    let (mut target, _reference) =
+    let (mut target, reference) =
         resolve_target(&spec, &args.target, IN_PROCESS_WINDOW_SECS).await?;
     let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
     let parse = |s: &String| Fixture::parse(s, &plans);
     target.partner_ids.extend(args.partners.iter().map(parse));
     target.tenant_ids.extend(args.tenants.iter().map(parse));
     target.allow_destructive |= args.allow_destructive;
+    let replay = replay_command(&args, &target, reference.is_some());
     let opts = CheckOptions {
         seed: args.seed,
         cases: args.cases.max(1),
         concurrency: args.concurrency.max(1),
-        only: args.only,
-        skip: args.skip,
+        only: args.only.clone(),
+        skip: args.skip.clone(),
         progress: true,
         ..CheckOptions::default()
     };
@@ -384,6 +385,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--fail-on new needs --baseline PATH/report.json (the run to compare with)");
     }
     let mut report = check::run(spec, target, opts).await?;
+    report.replay = replay;
     if let Some(w) = &waivers {
         gate::accept::apply(&mut report, w, &gate::accept::today());
     }
@@ -407,6 +409,49 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The command that replays a `check` run: its flags, the keys as their shell variables (the
+/// in-process reference is started again, so it has no --target).
+fn replay_command(args: &CheckArgs, target: &Target, in_process: bool) -> String {
+    let mut c = vec!["linkcert check".to_string()];
+    if let Some(p) = &args.target.profile {
+        c.push(format!("--profile {}", p.display()));
+    }
+    if !in_process {
+        c.push(format!("--target {}", target.base_url));
+    }
+    if in_process && args.target.keys.is_empty() {
+        // The reference's own development keys: nothing to pass.
+    } else {
+        for (k, s) in target.keys.iter().zip(target.secrets()) {
+            c.push(format!("--key {}=\"${}\"", k.plan, s.var));
+        }
+    }
+    if let Some(w) = args.target.rate_window {
+        c.push(format!("--rate-window {w}"));
+    }
+    if args.target.insecure {
+        c.push("--insecure".into());
+    }
+    c.push(format!("--seed {}", args.seed));
+    if args.cases != 64 {
+        c.push(format!("--cases {}", args.cases));
+    }
+    for (flag, list) in [
+        ("--only", &args.only),
+        ("--skip", &args.skip),
+        ("--partner", &args.partners),
+        ("--tenant", &args.tenants),
+    ] {
+        for v in list {
+            c.push(format!("{flag} '{v}'"));
+        }
+    }
+    if args.allow_destructive {
+        c.push("--allow-destructive".into());
+    }
+    c.join(" ")
 }
 
 /// The profile's `accept = "FILE"`, relative to the profile's own folder.

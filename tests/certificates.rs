@@ -452,6 +452,17 @@ async fn fail_on_new_waivers_and_github_annotations_from_the_command_line() {
         .collect();
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("two/report.json")).unwrap()).unwrap();
+    // The replay command names the run's own flags, keys as their variables.
+    let replay = report["replay"].as_str().unwrap();
+    for part in [
+        "--target http://127.0.0.1:",
+        "--seed 7",
+        "--cases 24",
+        "--only 'qr.colours'",
+        "--key free=\"$LINKCERT_KEY_FREE_2\"",
+    ] {
+        assert!(replay.contains(part), "{part} in {replay}");
+    }
     let fails = report["checks"]
         .as_array()
         .unwrap()

@@ -357,6 +357,8 @@ pub struct Report {
     pub plans: Vec<String>,
     /// Which shell variable stands for which `--key` in the curl lines.
     pub key_variables: Vec<KeyVariable>,
+    /// The command that replays this run (keys as their variables).
+    pub replay: String,
     pub totals: Totals,
     pub checks: Vec<CheckResult>,
     /// Clauses of the spec document exercised by this run.
@@ -431,7 +433,12 @@ impl Report {
                     .count(),
             })
             .collect();
+        let mut replay = format!("linkcert check --target {} --seed {seed}", target.base_url);
+        for (k, s) in target.keys.iter().zip(target.secrets()) {
+            replay.push_str(&format!(" --key {}=\"${}\"", k.plan, s.var));
+        }
         Report {
+            replay,
             schema_version: REPORT_SCHEMA_VERSION,
             tool: "linkcert".into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),

@@ -14,7 +14,7 @@ body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 
 h1{font-size:1.6em;margin:.2em 0}h2{margin-top:1.6em;border-bottom:1px solid #ccd;padding-bottom:.2em}
 .verdict{padding:10px 14px;border-radius:6px;font-size:1.15em;font-weight:600}
 .ok{background:#e6f4ea;color:#0f5323}.ko{background:#fdecea;color:#8a1c12}
-table{border-collapse:collapse;margin:.5em 0;max-width:100%}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0;max-width:100%;display:block;overflow-x:auto}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f5f7}.num{text-align:right}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px}dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 details{border:1px solid #d0d7de;border-radius:6px;margin:6px 0;padding:4px 10px}
@@ -44,18 +44,6 @@ fn esc(s: &str) -> String {
 }
 
 impl Report {
-    /// The command that replays this run: same target, seed and keys (as variables).
-    pub fn replay_command(&self) -> String {
-        let mut cmd = format!(
-            "linkcert check --target {} --seed {}",
-            self.target, self.seed
-        );
-        for k in &self.key_variables {
-            let _ = write!(cmd, " --key {}=\"${}\"", k.plan, k.variable);
-        }
-        cmd
-    }
-
     pub fn html(&self) -> String {
         let mut h = String::with_capacity(64 * 1024);
         let passed = self.passed();
@@ -105,7 +93,7 @@ impl Report {
             self.throttled_and_retried,
             esc(&self.plans.join(", ")),
             esc(&self.tool_version),
-            esc(&self.replay_command())
+            esc(&self.replay)
         );
         self.html_summary(&mut h);
         self.html_baseline(&mut h);

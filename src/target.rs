@@ -11,7 +11,7 @@ use crate::spec::Spec;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    #[error("cannot read the profile {path}: {source}")]
+    #[error("cannot read the profile {path}")]
     Io {
         path: String,
         source: std::io::Error,

@@ -10,7 +10,7 @@ use crate::check::model::Report;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         path: String,
         source: std::io::Error,

@@ -36,7 +36,7 @@ pub enum LoadError {
     Goose(String),
     #[error("{0}")]
     Target(#[from] crate::target::TargetError),
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Io {
         path: String,
         source: std::io::Error,

@@ -10,7 +10,7 @@ use crate::spec::{Limit, Spec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeysError {
-    #[error("cannot read the keys file {path}: {source}")]
+    #[error("cannot read the keys file {path}")]
     Io {
         path: String,
         source: std::io::Error,

@@ -53,7 +53,7 @@ pub enum ServerError {
     Keys(#[from] KeysError),
     #[error("TLS: {0}")]
     Tls(String),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         addr: SocketAddr,
         source: std::io::Error,

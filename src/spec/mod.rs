@@ -37,7 +37,7 @@ pub const SPEC_PATH: &str = "specs/link-attribution.openapi.yaml";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("cannot read the spec {path}: {source}")]
+    #[error("cannot read the spec {path}")]
     Io {
         path: String,
         source: std::io::Error,

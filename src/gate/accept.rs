@@ -58,11 +58,7 @@ fn date(v: &toml::Value) -> Option<String> {
 
 impl WaiverFile {
     pub fn read(path: &Path) -> Result<WaiverFile, GateError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| GateError::Io {
-            path: p.clone(),
-            source,
-        })?;
+        let (text, p) = super::read_text(path)?;
         WaiverFile::parse(&text, &p)
     }
 

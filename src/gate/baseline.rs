@@ -32,11 +32,7 @@ pub struct Baseline {
 
 impl Baseline {
     pub fn read(path: &Path) -> Result<Baseline, GateError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| GateError::Io {
-            path: p.clone(),
-            source,
-        })?;
+        let (text, p) = super::read_text(path)?;
         Baseline::parse(&text, &p)
     }
 
@@ -68,18 +64,15 @@ impl Baseline {
 /// Compare the report with the baseline and record the difference in it.
 pub fn compare(report: &mut Report, base: &Baseline) {
     let now: BTreeSet<CheckKey> = report.checks.iter().map(|c| c.key()).collect();
-    let failing: BTreeSet<CheckKey> = report
-        .checks
-        .iter()
-        .filter(|c| c.verdict == Verdict::Fail)
-        .map(|c| c.key())
-        .collect();
-    let accepted_now: BTreeSet<CheckKey> = report
-        .checks
-        .iter()
-        .filter(|c| c.verdict == Verdict::Accepted)
-        .map(|c| c.key())
-        .collect();
+    let with = |v: Verdict| -> BTreeSet<CheckKey> {
+        report
+            .checks
+            .iter()
+            .filter(|c| c.verdict == v)
+            .map(|c| c.key())
+            .collect()
+    };
+    let (failing, accepted_now) = (with(Verdict::Fail), with(Verdict::Accepted));
     report.baseline = Some(BaselineDiff {
         file: base.path.clone(),
         new_failures: failing.difference(&base.failing).cloned().collect(),

@@ -19,6 +19,16 @@ pub enum GateError {
     Invalid { path: String, problem: String },
 }
 
+/// A gate input file's text, and its path as reports name it.
+fn read_text(path: &std::path::Path) -> Result<(String, String), GateError> {
+    let p = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| GateError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    Ok((text, p))
+}
+
 /// Which failures make the exit code 1 (`--fail-on`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {

@@ -132,25 +132,10 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
         findings: Vec::new(),
     };
     let mut result = ScenarioResult {
-        name: s.name.clone(),
-        description: s.description.clone(),
-        plan: s.plan.clone(),
-        class: r.class.clone(),
-        shape: s.shape.as_str().into(),
         limit: n,
         window_secs: w,
-        rate_multiple: s.rate,
-        windows: s.windows,
-        verdict: ScenarioVerdict::Pass,
-        skipped: None,
-        behaviour: None,
-        limiter: None,
-        generator: None,
-        keys: Vec::new(),
-        seconds: Vec::new(),
-        trace: Vec::new(),
-        findings: Vec::new(),
         goose_reports: run.goose_reports.clone(),
+        ..ScenarioResult::of(s, &r.class)
     };
 
     // Absent stand-in endpoints: noted, not failed.

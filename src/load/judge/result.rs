@@ -194,12 +194,8 @@ pub struct ScenarioResult {
 }
 
 impl ScenarioResult {
-    /// A scenario that could not run at this target.
-    pub fn skipped(
-        r: &crate::load::scenario::Scenario,
-        class: &str,
-        why: String,
-    ) -> ScenarioResult {
+    /// A scenario before it is judged: what it is, no figures, no findings, verdict pass.
+    pub fn of(r: &crate::load::scenario::Scenario, class: &str) -> ScenarioResult {
         ScenarioResult {
             name: r.name.clone(),
             description: r.description.clone(),
@@ -210,8 +206,8 @@ impl ScenarioResult {
             window_secs: 0.0,
             rate_multiple: r.rate,
             windows: r.windows,
-            verdict: ScenarioVerdict::Skipped,
-            skipped: Some(why),
+            verdict: ScenarioVerdict::Pass,
+            skipped: None,
             behaviour: None,
             limiter: None,
             generator: None,
@@ -220,6 +216,19 @@ impl ScenarioResult {
             trace: Vec::new(),
             findings: Vec::new(),
             goose_reports: Vec::new(),
+        }
+    }
+
+    /// A scenario that could not run at this target.
+    pub fn skipped(
+        r: &crate::load::scenario::Scenario,
+        class: &str,
+        why: String,
+    ) -> ScenarioResult {
+        ScenarioResult {
+            verdict: ScenarioVerdict::Skipped,
+            skipped: Some(why),
+            ..ScenarioResult::of(r, class)
         }
     }
 }

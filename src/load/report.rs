@@ -380,9 +380,8 @@ impl LoadReport {
     }
 }
 
-/// What each load rule did in one scenario, for clause coverage: a rule judged a scenario
-/// of its shape that was judged at all (not skipped, not client saturated), or one it has a
-/// finding in.
+/// What each load rule did in one scenario, for clause coverage: a rule judged every scenario
+/// of its shape that was judged at all (not skipped, not client saturated).
 pub struct RuleJudgement {
     pub id: &'static str,
     pub judged: bool,
@@ -417,10 +416,9 @@ pub fn rule_judgements(scenarios: &[ScenarioResult]) -> Vec<RuleJudgement> {
                 }
                 _ => None,
             };
-            let found = s.findings.iter().any(|f| f.check == r.id);
             out.push(RuleJudgement {
                 id: r.id,
-                judged: found || not_judged.is_none(),
+                judged: not_judged.is_none(),
                 skipped: not_judged,
             });
         }

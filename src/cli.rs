@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 use crate::check::{self, CheckOptions};
 use crate::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
+use crate::report::github;
 use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
 use crate::spec::{Limit, Spec};
 use crate::target::{Fixture, Profile, Target, parse_key_flag};
@@ -30,7 +31,7 @@ pub const EXIT_CANNOT_RUN: u8 = 2;
         serve  runs the reference implementation (HTTPS)\n\
         check  certifies a target against the spec (no --target: the built-in reference)\n\
         load   measures throttling under load, per key and per second (goose)\n\
-        catalogue  lists every check and every clause of the spec document\n\n\
+        catalogue  lists every check, every load rule and every clause of the spec document\n\n\
         Everything is driven by specs/link-attribution.openapi.yaml (compiled in)."
 )]
 pub struct Cli {
@@ -44,8 +45,8 @@ enum Command {
     Serve(ServeArgs),
     /// Certify a target against the spec. Exit 0: no failure, 1: failures, 2: could not run.
     Check(CheckArgs),
-    /// List every check (id, title, clauses, level, what it needs) and every clause of the
-    /// spec document with the checks that enforce it, or why none does.
+    /// List every check and load rule (id, title, clauses, level, what it needs) and every
+    /// clause of the spec document with the checks and rules that enforce it, or why none does.
     Catalogue,
     /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run.
     Load(LoadArgs),
@@ -184,7 +185,7 @@ pub fn main() -> ExitCode {
             Command::Check(args) => check(args).await,
             Command::Load(args) => load(args).await,
             Command::Catalogue => {
-                print!("{}", check::catalogue::listing()?);
+                print!("{}", crate::registry::listing()?);
                 Ok(ExitCode::SUCCESS)
             }
         }
@@ -387,10 +388,10 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut report = check::run(spec, target, opts).await?;
     report.replay = replay;
     if let Some(w) = &waivers {
-        gate::accept::apply(&mut report, w, &gate::accept::today());
+        report.apply_waivers(w, &gate::accept::today());
     }
     if let Some(b) = &baseline {
-        gate::baseline::compare(&mut report, b);
+        report.compare_with(b);
     }
     let out = args
         .out
@@ -399,12 +400,11 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;
     print_outcome(&report.summary(), &written);
-    if args.ci == Some(Ci::Github) || gate::github::detected() {
-        print!("{}", gate::github::annotations(&report));
-        gate::github::append_summary(&report.markdown())
-            .context("appending to $GITHUB_STEP_SUMMARY")?;
+    if args.ci == Some(Ci::Github) || github::detected() {
+        print!("{}", github::annotations(&report));
+        github::append_summary(&report.markdown()).context("appending to $GITHUB_STEP_SUMMARY")?;
     }
-    Ok(if gate::fails(&report, args.fail_on) {
+    Ok(if report.fails(args.fail_on) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

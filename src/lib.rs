@@ -2,7 +2,9 @@
 //!
 //! Modules are named after what they own: `spec` loads the OpenAPI document everything is
 //! driven by, `server` is the reference implementation, `check` the conformance runner,
-//! `target` what check and load aim at, `report` what a run writes, `qr` renders and
+//! `load` throttling under load, `registry` every check and load rule with the clauses it
+//! enforces, `gate` waivers and baselines, `target` what check and load aim at, `report` the
+//! run's record and what a run writes, `qr` renders and
 //! inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for server, check
 //! and load alike), `verdict` the verdict levels, `cli` is the command line.
 
@@ -13,6 +15,7 @@ pub mod gate;
 pub mod load;
 pub mod qr;
 pub mod rate_headers;
+pub mod registry;
 pub mod report;
 pub mod server;
 pub mod spec;

@@ -11,9 +11,10 @@ use std::process::Stdio;
 
 use base64::Engine;
 use common::broken::{Answer, BOTH, Broken, Defect, Impl, Incoming, broken_on, failed, run_check};
-use linkcert::check::model::Verdict;
-use linkcert::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
+use linkcert::gate::{FailOn, accept::WaiverFile, baseline::Baseline};
+use linkcert::registry::{self, Command};
 use linkcert::report::Report;
+use linkcert::verdict::Verdict;
 use scraper::{Html, Selector};
 
 const BIN: &str = env!("CARGO_BIN_EXE_linkcert");
@@ -336,9 +337,9 @@ async fn waivers_accept_failures_expired_ones_do_not_and_unused_ones_are_reporte
         // Live waivers for both: nothing fails, the gate passes.
         let mut r = base.clone();
         let w = WaiverFile::parse(&waivers(false), "accept.toml").unwrap();
-        gate::accept::apply(&mut r, &w, "2026-11-23");
+        r.apply_waivers(&w, "2026-11-23");
         assert!(failed(&r).is_empty(), "{imp:?}: {}", r.summary());
-        assert!(r.passed() && !gate::fails(&r, FailOn::Any));
+        assert!(r.passed() && !r.fails(FailOn::Any));
         assert!(r.totals.accepted >= 2);
         let qr = r.checks.iter().find(|c| c.id == "qr.colours").unwrap();
         assert_eq!(qr.verdict, Verdict::Accepted);
@@ -361,7 +362,7 @@ async fn waivers_accept_failures_expired_ones_do_not_and_unused_ones_are_reporte
         // The envelope entry expired: it no longer matches, and says so.
         let mut r = base.clone();
         let w = WaiverFile::parse(&waivers(true), "accept.toml").unwrap();
-        gate::accept::apply(&mut r, &w, "2026-11-23");
+        r.apply_waivers(&w, "2026-11-23");
         let mut now = failed(&r);
         now.sort();
         assert_eq!(
@@ -369,7 +370,7 @@ async fn waivers_accept_failures_expired_ones_do_not_and_unused_ones_are_reporte
             vec!["auth.required".to_string(), "envelope.code".to_string()],
             "{imp:?}"
         );
-        assert!(gate::fails(&r, FailOn::Any));
+        assert!(r.fails(FailOn::Any));
         let env = &r.waivers.as_ref().unwrap().entries[1];
         assert!(env.expired && env.matched == 0 && env.would_match > 0);
         assert!(r.summary().contains("expired"), "{}", r.summary());
@@ -629,12 +630,18 @@ fn catalogue_lists_every_check_and_clause() {
         .unwrap();
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for d in linkcert::check::catalogue::CATALOGUE {
+    for d in registry::CHECKS {
         assert!(text.contains(d.id), "{}", d.id);
+    }
+    for r in registry::RULES {
+        assert!(text.contains(r.id), "{}", r.id);
+        for c in r.enforces.clauses() {
+            assert!(text.contains(c), "{} {c}", r.id);
+        }
     }
     for c in linkcert::spec::clauses::clauses().unwrap() {
         assert!(text.contains(&c.id), "{}", c.id);
-        if c.checks.is_empty() {
+        if enforced_by_none(&c.id) {
             assert!(text.contains(c.reason.as_deref().unwrap()), "{}", c.id);
         }
     }
@@ -654,25 +661,42 @@ fn every_clause_is_quoted_from_the_document_and_every_check_enforces_one() {
             c.text
         );
         assert!(
-            !c.checks.is_empty() || c.reason.as_deref().is_some_and(|r| !r.trim().is_empty()),
+            !enforced_by_none(&c.id) || c.reason.as_deref().is_some_and(|r| !r.trim().is_empty()),
             "{}: neither a check nor a reason",
             c.id
         );
-        for k in &c.checks {
-            assert!(
-                linkcert::check::catalogue::get(k).is_some(),
-                "{} names {k}, which is not in the catalogue",
-                c.id
-            );
+    }
+    // Every clause the registry names is in the document's list.
+    for command in [Command::Check, Command::Load] {
+        for (id, e) in registry::of(command) {
+            for k in e.clauses() {
+                assert!(
+                    clauses.iter().any(|c| c.id == *k),
+                    "{id} names {k}, which is not a clause"
+                );
+            }
         }
     }
-    for d in linkcert::check::catalogue::CATALOGUE {
-        assert!(
-            !linkcert::spec::clauses::of_check(&clauses, d.id).is_empty(),
-            "{} enforces no clause",
-            d.id
-        );
+    // Every check and rule enforces a clause, or says why it enforces none (and only such).
+    for command in [Command::Check, Command::Load] {
+        for (id, e) in registry::of(command) {
+            match e {
+                registry::Enforces::Clauses(c) => assert!(!c.is_empty(), "{id} enforces no clause"),
+                registry::Enforces::Nothing(why) => {
+                    assert!(
+                        !why.trim().is_empty(),
+                        "{id} enforces no clause and says not why"
+                    )
+                }
+            }
+        }
     }
+}
+
+/// No check and no load rule enforces the clause.
+fn enforced_by_none(clause: &str) -> bool {
+    registry::enforcing(Command::Check, clause).is_empty()
+        && registry::enforcing(Command::Load, clause).is_empty()
 }
 
 #[test]
@@ -692,12 +716,15 @@ fn coverage_counts_exercised_skipped_and_unenforced_clauses() {
         ];
         r
     };
-    let cov = linkcert::check::coverage::over(&clauses, &report.checks);
+    let cov = registry::coverage::over(&clauses, Command::Check, &report.checks);
     assert_eq!(cov.total, clauses.len());
     assert_eq!(cov.exercised, 1, "qr.params.size only");
     assert_eq!(
         cov.enforceable,
-        clauses.iter().filter(|c| !c.checks.is_empty()).count()
+        clauses
+            .iter()
+            .filter(|c| !registry::enforcing(Command::Check, &c.id).is_empty())
+            .count()
     );
     let per_key = cov
         .skipped
@@ -722,8 +749,8 @@ fn result(
     cases: u64,
     verdict: Verdict,
     skipped: Option<&str>,
-) -> linkcert::check::model::CheckResult {
-    linkcert::check::model::CheckResult {
+) -> linkcert::report::model::CheckResult {
+    linkcert::report::model::CheckResult {
         id: id.into(),
         title: id.into(),
         clause: String::new(),
@@ -753,5 +780,6 @@ fn empty_report() -> Report {
         0,
         0,
         Vec::new(),
+        registry::Coverage::default(),
     )
 }

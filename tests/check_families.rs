@@ -4,7 +4,7 @@
 mod common;
 
 use common::broken::{BOTH, Defect, Impl, broken_on, failed, run_check};
-use linkcert::check::model::Verdict;
+use linkcert::verdict::Verdict;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_implementations_pass_auth_plan_and_envelope_checks() {
@@ -17,8 +17,9 @@ async fn both_implementations_pass_auth_plan_and_envelope_checks() {
         .await;
         assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         // Through the plain-HTTP proxy: reported, not failed.
-        assert!(r.checks.iter().any(|c| c.id == "transport.https"
-            && c.verdict == linkcert::check::model::Verdict::NonStrict));
+        assert!(r.checks.iter().any(
+            |c| c.id == "transport.https" && c.verdict == linkcert::verdict::Verdict::NonStrict
+        ));
     }
 }
 

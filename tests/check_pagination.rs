@@ -6,10 +6,10 @@ mod common;
 use common::broken::{
     Answer, BOTH, Defect, Impl, Incoming, Upstream, broken_on, failed, run_check,
 };
-use linkcert::check::model::Verdict;
 use linkcert::check::{self, CheckOptions};
 use linkcert::report::Report;
 use linkcert::server::{self, KeySet, ServeConfig, WorkspaceData, name_matches};
+use linkcert::verdict::Verdict;
 use serde_json::{Value, json};
 
 fn assert_fails(r: &Report, id: &str) {

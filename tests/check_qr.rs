@@ -7,8 +7,8 @@ use std::io::Cursor;
 use std::time::Instant;
 
 use common::broken::{Answer, BOTH, Defect, Incoming, broken_on, failed, run_check};
-use linkcert::check::model::Verdict;
 use linkcert::qr::{self, EcLevel, RenderOptions};
+use linkcert::verdict::Verdict;
 
 /// A 200 from GET /qr (the defects only touch those).
 fn is_png_answer(inc: &Incoming, ans: &Answer) -> bool {

@@ -1,6 +1,7 @@
 //! The source tree as a newcomer reads it: dependencies between the top-level modules go one
-//! way (no circles), and no source file grows past about 600 lines unless its opening comment
-//! says why it must not be split.
+//! way (no circles), no source file grows past about 600 lines unless its opening comment
+//! says why it must not be split, code outside `check` uses only its entry point and options,
+//! and every check or rule id used in `src/` is declared in the registry.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -124,4 +125,154 @@ fn no_source_file_is_longer_than_a_sitting_unless_it_says_why() {
         })
         .collect();
     assert!(long.is_empty(), "split these along their seams: {long:?}");
+}
+
+/// What code outside `check` may take from it: the entry point and its options. What a check
+/// is (id, level, clauses) is the registry's, the run's record is `report`'s.
+const CHECK_PUBLIC: [&str; 4] = ["self", "run", "CheckOptions", "CheckError"];
+
+/// Every name a file takes from `check`: `check::NAME` paths and the names of
+/// `check::{...}` groups (a nested group counts as the path it starts with).
+fn names_taken_from_check(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (i, _) in code.match_indices("check::") {
+        // `check` itself, not a longer name ending in it (`precheck::`).
+        let before = code[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = code[i + 7..].trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let mut item = String::new();
+            let mut items = Vec::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 1 => items.push(std::mem::take(&mut item)),
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                if c != ',' || depth > 1 {
+                    item.push(c);
+                }
+            }
+            items.push(item);
+            names.extend(
+                items
+                    .iter()
+                    .map(|s| ident(s.trim()))
+                    .filter(|s| !s.is_empty()),
+            );
+        } else {
+            names.push(ident(rest));
+        }
+    }
+    names
+}
+
+#[test]
+fn outside_check_only_its_entry_point_and_options_are_used() {
+    let src = src();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for f in &files {
+        if top_module(&src, f) == "check" {
+            continue;
+        }
+        let code = library_code(&std::fs::read_to_string(f).unwrap());
+        for name in names_taken_from_check(&code) {
+            if !CHECK_PUBLIC.contains(&name.as_str()) {
+                wrong.push(format!("{} uses check::{name}", f.display()));
+            }
+        }
+    }
+    assert!(
+        names_taken_from_check("use crate::check::{self, CheckOptions, probe::{Req}};")
+            == ["self", "CheckOptions", "probe"],
+        "the scan reads import groups"
+    );
+    assert!(
+        wrong.is_empty(),
+        "outside src/check/, use only check::run, CheckOptions and CheckError \
+         (what a check is: crate::registry; the run's record: crate::report::model): {wrong:#?}"
+    );
+}
+
+/// The families of check ids, and `load` for the load rules.
+const ID_FAMILIES: [&str; 11] = [
+    "transport",
+    "status",
+    "schema",
+    "envelope",
+    "auth",
+    "plan",
+    "pagination",
+    "qr",
+    "partners",
+    "ratelimit",
+    "load",
+];
+
+/// String literals of `src/` that are file names, not check or rule ids.
+const NOT_IDS: [&str; 3] = ["load.json", "load.md", "load.html"];
+
+/// String literals shaped like a check or rule id: `family.name-in-kebab-case`.
+fn id_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for lit in code.split('"').skip(1).step_by(2) {
+        let Some((family, name)) = lit.split_once('.') else {
+            continue;
+        };
+        if ID_FAMILIES.contains(&family)
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !NOT_IDS.contains(&lit)
+        {
+            out.push(lit.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_check_and_rule_id_used_in_src_is_in_the_registry() {
+    let src = src();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut seen = 0;
+    let mut missing = Vec::new();
+    for f in &files {
+        // The registry declares the ids; everything else uses them.
+        if top_module(&src, f) == "registry" {
+            continue;
+        }
+        let code = library_code(&std::fs::read_to_string(f).unwrap());
+        for id in id_literals(&code) {
+            seen += 1;
+            if !linkcert::registry::declared(&id) {
+                missing.push(format!("{}: \"{id}\"", f.display()));
+            }
+        }
+    }
+    assert!(seen > 50, "the scan found the ids in use: {seen}");
+    assert_eq!(
+        id_literals(r#"rec.pass("qr.size", op); f("load.json"); x("a.b")"#),
+        ["qr.size"]
+    );
+    assert!(
+        missing.is_empty(),
+        "ids used but not declared in src/registry/: {missing:#?}"
+    );
 }

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::broken::{BOTH, Defect, Impl, Upstream, broken_on};
-use linkcert::check::model::Verdict;
 use linkcert::load::{self, LoadOptions, LoadReport, Scenario, ScenarioVerdict};
 use linkcert::target::Target;
+use linkcert::verdict::Verdict;
 
 /// Window of the broken-server tests: short, so each test is a few seconds.
 const WINDOW: f64 = 2.0;
@@ -262,10 +262,10 @@ async fn the_reference_passes_every_builtin_scenario_concurrently_and_sequential
         "--sequential: one at a time, in order: {seq:?}"
     );
     assert!(
-        together.duration_secs < one_by_one.duration_secs,
+        together.run.duration_secs < one_by_one.run.duration_secs,
         "{} s together, {} s one by one",
-        together.duration_secs,
-        one_by_one.duration_secs
+        together.run.duration_secs,
+        one_by_one.run.duration_secs
     );
 }
 
@@ -281,7 +281,7 @@ async fn the_second_implementation_passes_with_its_fixed_window_reported_not_fai
         .filter(|s| {
             s.findings.iter().any(|f| {
                 f.check == "load.rolling-window"
-                    && f.verdict == linkcert::check::model::Verdict::Informational
+                    && f.verdict == linkcert::verdict::Verdict::Informational
             }) && s
                 .behaviour
                 .as_deref()

@@ -6,15 +6,13 @@
 
 pub mod auth;
 pub mod cases;
-pub mod catalogue;
 pub mod conformance;
-pub mod coverage;
-pub mod model;
 pub mod pagination;
 pub mod partners;
 pub mod probe;
 pub mod qr;
 pub mod ratelimit;
+pub mod recorder;
 pub mod status;
 pub mod transport;
 
@@ -22,10 +20,12 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::registry::{self, Command};
+use crate::report::Report;
 use crate::spec::{Operation, Spec};
 use crate::target::{PlanKey, Target};
-use model::{Recorder, Report};
 use probe::{Probe, Req};
+use recorder::Recorder;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
@@ -79,15 +79,12 @@ pub struct Ctx {
 impl Ctx {
     /// Whether `--only`/`--skip` let a check run.
     pub fn enabled(&self, id: &str) -> bool {
-        catalogue::selected(id, &self.opts.only, &self.opts.skip)
+        registry::selected(id, &self.opts.only, &self.opts.skip)
     }
 
     /// Whether any check of a family (`pagination`, `qr`...) may run.
     pub fn family_enabled(&self, family: &str) -> bool {
-        catalogue::CATALOGUE
-            .iter()
-            .filter(|d| d.id.split('.').next() == Some(family))
-            .any(|d| self.enabled(d.id))
+        registry::family(family).any(|d| self.enabled(d.id))
     }
 
     /// An operation of the spec by id (the spec is ours: a missing one is a bug here).
@@ -138,10 +135,7 @@ impl Ctx {
 
     /// Skip every check of a family, saying why.
     pub fn skip_family(&self, family: &str, why: &str) {
-        for d in catalogue::CATALOGUE
-            .iter()
-            .filter(|d| d.id.split('.').next() == Some(family))
-        {
+        for d in registry::family(family) {
             self.rec.skip(d.id, "*", why);
         }
     }
@@ -201,6 +195,7 @@ pub async fn run(
     ctx.progress.finish();
     let mut results = ctx.rec.results();
     results.retain(|r| ctx.enabled(&r.id));
+    let coverage = registry::coverage::of(Command::Check, &results);
     Ok(Report::new(
         &spec,
         &ctx.target,
@@ -210,6 +205,7 @@ pub async fn run(
         ctx.probe.requests_sent(),
         ctx.probe.throttled_met(),
         results,
+        coverage,
     ))
 }
 

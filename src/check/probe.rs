@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use http::Method;
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::rate_headers;
+pub use crate::report::model::ExchangeRecord;
 use crate::target::{PlanKey, Secret};
 
 /// Largest body read from a target; the rest is dropped and the answer marked truncated.
@@ -228,25 +228,6 @@ impl Exchange {
         }
         parts.join(" ")
     }
-}
-
-/// How an exchange is written in reports (see `report` for the schema).
-#[derive(Clone, Debug, Serialize)]
-pub struct ExchangeRecord {
-    pub method: String,
-    pub url: String,
-    pub request_headers: Vec<(String, String)>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_body: Option<String>,
-    pub status: Option<u16>,
-    pub response_headers: Vec<(String, String)>,
-    pub response_body: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub curl: String,
-    /// A PNG answer itself (base64), so report.html can show what the target drew.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub png_base64: Option<String>,
 }
 
 /// PNG images kept whole in a finding up to this size; larger ones are only summarised.

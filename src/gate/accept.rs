@@ -1,15 +1,51 @@
 //! Accepted deviations (`--accept FILE`): TOML `[[accept]]` entries, each naming a check (an id,
 //! a family or a prefix ending in `*`), optionally an operation, a mandatory reason, an optional
 //! ticket and expiry date. A failure an entry matches becomes `accepted`; an expired entry
-//! matches nothing and says so; an entry that matched nothing is reported unused.
+//! matches nothing and says so; an entry that matched nothing is reported unused. The types
+//! are data the report carries; deciding is done here on ids and operations, applying the
+//! decision to a report is the report's (`crate::report`).
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::GateError;
-use crate::check::catalogue::pattern_matches;
-use crate::check::model::{Acceptance, Report, Totals, Verdict, WaiverUse, Waivers};
+use super::baseline::CheckKey;
+use crate::registry::pattern_matches;
+
+/// Why a failure was accepted: the waiver entry that matched it (`crate::gate::accept` decides).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Acceptance {
+    /// The entry's check pattern (an id, a family or a prefix ending in `*`).
+    pub check: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<String>,
+    /// YYYY-MM-DD: the last day the entry matches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+/// What became of one waiver entry in this run.
+#[derive(Clone, Debug, Serialize)]
+pub struct WaiverUse {
+    pub entry: Acceptance,
+    /// Failures it turned into `accepted`.
+    pub matched: u64,
+    /// Past its `expires` date: it matched nothing, and says so.
+    pub expired: bool,
+    /// Failures it would have matched had it not expired.
+    pub would_match: u64,
+}
+
+/// The waivers of a run (`--accept FILE`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Waivers {
+    pub file: String,
+    pub entries: Vec<WaiverUse>,
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,9 +150,14 @@ impl Acceptance {
     }
 }
 
-/// Turn the failures the waivers match into `accepted` (the first live entry that matches
-/// wins), and record what became of every entry. `today` is YYYY-MM-DD (UTC).
-pub fn apply(report: &mut Report, waivers: &WaiverFile, today: &str) {
+/// Which entry accepts each of these failures (the first live entry that matches wins), and
+/// what became of every entry. `today` is YYYY-MM-DD (UTC). The report applies the answer
+/// (`Report::apply_waivers`).
+pub fn decide(
+    waivers: &WaiverFile,
+    failures: &[CheckKey],
+    today: &str,
+) -> (Vec<Option<Acceptance>>, Waivers) {
     let mut uses: Vec<WaiverUse> = waivers
         .entries
         .iter()
@@ -127,31 +168,27 @@ pub fn apply(report: &mut Report, waivers: &WaiverFile, today: &str) {
             would_match: 0,
         })
         .collect();
-    for c in report
-        .checks
-        .iter_mut()
-        .filter(|c| c.verdict == Verdict::Fail)
-    {
-        let mut taken = false;
+    let mut accepted = Vec::with_capacity(failures.len());
+    for f in failures {
+        let mut taken = None;
         for u in uses.iter_mut() {
-            if !u.entry.matches(&c.id, &c.operation) {
+            if !u.entry.matches(&f.id, &f.operation) {
                 continue;
             }
             if u.expired {
                 u.would_match += 1;
-            } else if !taken {
+            } else if taken.is_none() {
                 u.matched += 1;
-                c.verdict = Verdict::Accepted;
-                c.accepted = Some(u.entry.clone());
-                taken = true;
+                taken = Some(u.entry.clone());
             }
         }
+        accepted.push(taken);
     }
-    report.totals = Totals::of(&report.checks);
-    report.waivers = Some(Waivers {
+    let waivers = Waivers {
         file: waivers.path.clone(),
         entries: uses,
-    });
+    };
+    (accepted, waivers)
 }
 
 /// Today's date, UTC, as YYYY-MM-DD.

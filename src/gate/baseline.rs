@@ -5,10 +5,44 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::GateError;
-use crate::check::model::{BaselineDiff, CheckKey, Report, Verdict};
+use crate::verdict::Verdict;
+
+/// A check on an operation, as baselines compare them (never by message text).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CheckKey {
+    pub id: String,
+    pub operation: String,
+}
+
+/// This run against an earlier one of the same target (`--baseline`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BaselineDiff {
+    pub file: String,
+    /// Failing now, not failing in the baseline.
+    pub new_failures: Vec<CheckKey>,
+    /// Failing in the baseline, not now.
+    pub fixed: Vec<CheckKey>,
+    pub still_failing: Vec<CheckKey>,
+    /// Checks run now that the baseline did not have, and the reverse.
+    pub new_checks: Vec<CheckKey>,
+    pub removed_checks: Vec<CheckKey>,
+}
+
+impl BaselineDiff {
+    /// Each kind of change with its checks, in the order reports list them.
+    pub fn changes(&self) -> [(&'static str, &[CheckKey]); 5] {
+        [
+            ("new failure", &self.new_failures),
+            ("fixed", &self.fixed),
+            ("still failing", &self.still_failing),
+            ("new check", &self.new_checks),
+            ("removed check", &self.removed_checks),
+        ]
+    }
+}
 
 #[derive(Deserialize)]
 struct Earlier {
@@ -61,19 +95,18 @@ impl Baseline {
     }
 }
 
-/// Compare the report with the baseline and record the difference in it.
-pub fn compare(report: &mut Report, base: &Baseline) {
-    let now: BTreeSet<CheckKey> = report.checks.iter().map(|c| c.key()).collect();
+/// This run's checks (each with its verdict) against the baseline. The report records the
+/// answer (`Report::compare_with`).
+pub fn compare(now: &[(CheckKey, Verdict)], base: &Baseline) -> BaselineDiff {
+    let all: BTreeSet<CheckKey> = now.iter().map(|(k, _)| k.clone()).collect();
     let with = |v: Verdict| -> BTreeSet<CheckKey> {
-        report
-            .checks
-            .iter()
-            .filter(|c| c.verdict == v)
-            .map(|c| c.key())
+        now.iter()
+            .filter(|(_, x)| *x == v)
+            .map(|(k, _)| k.clone())
             .collect()
     };
     let (failing, accepted_now) = (with(Verdict::Fail), with(Verdict::Accepted));
-    report.baseline = Some(BaselineDiff {
+    BaselineDiff {
         file: base.path.clone(),
         new_failures: failing.difference(&base.failing).cloned().collect(),
         fixed: base
@@ -83,7 +116,7 @@ pub fn compare(report: &mut Report, base: &Baseline) {
             .cloned()
             .collect(),
         still_failing: failing.intersection(&base.failing).cloned().collect(),
-        new_checks: now.difference(&base.checks).cloned().collect(),
-        removed_checks: base.checks.difference(&now).cloned().collect(),
-    });
+        new_checks: all.difference(&base.checks).cloned().collect(),
+        removed_checks: base.checks.difference(&all).cloned().collect(),
+    }
 }

@@ -1,12 +1,13 @@
 //! What a CI pipeline gates on, beyond the findings: accepted deviations (`accept`), the
-//! comparison with an earlier run (`baseline`), the exit decision (`FailOn`) and GitHub
-//! Actions annotations (`github`). Each works on a finished `check::model::Report`.
+//! comparison with an earlier run (`baseline`) and the exit decision (`FailOn`). Data and
+//! pure decisions on plain data (patterns, ids, operations, verdicts, dates): the report
+//! carries these types and applies the decisions to itself (`crate::report`), so `gate`
+//! never imports `report`.
 
 pub mod accept;
 pub mod baseline;
-pub mod github;
 
-use crate::check::model::Report;
+use baseline::BaselineDiff;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
@@ -39,10 +40,11 @@ pub enum FailOn {
     New,
 }
 
-/// Whether the run fails the gate. With `New` and no baseline, every failure is new.
-pub fn fails(report: &Report, fail_on: FailOn) -> bool {
-    match (fail_on, &report.baseline) {
+/// Whether a run fails the gate: `passed` when it has no failure (accepted ones aside), and
+/// its comparison with the baseline. With `New` and no baseline, every failure is new.
+pub fn fails(fail_on: FailOn, passed: bool, baseline: Option<&BaselineDiff>) -> bool {
+    match (fail_on, baseline) {
         (FailOn::New, Some(b)) => !b.new_failures.is_empty(),
-        _ => !report.passed(),
+        _ => !passed,
     }
 }

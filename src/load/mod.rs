@@ -313,9 +313,13 @@ pub async fn execute(
     }
     let mut report = LoadReport::new(&spec, &target);
     report.scenarios = results.into_iter().flatten().collect();
-    report.duration_secs = started.elapsed().as_secs_f64();
+    report.run.duration_secs = started.elapsed().as_secs_f64();
     report.plan = Some(plan);
     report.finish(&labels);
+    report.coverage = crate::registry::coverage::of(
+        crate::registry::Command::Load,
+        &report::rule_judgements(&report.scenarios),
+    );
     if report
         .scenarios
         .iter()

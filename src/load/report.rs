@@ -1,5 +1,6 @@
 //! What `linkcert load` writes: `load.json` (schema in reports/README.md), `load.md` and
-//! `load.html` (with an SVG chart per scenario and key), and a terminal summary.
+//! `load.html` (with an SVG chart per scenario and key), and a terminal summary. Each ends
+//! with the clause coverage of the load rules (`crate::registry`), as a check run's does.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -9,9 +10,11 @@ use serde::Serialize;
 
 use super::judge::{ScenarioResult, ScenarioVerdict};
 use super::scheduler::Plan;
-use crate::check::model::Verdict;
+use crate::registry::{Command, Coverage, Judgement};
+use crate::report::{self, RunHeader};
 use crate::spec::Spec;
 use crate::target::Target;
+use crate::verdict::Verdict;
 
 /// Per key over the whole run.
 #[derive(Clone, Debug, Serialize)]
@@ -27,14 +30,8 @@ pub struct KeyTotal {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LoadReport {
-    pub schema_version: u32,
-    pub tool: String,
-    pub tool_version: String,
-    pub target: String,
-    pub spec_title: String,
-    pub spec_version: String,
-    pub started_at: String,
-    pub duration_secs: f64,
+    #[serde(flatten)]
+    pub run: RunHeader,
     /// The target's standard window in seconds.
     pub window_secs: f64,
     /// pass, fail, client-saturated (not judged), or skipped (nothing ran).
@@ -45,29 +42,27 @@ pub struct LoadReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<Plan>,
     pub scenarios: Vec<ScenarioResult>,
+    /// Clauses of the spec document exercised by this run (by the load rules).
+    pub coverage: Coverage,
 }
 
 impl LoadReport {
     pub fn new(spec: &Spec, target: &Target) -> LoadReport {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
         LoadReport {
-            schema_version: 1,
-            tool: "linkcert".into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            target: target.base_url.clone(),
-            spec_title: spec.title.clone(),
-            spec_version: spec.version.clone(),
-            started_at: crate::clock::rfc3339(secs),
-            duration_secs: 0.0,
+            run: RunHeader::new(
+                1,
+                spec,
+                target,
+                std::time::SystemTime::now(),
+                std::time::Duration::ZERO,
+            ),
             window_secs: target.rate_window.as_secs_f64(),
             verdict: ScenarioVerdict::Pass,
             totals: BTreeMap::new(),
             keys: Vec::new(),
             plan: None,
             scenarios: Vec::new(),
+            coverage: Coverage::default(),
         }
     }
 
@@ -152,12 +147,12 @@ impl LoadReport {
         let _ = writeln!(
             o,
             "Target {} · spec {} {} · standard window {} s · started {} · {:.0} s\n",
-            self.target,
-            self.spec_title,
-            self.spec_version,
+            self.run.target,
+            self.run.spec_title,
+            self.run.spec_version,
             self.window_secs,
-            self.started_at,
-            self.duration_secs
+            self.run.started_at,
+            self.run.duration_secs
         );
         let _ = writeln!(
             o,
@@ -265,6 +260,7 @@ impl LoadReport {
                 let _ = writeln!(o, "\ngoose's own reports: {}", s.goose_reports.join(", "));
             }
         }
+        o.push_str(&report::coverage_markdown(&self.coverage, Command::Load));
         o
     }
 
@@ -287,9 +283,9 @@ impl LoadReport {
             "<h1>linkcert load: <span class=\"{}\">{}</span></h1><p>{} · window {} s · {}</p>",
             self.verdict.as_str(),
             self.verdict.as_str(),
-            esc(&self.target),
+            esc(&self.run.target),
             self.window_secs,
-            esc(&self.started_at)
+            esc(&self.run.started_at)
         );
         for s in &self.scenarios {
             let _ = write!(
@@ -364,7 +360,7 @@ impl LoadReport {
                     "scenarios on different keys together"
                 },
                 p.estimated_secs,
-                self.duration_secs
+                self.run.duration_secs
             );
         }
         let totals: Vec<String> = self
@@ -372,15 +368,62 @@ impl LoadReport {
             .iter()
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
+        o.push_str(&report::coverage_line(&self.coverage));
         let _ = writeln!(
             o,
             "load: {} ({}) in {:.0} s",
             self.verdict.as_str(),
             totals.join(", "),
-            self.duration_secs
+            self.run.duration_secs
         );
         o
     }
+}
+
+/// What each load rule did in one scenario, for clause coverage: a rule judged every scenario
+/// of its shape that was judged at all (not skipped, not client saturated).
+pub struct RuleJudgement {
+    pub id: &'static str,
+    pub judged: bool,
+    pub skipped: Option<String>,
+}
+
+impl Judgement for RuleJudgement {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn judged(&self) -> bool {
+        self.judged
+    }
+    fn skipped(&self) -> Option<&str> {
+        self.skipped.as_deref()
+    }
+}
+
+/// Every rule's judgement of every scenario of the run.
+pub fn rule_judgements(scenarios: &[ScenarioResult]) -> Vec<RuleJudgement> {
+    let mut out = Vec::new();
+    for r in crate::registry::RULES {
+        for s in scenarios.iter().filter(|s| r.judges_shape(&s.shape)) {
+            let not_judged = match s.verdict {
+                ScenarioVerdict::Skipped => Some(format!(
+                    "{}: {}",
+                    s.name,
+                    s.skipped.as_deref().unwrap_or("skipped")
+                )),
+                ScenarioVerdict::ClientSaturated => {
+                    Some(format!("{}: client saturated, not judged", s.name))
+                }
+                _ => None,
+            };
+            out.push(RuleJudgement {
+                id: r.id,
+                judged: not_judged.is_none(),
+                skipped: not_judged,
+            });
+        }
+    }
+    out
 }
 
 /// One line per scenario.

@@ -4,10 +4,10 @@
 
 use std::fmt::Write as _;
 
+use super::model::{CheckResult, ExchangeRecord, Finding, Report};
 use super::{accepted_text, waiver_state};
-use crate::check::model::{CheckResult, Finding, Report, Verdict};
-use crate::check::probe::ExchangeRecord;
-use crate::spec::clauses;
+use crate::registry;
+use crate::verdict::Verdict;
 
 const CSS: &str = "
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:12px;color:#1b1f24}
@@ -52,7 +52,7 @@ impl Report {
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <title>linkcert certificate: {}</title><style>{CSS}</style></head><body>",
-            esc(&self.target)
+            esc(&self.run.target)
         );
         let t = &self.totals;
         let words = if passed {
@@ -83,25 +83,23 @@ impl Report {
              <dt>Date</dt><dd>{}</dd><dt>Seed</dt><dd>{}</dd><dt>Duration</dt><dd>{:.1} s</dd>\
              <dt>Requests</dt><dd>{} ({} throttled and retried)</dd><dt>Keys' plans</dt><dd>{}</dd>\
              <dt>linkcert</dt><dd>{}</dd><dt>Replay</dt><dd><code>{}</code></dd></dl>",
-            esc(&self.target),
-            esc(&self.spec_title),
-            esc(&self.spec_version),
-            esc(&self.started_at),
+            esc(&self.run.target),
+            esc(&self.run.spec_title),
+            esc(&self.run.spec_version),
+            esc(&self.run.started_at),
             self.seed,
-            self.duration_secs,
+            self.run.duration_secs,
             self.requests,
             self.throttled_and_retried,
             esc(&self.plans.join(", ")),
-            esc(&self.tool_version),
+            esc(&self.run.tool_version),
             esc(&self.replay)
         );
         self.html_summary(&mut h);
         self.html_baseline(&mut h);
         h.push_str("<h2 id=\"checks\">Checks</h2>\n");
-        // Parsed once: every check names its clause ids.
-        let clauses = clauses::clauses().unwrap_or_default();
         for c in &self.checks {
-            html_check(&mut h, c, &clauses);
+            html_check(&mut h, c);
         }
         self.html_choices(&mut h);
         self.html_waivers(&mut h);
@@ -245,13 +243,13 @@ impl Report {
     }
 }
 
-fn html_check(h: &mut String, c: &CheckResult, clauses: &[clauses::Clause]) {
+fn html_check(h: &mut String, c: &CheckResult) {
     let open = if c.verdict == Verdict::Fail {
         " open"
     } else {
         ""
     };
-    let ids = clauses::of_check(clauses, &c.id);
+    let ids = registry::check(&c.id).map_or(&[][..], |d| d.enforces.clauses());
     let _ = writeln!(
         h,
         "<details class=\"check\" data-verdict=\"{v}\" data-id=\"{id}\" data-operation=\"{op}\"{open}>\

@@ -1,18 +1,23 @@
 //! Reports people read and CI gates on: `report.json` (schema in `reports/README.md`),
 //! `junit.xml` (one testcase per check and operation), `report.md` and `report.html` (the
-//! certificate, `html.rs`), plus the summary table printed at the end of a run. What they say
-//! is `check::model::Report` (the findings of a run, with its waivers, baseline and clause
-//! coverage); this module only writes it.
+//! certificate, `html.rs`), plus the summary table printed at the end of a run, and GitHub
+//! Actions annotations and step summary (`github.rs`). What they say is `model::Report` (the
+//! findings of a run, with its waivers, baseline and clause coverage).
 
+pub mod github;
 mod html;
+pub mod model;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::check::model::{CheckKey, CheckResult, Verdict};
+use crate::gate::accept::WaiverUse;
+use crate::registry::{Command, Coverage};
+use crate::verdict::Verdict;
+use model::CheckResult;
 
-pub use crate::check::model::{KeyVariable, REPORT_SCHEMA_VERSION, Report, Totals};
+pub use model::{KeyVariable, REPORT_SCHEMA_VERSION, Report, RunHeader, Totals};
 
 impl Report {
     /// Write report.json, junit.xml, report.md and report.html into `dir` (created if needed).
@@ -51,7 +56,7 @@ impl Report {
             self.checks.len(),
             self.totals.fail,
             self.totals.skipped + self.totals.accepted,
-            self.duration_secs
+            self.run.duration_secs
         );
         for (family, checks) in by_family {
             let fails = checks.iter().filter(|c| c.verdict == Verdict::Fail).count();
@@ -137,13 +142,13 @@ impl Report {
         let _ = writeln!(
             m,
             "- target: `{}`\n- spec: {} {}\n- seed: {} (replay with `--seed {}`)\n- started: {}, took {:.1} s, {} requests ({} throttled and retried)\n- plans with keys: {}\n",
-            self.target,
-            self.spec_title,
-            self.spec_version,
+            self.run.target,
+            self.run.spec_title,
+            self.run.spec_version,
             self.seed,
             self.seed,
-            self.started_at,
-            self.duration_secs,
+            self.run.started_at,
+            self.run.duration_secs,
             self.requests,
             self.throttled_and_retried,
             self.plans.join(", ")
@@ -308,24 +313,7 @@ impl Report {
     }
 
     fn coverage_markdown(&self) -> String {
-        let c = &self.coverage;
-        let mut m = format!(
-            "\n## Clause coverage\n\n| exercised | enforceable | total |\n|---|---|---|\n| {} | {} | {} |\n\nClauses are the normative statements of the spec document (`specs/clauses.toml`, `linkcert catalogue`).\n",
-            c.exercised, c.enforceable, c.total
-        );
-        if !c.skipped.is_empty() {
-            m.push_str("\nNot exercised in this run:\n\n");
-            for n in &c.skipped {
-                let _ = writeln!(m, "- `{}`: {}", n.clause, md(&n.why));
-            }
-        }
-        if !c.unenforced.is_empty() {
-            m.push_str("\nNo check enforces:\n\n");
-            for n in &c.unenforced {
-                let _ = writeln!(m, "- `{}`: {}", n.clause, md(&n.why));
-            }
-        }
-        m
+        coverage_markdown(&self.coverage, Command::Check)
     }
 
     /// The table printed at the end of a run: families by verdict, then the failing checks.
@@ -401,12 +389,7 @@ impl Report {
                 let _ = writeln!(s, "NEW FAIL {} on {}", k.id, k.operation);
             }
         }
-        let c = &self.coverage;
-        let _ = writeln!(
-            s,
-            "clauses exercised {}/{} enforceable ({} in the spec document)",
-            c.exercised, c.enforceable, c.total
-        );
+        s.push_str(&coverage_line(&self.coverage));
         // Setup problems (fixtures no key owns, ...) are the user's to fix: say them here too.
         for c in &self.checks {
             let why = c.skipped.as_deref().or(c.partly_skipped.as_deref());
@@ -418,7 +401,7 @@ impl Report {
             s,
             "{} in {:.1} s, {} requests, seed {}",
             if self.passed() { "PASSED" } else { "FAILED" },
-            self.duration_secs,
+            self.run.duration_secs,
             self.requests,
             self.seed
         );
@@ -445,16 +428,33 @@ impl Report {
     }
 }
 
-impl CheckResult {
-    pub fn family(&self) -> &str {
-        self.id.split('.').next().unwrap_or("")
-    }
-    pub fn key(&self) -> CheckKey {
-        CheckKey {
-            id: self.id.clone(),
-            operation: self.operation.clone(),
+/// The clause coverage section of a command's markdown report.
+pub fn coverage_markdown(c: &Coverage, command: Command) -> String {
+    let mut m = format!(
+        "\n## Clause coverage\n\n| exercised | enforceable | total |\n|---|---|---|\n| {} | {} | {} |\n\nClauses are the normative statements of the spec document (`specs/clauses.toml`, `linkcert catalogue`).\n",
+        c.exercised, c.enforceable, c.total
+    );
+    if !c.skipped.is_empty() {
+        m.push_str("\nNot exercised in this run:\n\n");
+        for n in &c.skipped {
+            let _ = writeln!(m, "- `{}`: {}", n.clause, md(&n.why));
         }
     }
+    if !c.unenforced.is_empty() {
+        let _ = writeln!(m, "\nNo {} enforces:\n", command.noun());
+        for n in &c.unenforced {
+            let _ = writeln!(m, "- `{}`: {}", n.clause, md(&n.why));
+        }
+    }
+    m
+}
+
+/// The clause coverage line of a run's console summary.
+pub fn coverage_line(c: &Coverage) -> String {
+    format!(
+        "clauses exercised {}/{} enforceable ({} in the spec document)\n",
+        c.exercised, c.enforceable, c.total
+    )
 }
 
 /// `reason (ticket T, until D)` of an accepted failure.
@@ -476,7 +476,7 @@ fn accepted_text(c: &CheckResult) -> String {
     s
 }
 
-fn waiver_state(u: &crate::check::model::WaiverUse) -> String {
+fn waiver_state(u: &WaiverUse) -> String {
     if u.expired {
         format!(
             "expired{}",

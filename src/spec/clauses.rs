@@ -1,6 +1,7 @@
 //! The clauses of the reference document (`specs/clauses.toml`): every normative statement
-//! with an id, its text quoted word for word, and the catalogue checks that enforce it (or
-//! why none does). Coverage (`check::coverage`) and `linkcert catalogue` read it.
+//! with an id and its text quoted word for word (and, for one nothing enforces, why). Which
+//! check or load rule enforces a clause is the registry's (`crate::registry`), as are
+//! coverage and `linkcert catalogue`.
 
 use serde::Deserialize;
 
@@ -15,10 +16,7 @@ pub struct Clause {
     pub section: String,
     /// Quoted from the document.
     pub text: String,
-    /// Catalogue check ids that enforce it.
-    #[serde(default)]
-    pub checks: Vec<String>,
-    /// Why no check enforces it.
+    /// Why nothing enforces it.
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -34,13 +32,4 @@ pub fn clauses() -> Result<Vec<Clause>, SpecError> {
     let f: File = toml::from_str(CLAUSES_TOML)
         .map_err(|e| SpecError::Invalid(format!("specs/clauses.toml: {e}")))?;
     Ok(f.clause)
-}
-
-/// The clause ids a check enforces.
-pub fn of_check<'a>(clauses: &'a [Clause], check: &str) -> Vec<&'a str> {
-    clauses
-        .iter()
-        .filter(|c| c.checks.iter().any(|k| k == check))
-        .map(|c| c.id.as_str())
-        .collect()
 }

@@ -256,7 +256,7 @@ pub fn failed(report: &Report) -> Vec<String> {
     let mut v: Vec<String> = report
         .checks
         .iter()
-        .filter(|c| c.verdict == linkcert::check::model::Verdict::Fail)
+        .filter(|c| c.verdict == linkcert::verdict::Verdict::Fail)
         .map(|c| c.id.clone())
         .collect();
     v.dedup();

@@ -67,7 +67,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
     let failed: Vec<&str> = result
         .findings
         .iter()
-        .filter(|f| f.verdict == crate::check::model::Verdict::Fail)
+        .filter(|f| f.verdict == crate::verdict::Verdict::Fail)
         .map(|f| f.check.as_str())
         .collect();
     assert!(!failed.contains(&"load.admitted"), "{failed:?}");

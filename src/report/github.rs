@@ -5,7 +5,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::check::model::{Report, Verdict};
+use super::Report;
+use crate::verdict::Verdict;
 
 /// Workflow-command data: `%`, CR and LF escaped.
 fn data(s: &str) -> String {

@@ -1,0 +1,282 @@
+//! The record of a `check` run: the findings of every check on every operation, their
+//! totals, the run's header (shared with `linkcert load`'s report), its clause coverage, and
+//! what the gate made of it (waivers, baseline). `check` fills it; `report` writes it out.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::clock::rfc3339;
+use crate::gate::accept::{self, Acceptance, WaiverFile, Waivers};
+use crate::gate::baseline::{self, Baseline, BaselineDiff, CheckKey};
+use crate::gate::{self, FailOn};
+use crate::registry::{Coverage, Judgement};
+use crate::spec::Spec;
+use crate::target::Target;
+use crate::verdict::Verdict;
+
+/// How an exchange is written in reports (see `report` for the schema).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExchangeRecord {
+    pub method: String,
+    pub url: String,
+    pub request_headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    pub status: Option<u16>,
+    pub response_headers: Vec<(String, String)>,
+    pub response_body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub curl: String,
+    /// A PNG answer itself (base64), so report.html can show what the target drew.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub png_base64: Option<String>,
+}
+
+/// One thing seen: a violation (at the check's level) or an observation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub verdict: Verdict,
+    pub message: String,
+    pub expected: String,
+    pub actual: String,
+    /// The request and what came back (shrunk to a minimal request where cases were generated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<ExchangeRecord>,
+}
+
+/// The outcome of one check on one operation (or on the whole target: operation "*").
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckResult {
+    pub id: String,
+    pub title: String,
+    pub clause: String,
+    pub operation: String,
+    pub verdict: Verdict,
+    /// Requests or properties this check judged.
+    pub cases: u64,
+    /// How many violations there were (only the first few are kept in `findings`).
+    pub violations: u64,
+    pub findings: Vec<Finding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Judged on some cases, but not on others, and why (a fixture no key owns, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partly_skipped: Option<String>,
+    /// The waiver that turned this failure into `accepted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted: Option<Acceptance>,
+}
+
+/// What every run's report starts with, `check`'s and `load`'s alike (flattened into their
+/// JSON: the field names are the same as before it was shared).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunHeader {
+    pub schema_version: u32,
+    pub tool: String,
+    pub tool_version: String,
+    pub target: String,
+    pub spec_title: String,
+    pub spec_version: String,
+    pub started_at: String,
+    pub duration_secs: f64,
+}
+
+impl RunHeader {
+    pub fn new(
+        schema_version: u32,
+        spec: &Spec,
+        target: &Target,
+        started: SystemTime,
+        took: Duration,
+    ) -> RunHeader {
+        RunHeader {
+            schema_version,
+            tool: "linkcert".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            target: target.base_url.clone(),
+            spec_title: spec.title.clone(),
+            spec_version: spec.version.clone(),
+            started_at: rfc3339(
+                started
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs(),
+            ),
+            duration_secs: took.as_secs_f64(),
+        }
+    }
+}
+
+/// Bumped when a field changes meaning or goes away; new fields do not bump it.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    #[serde(flatten)]
+    pub run: RunHeader,
+    pub seed: u64,
+    pub requests: u64,
+    /// 429s met and waited out by paced sends (not failures).
+    pub throttled_and_retried: u64,
+    /// Plans of the keys used, each once (keys themselves are never written).
+    pub plans: Vec<String>,
+    /// Which shell variable stands for which `--key` in the curl lines.
+    pub key_variables: Vec<KeyVariable>,
+    /// The command that replays this run (keys as their variables).
+    pub replay: String,
+    pub totals: Totals,
+    pub checks: Vec<CheckResult>,
+    /// Clauses of the spec document exercised by this run (by `check`'s checks).
+    pub coverage: Coverage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waivers: Option<Waivers>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineDiff>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct KeyVariable {
+    pub variable: String,
+    pub plan: String,
+    /// Its place among the keys of its plan, from 1, in the order they were given.
+    pub nth: usize,
+}
+
+impl Totals {
+    pub fn of(checks: &[CheckResult]) -> Totals {
+        let mut t = Totals::default();
+        for c in checks {
+            match c.verdict {
+                Verdict::Pass => t.pass += 1,
+                Verdict::NonStrict => t.non_strict += 1,
+                Verdict::Informational => t.informational += 1,
+                Verdict::Fail => t.fail += 1,
+                Verdict::Skipped => t.skipped += 1,
+                Verdict::Accepted => t.accepted += 1,
+            }
+        }
+        t
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    pub pass: u64,
+    pub non_strict: u64,
+    pub informational: u64,
+    pub fail: u64,
+    pub skipped: u64,
+    /// Failures a waiver accepted.
+    pub accepted: u64,
+}
+
+impl Report {
+    /// The report of a run; `coverage` is the run's (`registry::coverage`, over `checks`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        spec: &Spec,
+        target: &Target,
+        seed: u64,
+        started: SystemTime,
+        took: Duration,
+        requests: u64,
+        throttled: u64,
+        checks: Vec<CheckResult>,
+        coverage: Coverage,
+    ) -> Report {
+        let totals = Totals::of(&checks);
+        let key_variables = target
+            .keys
+            .iter()
+            .zip(target.secrets())
+            .enumerate()
+            .map(|(i, (k, s))| KeyVariable {
+                variable: s.var,
+                plan: k.plan.clone(),
+                nth: target.keys[..=i]
+                    .iter()
+                    .filter(|o| o.plan == k.plan)
+                    .count(),
+            })
+            .collect();
+        let mut replay = format!("linkcert check --target {} --seed {seed}", target.base_url);
+        for (k, s) in target.keys.iter().zip(target.secrets()) {
+            replay.push_str(&format!(" --key {}=\"${}\"", k.plan, s.var));
+        }
+        Report {
+            replay,
+            run: RunHeader::new(REPORT_SCHEMA_VERSION, spec, target, started, took),
+            seed,
+            requests,
+            throttled_and_retried: throttled,
+            plans: target.plans(),
+            key_variables,
+            totals,
+            checks,
+            coverage,
+            waivers: None,
+            baseline: None,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.totals.fail == 0
+    }
+
+    /// Turn the failures the waivers match into `accepted` (`gate::accept` decides which), and
+    /// record what became of every entry. `today` is YYYY-MM-DD (UTC).
+    pub fn apply_waivers(&mut self, waivers: &WaiverFile, today: &str) {
+        let failing: Vec<usize> = (0..self.checks.len())
+            .filter(|&i| self.checks[i].verdict == Verdict::Fail)
+            .collect();
+        let keys: Vec<CheckKey> = failing.iter().map(|&i| self.checks[i].key()).collect();
+        let (accepted, uses) = accept::decide(waivers, &keys, today);
+        for (i, a) in failing.into_iter().zip(accepted) {
+            if let Some(a) = a {
+                let c = &mut self.checks[i];
+                c.verdict = Verdict::Accepted;
+                c.accepted = Some(a);
+            }
+        }
+        self.totals = Totals::of(&self.checks);
+        self.waivers = Some(uses);
+    }
+
+    /// Compare with the baseline and record the difference.
+    pub fn compare_with(&mut self, base: &Baseline) {
+        let now: Vec<(CheckKey, Verdict)> =
+            self.checks.iter().map(|c| (c.key(), c.verdict)).collect();
+        self.baseline = Some(baseline::compare(&now, base));
+    }
+
+    /// Whether the run fails the gate (`--fail-on`).
+    pub fn fails(&self, fail_on: FailOn) -> bool {
+        gate::fails(fail_on, self.passed(), self.baseline.as_ref())
+    }
+}
+
+impl CheckResult {
+    pub fn family(&self) -> &str {
+        self.id.split('.').next().unwrap_or("")
+    }
+    pub fn key(&self) -> CheckKey {
+        CheckKey {
+            id: self.id.clone(),
+            operation: self.operation.clone(),
+        }
+    }
+}
+
+impl Judgement for CheckResult {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn judged(&self) -> bool {
+        self.cases > 0 && self.verdict != Verdict::Skipped
+    }
+    fn skipped(&self) -> Option<&str> {
+        self.skipped.as_deref()
+    }
+}

@@ -4,6 +4,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use super::order::OrdF64;
 use super::*;
 
 /// What naming the limiter keeps of a key's answers, fed in send order.
@@ -27,7 +28,7 @@ pub(super) struct State {
     /// Resets by receipt: (recv, order fed, Reset) of answers received after the latest send
     /// (a later answer may still come before them), the last Reset released, and the steps
     /// up (size -> how many).
-    pending: BinaryHeap<Reverse<(u64, u64, u64)>>,
+    pending: BinaryHeap<Reverse<(OrdF64, u64, u64)>>,
     fed: u64,
     last_reset: Option<u64>,
     steps: BTreeMap<u64, usize>,
@@ -99,11 +100,11 @@ impl State {
     /// one was sent comes before any answer still to be fed.
     fn resets(&mut self, x: &Record) {
         if let Some(v) = rate_headers::parse_count(x.reset.as_deref()) {
-            self.pending.push(Reverse((x.recv.to_bits(), self.fed, v)));
+            self.pending.push(Reverse((OrdF64(x.recv), self.fed, v)));
             self.fed += 1;
         }
         while let Some(Reverse((recv, _, _))) = self.pending.peek()
-            && f64::from_bits(*recv) <= x.sent
+            && recv.0 <= x.sent
         {
             self.release();
         }

@@ -9,6 +9,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::order::OrdF64;
 use super::*;
 use rate_headers::{Judged, ResetUnit};
 
@@ -54,21 +55,6 @@ struct Resets {
     in_flight: BinaryHeap<Reverse<(OrdF64, u64)>>,
     highest: Option<u64>,
     backwards: Option<(u64, u64)>,
-}
-
-/// A time that orders (records' times are finite).
-#[derive(Clone, Copy, PartialEq)]
-struct OrdF64(f64);
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
 }
 
 impl State {

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Generator, Percentiles, Second, TracePoint};
+use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
 use super::{LATE_SECS, SATURATION_SHARE, percentiles};
 use crate::load::engine::Record;
 use crate::load::schedule::{Slot, peak_rate};
@@ -88,6 +88,36 @@ pub(super) struct KeyFigures {
     pub throttled_sends: Span,
     /// From the planned send time to the answer's headers, ms (answered records).
     pub latency_ms: Percentiles,
+}
+
+impl KeyFigures {
+    /// The key's line in the report: these figures and what load.admitted and
+    /// load.rolling-window made of them.
+    pub fn stats(
+        &self,
+        label: &str,
+        target_key: usize,
+        b: &super::admitted::Bounds,
+        rolling_max: u64,
+    ) -> KeyStats {
+        KeyStats {
+            label: label.to_string(),
+            target_key,
+            scheduled: self.scheduled,
+            sent: self.sent,
+            admitted: self.admitted,
+            throttled: self.throttled,
+            other: self.other.clone(),
+            errors: self.errors,
+            late: self.late,
+            unsent: self.unsent,
+            latency_ms: self.latency_ms.clone(),
+            windows_loaded: b.k,
+            rolling_max,
+            admitted_bounds: [b.lower, b.upper],
+            first_throttled_at: self.throttled_sends.first,
+        }
+    }
 }
 
 /// What `finish` hands the rules and the roll-up.

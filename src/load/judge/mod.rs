@@ -224,29 +224,29 @@ impl<'a> Judging<'a> {
                 n,
                 window: r.window,
             };
-            answers::judge(&mut j, &view, &rules.answers);
-            answers::envelope(&mut j, &view, &rules.answers);
-            headers::judge(&mut j, &view, &rules.headers);
             let overloaded = s.shape.sustained_overload() && key == 0 && s.rate > 1.0;
             let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
             let (rolling, sent_overload) = rules.admitted.finish();
+            answers::judge(&mut j, &view, &rules.answers);
+            answers::envelope(&mut j, &view, &rules.answers);
+            headers::judge(&mut j, &view, &rules.headers);
             // Whether the key really was overloaded, by what was sent (not by the schedule):
             // every whole window from the first send carried at least N requests. Then
             // under-service is judged even where the generator fell behind its schedule.
             admitted::judge(&mut j, &view, &bounds, rolling, overloaded && sent_overload);
-            if key == 0 {
-                if let Some((limiter, text)) = behaviour::name(rules.behaviour, n, rolling) {
-                    result.limiter = Some(limiter);
-                    j.add(
-                        "load.behaviour",
-                        Verdict::Informational,
-                        view.label,
-                        text.clone(),
-                        String::new(),
-                        String::new(),
-                    );
-                    result.behaviour = Some(text);
-                }
+            if key == 0
+                && let Some((limiter, text)) = behaviour::name(rules.behaviour, n, rolling)
+            {
+                result.limiter = Some(limiter);
+                result.behaviour = Some(text.clone());
+                j.add(
+                    "load.behaviour",
+                    Verdict::Informational,
+                    view.label,
+                    text,
+                    String::new(),
+                    String::new(),
+                );
             }
             if s.shape == Shape::TwoKeys && key == 1 {
                 isolation::judge(&mut j, &view);
@@ -254,23 +254,8 @@ impl<'a> Judging<'a> {
             if s.shape == Shape::RetryAfter && key == 0 {
                 retry_honesty::judge(&mut j, &view, &rules.retry);
             }
-            result.keys.push(KeyStats {
-                label: label.clone(),
-                target_key: *target_key,
-                scheduled: f.scheduled,
-                sent: f.sent,
-                admitted: f.admitted,
-                throttled: f.throttled,
-                other: f.other.clone(),
-                errors: f.errors,
-                late: f.late,
-                unsent: f.unsent,
-                latency_ms: f.latency_ms.clone(),
-                windows_loaded: bounds.k,
-                rolling_max: rolling,
-                admitted_bounds: [bounds.lower, bounds.upper],
-                first_throttled_at: f.throttled_sends.first,
-            });
+            let stats = f.stats(label, *target_key, &bounds, rolling);
+            result.keys.push(stats);
         }
         result.generator = Some(m.generator);
         result.seconds = m.seconds;

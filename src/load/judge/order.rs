@@ -20,8 +20,8 @@ struct Queued {
 }
 
 impl Queued {
-    fn key(&self) -> (f64, u64) {
-        (self.rec.sent, self.fed)
+    fn key(&self) -> (OrdF64, u64) {
+        (OrdF64(self.rec.sent), self.fed)
     }
 }
 
@@ -39,8 +39,7 @@ impl PartialOrd for Queued {
 impl Ord for Queued {
     /// Reversed: the heap's top is the earliest.
     fn cmp(&self, o: &Self) -> Ordering {
-        let (a, b) = (self.key(), o.key());
-        b.0.total_cmp(&a.0).then(b.1.cmp(&a.1))
+        o.key().cmp(&self.key())
     }
 }
 
@@ -60,5 +59,20 @@ impl SendOrder {
     /// Every record left, in send order.
     pub fn drain(&mut self) -> Vec<Record> {
         self.release(f64::INFINITY)
+    }
+}
+
+/// A time that orders (`total_cmp`), for heaps of records' times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct OrdF64(pub f64);
+impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for OrdF64 {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.total_cmp(&o.0)
     }
 }

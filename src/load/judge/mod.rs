@@ -40,6 +40,12 @@
 //! the figures the rules and the report read (generator, per-second buckets, per-key figures,
 //! header trace); `order.rs` hands them to the rules' own small state in send order;
 //! `result.rs` is the data a judged scenario is and its roll-up. This file runs them per key.
+//!
+//! Memory: no rule holds the list of answers. Rule state is counts, firsts and lowests, plus
+//! what one window or the answers in flight hold (rolling-window count, echoes, Reset order);
+//! the limiter's run and Reset-step lengths are kept as histograms. What still grows with the
+//! run is in `measure.rs` (exact latency percentiles, the trace before sampling), and
+//! `order.rs` holds answers until those sent earlier are in.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,8 @@
 //! load.admitted (admitted within [N(k-1), N(ceil(k)+1)] plus slack under sustained overload)
 //! and load.rolling-window (at most N in a rolling window; up to 2N is fixed-window semantics).
 
+use std::collections::VecDeque;
+
 use super::*;
 
 /// The admitted count's bounds over the k windows the key was loaded, with their slack.
@@ -11,13 +13,61 @@ pub(super) struct Bounds {
     pub k: f64,
 }
 
-pub(super) fn judge(j: &mut Judge, view: &KeyRun, b: &Bounds, rolling: u64, sent_overload: bool) {
-    let KeyRun {
+impl Bounds {
+    /// `sends`: the key's first and last send; `overloaded`: the scenario overloads this key.
+    pub fn of(sends: Span, n: u64, w: f64, overloaded: bool) -> Bounds {
+        let k = sends.secs() / w;
+        let boundaries = k.ceil() + 1.0;
+        let slack = boundaries * (0.02 * n as f64).ceil().max(2.0);
+        // A span of k windows touches at most ceil(k) + 1 fixed windows, each good for N: the
+        // most any limiter of N per window may admit (a sliding log or bucket admits less).
+        let upper = n as f64 * (k.ceil() + 1.0) + slack;
+        let lower = if overloaded {
+            (n as f64 * (k - 1.0) - slack).max(0.0)
+        } else {
+            0.0
+        };
+        Bounds {
+            lower,
+            upper,
+            slack,
+            k,
+        }
+    }
+}
+
+/// What the two rules keep of a key's answers, fed in send order.
+pub(super) struct State {
+    pub rolling: RollingMax,
+    sends: SendBins,
+}
+
+impl State {
+    pub fn new(n: u64, w: f64) -> State {
+        State {
+            rolling: RollingMax::new(w),
+            sends: SendBins::new(n, w),
+        }
+    }
+    pub fn observe(&mut self, x: &Record) {
+        self.sends.observe(x.sent);
+        if x.admitted() {
+            self.rolling.observe(x.sent, x.recv);
+        }
+    }
+    /// The most admissions in one rolling window, and whether every whole window from the
+    /// first send carried N or more requests.
+    pub fn finish(self) -> (u64, bool) {
+        (self.rolling.finish(), self.sends.finish())
+    }
+}
+
+pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, rolling: u64, sent_overload: bool) {
+    let KeyView {
         label: lbl,
-        adm,
+        f,
         n,
         window,
-        ..
     } = *view;
     let w = window.as_secs_f64();
     let Bounds {
@@ -27,7 +77,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun, b: &Bounds, rolling: u64, sent
         k,
     } = *b;
     // Admitted over the windows loaded.
-    let a = adm.len() as f64;
+    let a = f.admitted as f64;
     let bounds = format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
     if a > upper {
         j.fail(
@@ -85,44 +135,119 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun, b: &Bounds, rolling: u64, sent
     }
 }
 
-/// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends.
-pub(super) fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
-    let (Some(first), Some(last)) = (
-        sends.iter().copied().reduce(f64::min),
-        sends.iter().copied().reduce(f64::max),
-    ) else {
-        return false;
-    };
-    let whole = ((last - first) / w).floor() as usize;
-    if whole == 0 || w <= 0.0 {
-        return false;
-    }
-    let mut bins = vec![0u64; whole];
-    for t in sends {
-        if let Some(b) = bins.get_mut(((t - first) / w) as usize) {
-            *b += 1;
+/// Sends counted per whole window from the first one, fed in send order: only the window under
+/// way is counted; the closed ones leave whether each carried `n`.
+pub(super) struct SendBins {
+    n: u64,
+    w: f64,
+    first: Option<f64>,
+    last: f64,
+    /// The window under way (from the first send), its sends, and whether every closed one
+    /// carried `n`.
+    at: usize,
+    count: u64,
+    full: bool,
+}
+
+impl SendBins {
+    pub fn new(n: u64, w: f64) -> SendBins {
+        SendBins {
+            n,
+            w,
+            first: None,
+            last: 0.0,
+            at: 0,
+            count: 0,
+            full: true,
         }
     }
-    bins.iter().all(|c| *c >= n)
+    pub fn observe(&mut self, t: f64) {
+        let first = *self.first.get_or_insert(t);
+        self.last = self.last.max(t);
+        if self.w <= 0.0 {
+            return;
+        }
+        let i = ((t - first) / self.w) as usize;
+        if i > self.at {
+            // The window under way closes; any skipped between carried nothing.
+            self.full &= self.count >= self.n && (i == self.at + 1 || self.n == 0);
+            self.at = i;
+            self.count = 0;
+        }
+        self.count += 1;
+    }
+    /// Every whole window from the first send held at least `n` sends (none whole: false).
+    pub fn finish(&self) -> bool {
+        let Some(first) = self.first else {
+            return false;
+        };
+        let whole = ((self.last - first) / self.w).floor() as usize;
+        whole != 0 && self.w > 0.0 && self.full
+    }
+}
+
+/// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends.
+#[cfg(test)]
+pub(super) fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
+    let mut sorted = sends.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut bins = SendBins::new(n, w);
+    for t in sorted {
+        bins.observe(t);
+    }
+    bins.finish()
 }
 
 /// Most admissions provably within one rolling window: for each admission i, those sent
 /// after i's answer came and answered before i was sent plus W lie, at the server, within
-/// [s_i, s_i + W]. `adm` is sorted by send time.
-pub(super) fn rolling_max(adm: &[&Record], w: f64) -> u64 {
-    let mut best = 0u64;
-    for (i, a) in adm.iter().enumerate() {
-        let lo = adm.partition_point(|r| r.sent < a.recv);
-        let mut count = 1u64;
-        for (j, b) in adm.iter().enumerate().skip(lo) {
-            if b.sent > a.sent + w {
-                break;
-            }
-            if j != i && b.recv <= a.sent + w {
-                count += 1;
-            }
+/// [s_i, s_i + W]. Fed (sent, recv) of admissions in send order; an admission is counted once
+/// no later one can fall in its window, so only the last window's admissions are kept.
+pub(super) struct RollingMax {
+    w: f64,
+    /// Admissions from the oldest still needed; `next`: the first not counted yet.
+    adm: VecDeque<(f64, f64)>,
+    next: usize,
+    best: u64,
+}
+
+impl RollingMax {
+    pub fn new(w: f64) -> RollingMax {
+        RollingMax {
+            w,
+            adm: VecDeque::new(),
+            next: 0,
+            best: 0,
         }
-        best = best.max(count);
     }
-    best
+    pub fn observe(&mut self, sent: f64, recv: f64) {
+        self.close(sent);
+        self.adm.push_back((sent, recv));
+    }
+    pub fn finish(mut self) -> u64 {
+        self.close(f64::INFINITY);
+        self.best
+    }
+    /// Count every admission whose window ends before `now` (nothing sent later falls in it),
+    /// then drop those no admission still to be counted can see.
+    fn close(&mut self, now: f64) {
+        while let Some(&(s, r)) = self.adm.get(self.next)
+            && s + self.w < now
+        {
+            let end = s + self.w;
+            let count = 1 + self
+                .adm
+                .iter()
+                .enumerate()
+                .filter(|&(j, &(bs, br))| j != self.next && bs >= r && bs <= end && br <= end)
+                .count() as u64;
+            self.best = self.best.max(count);
+            self.next += 1;
+        }
+        // Those still to be counted look no earlier than their own send.
+        let from = self.adm.get(self.next).map_or(now, |a| a.0);
+        while self.next > 0 && self.adm.front().is_some_and(|a| a.0 < from) {
+            self.adm.pop_front();
+            self.next -= 1;
+        }
+    }
 }

@@ -1,52 +1,252 @@
 //! load.retry-after, load.reset, load.remaining (what the headers mean: the rules `check`
 //! judges too, from `crate::rate_headers`) and load.headers (every 2xx and 429 carries them).
+//!
+//! `check` judges a short burst as one list; here answers come one at a time, in send order,
+//! and each is judged alone by the same `rate_headers` functions. What spans answers is kept
+//! small: the first failure of each kind, counts, the lowest Remaining before the first 429,
+//! and, for Reset never moving back, the exchanges still in flight at the latest send.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::order::OrdF64;
 use super::*;
+use rate_headers::{Judged, ResetUnit};
 
-pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
-    let KeyRun {
-        label: lbl,
-        recs,
-        wall0,
-        window,
-        ..
-    } = *view;
-    // What the headers mean: the rules `check` judges with the same functions.
-    let answers: Vec<Answer> = recs
-        .iter()
-        .filter_map(|x| {
-            Some(Answer {
-                sent: wall0 + x.sent,
-                recv: wall0 + x.recv,
-                status: x.status?,
-                remaining: x.remaining.as_deref(),
-                reset: x.reset.as_deref(),
-                retry_after: x.retry_after.as_deref(),
+pub(super) struct State {
+    wall0: f64,
+    window: std::time::Duration,
+    /// Answers (2xx or 429), and of them those lacking an X-RateLimit-* header.
+    answered: u64,
+    missing: u64,
+    retry_after: RetryAfters,
+    remaining: RemainingBefore429,
+    reset: Resets,
+}
+
+/// load.retry-after: each 429 judged alone; the first failure (in send order) is the verdict,
+/// else the first HTTP-date (non-strict), else a pass over all of them.
+#[derive(Default)]
+struct RetryAfters {
+    judged: usize,
+    fail: Option<Judged>,
+    date: Option<Judged>,
+    pass: Option<Judged>,
+}
+
+/// load.remaining: the lowest Remaining of admissions sent before the first 429's answer
+/// (epoch seconds). In send order an admission's place is settled when it arrives: any 429
+/// still to come was sent, so answered, no earlier than it.
+struct RemainingBefore429 {
+    first_429_recv: Option<f64>,
+    before: usize,
+    lowest: Option<u64>,
+}
+
+/// load.reset: the first answer (by receipt) of each way a Reset can be wrong, and the first
+/// that moved back. `in_flight`: (recv, reset) of exchanges answered after the latest send;
+/// `highest`: the highest Reset of those answered before it.
+#[derive(Default)]
+struct Resets {
+    seconds: usize,
+    /// (rank of the kind of failure, recv, verdict): lower ranks win, then the first received.
+    fail: Option<(u8, f64, Judged)>,
+    pass: Option<Judged>,
+    in_flight: BinaryHeap<Reverse<(OrdF64, u64)>>,
+    highest: Option<u64>,
+    backwards: Option<(u64, u64)>,
+}
+
+impl State {
+    pub fn new(wall0: f64, window: std::time::Duration) -> State {
+        State {
+            wall0,
+            window,
+            answered: 0,
+            missing: 0,
+            retry_after: RetryAfters::default(),
+            remaining: RemainingBefore429 {
+                first_429_recv: None,
+                before: 0,
+                lowest: None,
+            },
+            reset: Resets::default(),
+        }
+    }
+
+    /// Take the key's next answer in send order.
+    pub fn observe(&mut self, x: &Record) {
+        if x.admitted() || x.throttled() {
+            self.answered += 1;
+            self.missing +=
+                u64::from(x.limit.is_none() || x.remaining.is_none() || x.reset.is_none());
+        }
+        let Some(status) = x.status else { return };
+        let a = Answer {
+            sent: self.wall0 + x.sent,
+            recv: self.wall0 + x.recv,
+            status,
+            remaining: x.remaining.as_deref(),
+            reset: x.reset.as_deref(),
+            retry_after: x.retry_after.as_deref(),
+        };
+        let one = [a];
+        // Retry-After.
+        if let Some(jd) = rate_headers::judge_retry_afters(&one, self.window) {
+            let ra = &mut self.retry_after;
+            ra.judged += 1;
+            let slot = match jd.verdict {
+                Verdict::Fail => &mut ra.fail,
+                Verdict::NonStrict => &mut ra.date,
+                _ => &mut ra.pass,
+            };
+            slot.get_or_insert(jd);
+        }
+        // Remaining before the first 429.
+        let rm = &mut self.remaining;
+        if x.throttled() {
+            rm.first_429_recv = Some(rm.first_429_recv.map_or(a.recv, |f| f.min(a.recv)));
+        } else if x.admitted()
+            && rm.first_429_recv.is_none_or(|f| a.sent <= f)
+            && let Some(v) = rate_headers::parse_count(a.remaining)
+        {
+            rm.before += 1;
+            rm.lowest = Some(rm.lowest.map_or(v, |l| l.min(v)));
+        }
+        // Reset.
+        let rs = &mut self.reset;
+        // Exchanges answered before this one was sent are certainly earlier at the server.
+        while let Some(Reverse((recv, v))) = rs.in_flight.peek().copied()
+            && recv.0 < a.sent
+        {
+            rs.in_flight.pop();
+            rs.highest = Some(rs.highest.map_or(v, |h| h.max(v)));
+        }
+        let Some(raw) = a.reset.filter(|_| x.admitted() || x.throttled()) else {
+            return;
+        };
+        let Some(jd) = rate_headers::judge_resets(&one, self.window) else {
+            return;
+        };
+        let rank = match rate_headers::reset_unit(raw) {
+            ResetUnit::EpochMillis(_) => 0,
+            ResetUnit::NotInteger(_) => 1,
+            ResetUnit::SecondsUntil(_) => 2,
+            ResetUnit::EpochSeconds(v) => {
+                rs.seconds += 1;
+                if let Some(h) = rs.highest
+                    && v + 1 < h
+                {
+                    rs.backwards.get_or_insert((h, v));
+                }
+                rs.in_flight.push(Reverse((OrdF64(a.recv), v)));
+                3
+            }
+        };
+        if jd.verdict == Verdict::Fail {
+            if rs
+                .fail
+                .as_ref()
+                .is_none_or(|(r, t, _)| (rank, a.recv) < (*r, *t))
+            {
+                rs.fail = Some((rank, a.recv, jd));
+            }
+        } else {
+            rs.pass.get_or_insert(jd);
+        }
+    }
+
+    /// The three shared rules' verdicts, as `rate_headers::judge_shared` gives them.
+    fn shared(&self) -> Vec<(&'static str, Judged)> {
+        let rs = &self.reset;
+        let reset = if let Some((_, _, jd)) = &rs.fail {
+            Some(jd.clone())
+        } else if let (Some((higher, lower)), Some(p)) = (rs.backwards, &rs.pass) {
+            Some(Judged {
+                verdict: Verdict::Fail,
+                expected: p.expected.clone(),
+                actual: format!("{lower} after {higher} (moved backwards)"),
+                at: None,
+                judged: 1,
             })
-        })
-        .collect();
-    for (rule, jd) in rate_headers::judge_shared(&answers, window) {
+        } else {
+            rs.pass.clone().map(|p| Judged {
+                judged: rs.seconds,
+                ..p
+            })
+        };
+        let ra = &self.retry_after;
+        let retry_after = ra
+            .fail
+            .clone()
+            .or_else(|| ra.date.clone().or_else(|| ra.pass.clone()))
+            .map(|jd| match jd.verdict {
+                Verdict::Fail => jd,
+                _ => Judged {
+                    judged: ra.judged,
+                    ..jd
+                },
+            });
+        let rm = &self.remaining;
+        let remaining = match (rm.first_429_recv, rm.lowest) {
+            // The same verdict `check` gives, from the two answers that decide it.
+            (Some(recv), Some(lowest)) => {
+                let text = lowest.to_string();
+                let two = [
+                    Answer {
+                        sent: recv,
+                        recv,
+                        status: 200,
+                        remaining: Some(&text),
+                        reset: None,
+                        retry_after: None,
+                    },
+                    Answer {
+                        sent: recv,
+                        recv,
+                        status: 429,
+                        remaining: None,
+                        reset: None,
+                        retry_after: None,
+                    },
+                ];
+                rate_headers::judge_remaining_before_429(&two).map(|jd| match jd.verdict {
+                    Verdict::Pass => Judged {
+                        judged: rm.before,
+                        ..jd
+                    },
+                    _ => jd,
+                })
+            }
+            _ => None,
+        };
+        [
+            ("reset", reset),
+            ("retry-after", retry_after),
+            ("remaining", remaining),
+        ]
+        .into_iter()
+        .filter_map(|(rule, j)| Some((rule, j?)))
+        .collect()
+    }
+}
+
+pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
+    let lbl = view.label;
+    // What the headers mean: the rules `check` judges with the same functions.
+    for (rule, jd) in st.shared() {
         j.shared(&format!("load.{rule}"), lbl, &jd);
     }
-    let answered_recs: Vec<&Record> = recs
-        .iter()
-        .copied()
-        .filter(|x| x.admitted() || x.throttled())
-        .collect();
-    let missing = answered_recs
-        .iter()
-        .filter(|x| x.limit.is_none() || x.remaining.is_none() || x.reset.is_none())
-        .count();
-    if missing > 0 {
+    if st.missing > 0 {
         j.fail(
             "load.headers",
             lbl,
             format!(
-                "{missing} of {} answers lack an X-RateLimit-* header",
-                answered_recs.len()
+                "{} of {} answers lack an X-RateLimit-* header",
+                st.missing, st.answered
             ),
             "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429".into(),
-            format!("{missing} without"),
+            format!("{} without", st.missing),
         );
     }
 }

@@ -2,14 +2,9 @@
 
 use super::*;
 
-pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
-    let KeyRun {
-        label: lbl,
-        recs,
-        thr,
-        ..
-    } = *view;
-    if thr.is_empty() {
+pub(super) fn judge(j: &mut Judge, view: &KeyView) {
+    let KeyView { label: lbl, f, .. } = *view;
+    if f.throttled == 0 {
         j.pass(
             "load.isolation",
             lbl,
@@ -21,7 +16,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
             lbl,
             "one key's overload throttled another key: limits must be per key".into(),
             "no 429 for the key under its limit".into(),
-            format!("{} of {} throttled", thr.len(), recs.len()),
+            format!("{} of {} throttled", f.throttled, f.records),
         );
     }
 }

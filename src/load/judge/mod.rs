@@ -36,7 +36,16 @@
 //!
 //! Each rule lives in the file named after it (`admitted.rs` holds load.admitted and
 //! load.rolling-window, `answers.rs` load.answers and load.envelope, `headers.rs` the header
-//! rules); `result.rs` is the data a judged scenario is; this file runs them per key.
+//! rules, `behaviour.rs` names the limiter); `measure.rs` takes the answers one at a time into
+//! the figures the rules and the report read (generator, per-second buckets, per-key figures,
+//! header trace); `order.rs` hands them to the rules' own small state in send order;
+//! `result.rs` is the data a judged scenario is and its roll-up. This file runs them per key.
+//!
+//! Memory: no rule holds the list of answers. Rule state is counts, firsts and lowests, plus
+//! what one window or the answers in flight hold (rolling-window count, echoes, Reset order);
+//! the limiter's run and Reset-step lengths are kept as histograms. What still grows with the
+//! run is in `measure.rs` (exact latency percentiles, the trace before sampling), and
+//! `order.rs` holds answers until those sent earlier are in.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +53,7 @@ use super::engine::{Record, Run};
 use super::scenario::{Resolved, Shape};
 use crate::rate_headers::{self, Answer};
 use crate::verdict::Verdict;
+use measure::{KeyFigures, Measure, Span};
 
 /// A request sent later than this after its planned time is late.
 pub const LATE_SECS: f64 = 0.020;
@@ -57,27 +67,13 @@ mod answers;
 mod behaviour;
 mod headers;
 mod isolation;
+mod measure;
+mod order;
 mod result;
 mod retry_honesty;
 
 struct Judge {
     findings: Vec<Finding>,
-}
-
-/// One key's part of a run, as each rule reads it.
-#[derive(Clone, Copy)]
-struct KeyRun<'a> {
-    /// The key's label (plan#n).
-    label: Option<&'a str>,
-    /// Its records in the order they were noted; the admitted (2xx) and throttled (429) ones.
-    recs: &'a [&'a Record],
-    adm: &'a [&'a Record],
-    thr: &'a [&'a Record],
-    /// UTC epoch seconds of the run's t = 0.
-    wall0: f64,
-    window: std::time::Duration,
-    /// The plan's limit per window.
-    n: u64,
 }
 
 impl Judge {
@@ -123,69 +119,163 @@ impl Judge {
     }
 }
 
-/// Judge one run. `labels`: per scenario key, its label and position in the target's keys.
-pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
-    let s = &r.scenario;
-    let n = r.limit;
-    let w = r.window.as_secs_f64();
-    let mut j = Judge {
-        findings: Vec::new(),
-    };
-    let mut result = ScenarioResult {
-        limit: n,
-        window_secs: w,
-        goose_reports: run.goose_reports.clone(),
-        ..ScenarioResult::of(s, &r.class)
-    };
+/// One key's part of a run, as each rule reads it.
+#[derive(Clone, Copy)]
+struct KeyView<'a> {
+    /// The key's label (plan#n).
+    label: Option<&'a str>,
+    f: &'a KeyFigures,
+    /// The plan's limit per window.
+    n: u64,
+    window: std::time::Duration,
+}
 
-    // Absent stand-in endpoints: noted, not failed.
-    let answered: Vec<&Record> = run.records.iter().filter(|x| x.status.is_some()).collect();
-    if r.extension_only && !answered.is_empty() && answered.iter().all(|x| x.status == Some(404)) {
-        result.verdict = ScenarioVerdict::Skipped;
-        result.skipped = Some(format!(
-            "the target has no {} endpoints (404): noted, not judged",
-            r.class
-        ));
-        return result;
+/// The rules' own state for one key, fed each answer in send order.
+struct KeyRules {
+    answers: answers::State,
+    headers: headers::State,
+    admitted: admitted::State,
+    behaviour: behaviour::State,
+    retry: retry_honesty::State,
+}
+
+impl KeyRules {
+    fn observe(&mut self, x: &Record) {
+        self.answers.observe(x);
+        self.headers.observe(x);
+        self.admitted.observe(x);
+        self.behaviour.observe(x);
+        self.retry.observe(x);
+    }
+}
+
+/// A run being judged: answers go in one at a time (`observe`, in any order; `settled` says
+/// that every answer sent before a time is in), the verdicts come out at `finish`.
+struct Judging<'a> {
+    r: &'a Resolved,
+    measure: Measure<'a>,
+    order: order::SendOrder,
+    rules: Vec<KeyRules>,
+}
+
+impl<'a> Judging<'a> {
+    fn new(r: &'a Resolved, run: &'a Run, keys: usize) -> Judging<'a> {
+        let w = r.window.as_secs_f64();
+        let rate = r.scenario.rate * r.limit as f64 / w;
+        Judging {
+            r,
+            measure: Measure::new(&run.slots, keys, run.wall0),
+            order: order::SendOrder::default(),
+            rules: (0..keys)
+                .map(|_| KeyRules {
+                    answers: answers::State::default(),
+                    headers: headers::State::new(run.wall0, r.window),
+                    admitted: admitted::State::new(r.limit, w),
+                    behaviour: behaviour::State::new(w, rate),
+                    retry: retry_honesty::State::default(),
+                })
+                .collect(),
+        }
     }
 
-    // The generator.
-    let scheduled = run.slots.len() as u64;
-    let primary: Vec<&Record> = run.records.iter().filter(|x| !x.retry).collect();
-    let sent = primary
-        .iter()
-        .filter(|x| x.sent > 0.0 || x.status.is_some())
-        .count() as u64;
-    let late = primary
-        .iter()
-        .filter(|x| x.sent - x.due > LATE_SECS)
-        .count() as u64;
-    let unsent = scheduled.saturating_sub(primary.len() as u64);
-    let span = |v: &[f64]| match (v.first(), v.last()) {
-        (Some(a), Some(b)) if b > a => b - a,
-        _ => 0.0,
-    };
-    let dues: Vec<f64> = run.slots.iter().map(|x| x.due.as_secs_f64()).collect();
-    let sends: Vec<f64> = primary.iter().map(|x| x.sent).collect();
-    let rate_of = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
-    let gen_ = Generator {
-        scheduled,
-        sent,
-        late,
-        unsent,
-        scheduled_rate: rate_of(scheduled.saturating_sub(1), span(&dues)),
-        achieved_rate: rate_of(sent.saturating_sub(1), span(&sends)),
-        peak_rate: super::schedule::peak_rate(&run.slots),
-        max_late_ms: primary
-            .iter()
-            .map(|x| (x.sent - x.due) * 1000.0)
-            .fold(0.0, f64::max),
-        users: run.users,
-        goose_requests: run.goose_requests,
-        saturated: (late + unsent) as f64 > (SATURATION_SHARE * scheduled as f64).max(1.0),
-    };
-    let saturated = gen_.saturated;
-    if saturated {
+    fn observe(&mut self, x: &Record) {
+        self.measure.observe(x);
+        self.order.push(x.clone());
+    }
+
+    /// Every answer sent before `t` is in: the rules take them, in send order.
+    fn settled(&mut self, t: f64) {
+        let ready = self.order.release(t);
+        self.feed(ready);
+    }
+
+    fn feed(&mut self, ready: Vec<Record>) {
+        for x in &ready {
+            if let Some(k) = self.rules.get_mut(x.key) {
+                k.observe(x);
+            }
+        }
+    }
+
+    fn finish(mut self, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
+        let rest = self.order.drain();
+        self.feed(rest);
+        let (r, s, n) = (self.r, &self.r.scenario, self.r.limit);
+        let w = r.window.as_secs_f64();
+        let m = self.measure.finish(run.users, run.goose_requests);
+        let mut result = ScenarioResult {
+            limit: n,
+            window_secs: w,
+            goose_reports: run.goose_reports.clone(),
+            ..ScenarioResult::of(s, &r.class)
+        };
+        // Absent stand-in endpoints: noted, not failed.
+        if r.extension_only && m.answered > 0 && m.answered_404 == m.answered {
+            result.verdict = ScenarioVerdict::Skipped;
+            result.skipped = Some(format!(
+                "the target has no {} endpoints (404): noted, not judged",
+                r.class
+            ));
+            return result;
+        }
+        let mut j = Judge {
+            findings: Vec::new(),
+        };
+        generator(&mut j, &m.generator);
+        for (key, ((label, target_key), rules)) in labels.iter().zip(self.rules).enumerate() {
+            let Some(f) = m.keys.get(key) else { continue };
+            let view = KeyView {
+                label: Some(label.as_str()),
+                f,
+                n,
+                window: r.window,
+            };
+            let overloaded = s.shape.sustained_overload() && key == 0 && s.rate > 1.0;
+            let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
+            let (rolling, sent_overload) = rules.admitted.finish();
+            answers::judge(&mut j, &view, &rules.answers);
+            answers::envelope(&mut j, &view, &rules.answers);
+            headers::judge(&mut j, &view, &rules.headers);
+            // Whether the key really was overloaded, by what was sent (not by the schedule):
+            // every whole window from the first send carried at least N requests. Then
+            // under-service is judged even where the generator fell behind its schedule.
+            admitted::judge(&mut j, &view, &bounds, rolling, overloaded && sent_overload);
+            if key == 0
+                && let Some((limiter, text)) = behaviour::name(rules.behaviour, n, rolling)
+            {
+                result.limiter = Some(limiter);
+                result.behaviour = Some(text.clone());
+                j.add(
+                    "load.behaviour",
+                    Verdict::Informational,
+                    view.label,
+                    text,
+                    String::new(),
+                    String::new(),
+                );
+            }
+            if s.shape == Shape::TwoKeys && key == 1 {
+                isolation::judge(&mut j, &view);
+            }
+            if s.shape == Shape::RetryAfter && key == 0 {
+                retry_honesty::judge(&mut j, &view, &rules.retry);
+            }
+            let stats = f.stats(label, *target_key, &bounds, rolling);
+            result.keys.push(stats);
+        }
+        result.generator = Some(m.generator);
+        result.seconds = m.seconds;
+        result.trace = m.trace;
+        result.roll_up(j.findings);
+        result
+    }
+}
+
+/// load.generator: whether it held the schedule (a run it could not hold is "client
+/// saturated", never judged as throttling).
+fn generator(j: &mut Judge, g: &Generator) {
+    let (scheduled, late, unsent) = (g.scheduled, g.late, g.unsent);
+    if g.saturated {
         j.add(
             "load.generator",
             Verdict::Fail,
@@ -195,7 +285,7 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             format!("at most 2% of {scheduled} late (>20 ms) or unsent"),
             format!(
                 "{late} late, {unsent} unsent; {:.1}/s sent of {:.1}/s scheduled",
-                gen_.achieved_rate, gen_.scheduled_rate
+                g.achieved_rate, g.scheduled_rate
             ),
         );
     } else {
@@ -204,222 +294,22 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
             None,
             format!(
                 "held the schedule: {late} late, {unsent} unsent of {scheduled}; {:.1}/s sent of {:.1}/s",
-                gen_.achieved_rate, gen_.scheduled_rate
+                g.achieved_rate, g.scheduled_rate
             ),
         );
     }
-    result.generator = Some(gen_);
+}
 
-    // Per-second and per-key figures.
-    let seconds = (dues
-        .last()
-        .copied()
-        .unwrap_or(0.0)
-        .max(sends.last().copied().unwrap_or(0.0)))
-    .floor() as u64
-        + 1;
-    for (key, (label, target_key)) in labels.iter().enumerate() {
-        let recs: Vec<&Record> = run.records.iter().filter(|x| x.key == key).collect();
-        let mut secs: Vec<Second> = (0..seconds)
-            .map(|t| Second {
-                t,
-                key,
-                ..Second::default()
-            })
-            .collect();
-        let mut lat: Vec<Vec<f64>> = vec![Vec::new(); seconds as usize];
-        for sl in run.slots.iter().filter(|x| x.key == key) {
-            if let Some(b) = secs.get_mut(sl.due.as_secs_f64() as usize) {
-                b.offered += 1;
-            }
-        }
-        for x in &recs {
-            let i = (x.sent.max(0.0) as usize).min(seconds as usize - 1);
-            let b = &mut secs[i];
-            match x.status {
-                None => b.errors += 1,
-                Some(_) if x.admitted() => b.admitted += 1,
-                Some(429) => b.throttled += 1,
-                Some(_) => b.other += 1,
-            }
-            b.sent += 1;
-            lat[i].push((x.recv - x.due) * 1000.0);
-        }
-        // Late or never sent, by the second it was offered in.
-        let key_slots = run.slots.iter().filter(|x| x.key == key).count();
-        let key_primary: Vec<&&Record> = recs.iter().filter(|x| !x.retry).collect();
-        for x in &key_primary {
-            if x.sent - x.due > LATE_SECS
-                && let Some(b) = secs.get_mut(x.due as usize)
-            {
-                b.failed_to_send += 1;
-            }
-        }
-        let key_unsent = key_slots.saturating_sub(key_primary.len());
-        if key_unsent > 0 {
-            // Slots are taken in order: the unsent ones are the last of the key's schedule.
-            for sl in run
-                .slots
-                .iter()
-                .filter(|x| x.key == key)
-                .rev()
-                .take(key_unsent)
-            {
-                if let Some(b) = secs.get_mut(sl.due.as_secs_f64() as usize) {
-                    b.failed_to_send += 1;
-                }
-            }
-        }
-        for (b, l) in secs.iter_mut().zip(lat) {
-            b.p99_ms = percentiles(l).p99;
-        }
-        result.seconds.extend(secs);
-
-        let adm: Vec<&Record> = recs.iter().copied().filter(|x| x.admitted()).collect();
-        let thr: Vec<&Record> = recs.iter().copied().filter(|x| x.throttled()).collect();
-        let mut other = BTreeMap::new();
-        for x in &recs {
-            if let Some(st) = x.status
-                && !x.admitted()
-                && st != 429
-            {
-                *other.entry(st).or_insert(0u64) += 1;
-            }
-        }
-        let errors = recs.iter().filter(|x| x.status.is_none()).count() as u64;
-        let key_sends: Vec<f64> = recs.iter().map(|x| x.sent).collect();
-        let k = span(&key_sends) / w;
-        let boundaries = k.ceil() + 1.0;
-        let slack = boundaries * (0.02 * n as f64).ceil().max(2.0);
-        let overloaded = s.shape.sustained_overload() && key == 0 && s.rate > 1.0;
-        // A span of k windows touches at most ceil(k) + 1 fixed windows, each good for N: the
-        // most any limiter of N per window may admit (a sliding log or bucket admits less).
-        let upper = n as f64 * (k.ceil() + 1.0) + slack;
-        let lower = if overloaded {
-            (n as f64 * (k - 1.0) - slack).max(0.0)
-        } else {
-            0.0
-        };
-        let rolling = admitted::rolling_max(&adm, w);
-        // Whether the key really was overloaded, by what was sent (not by the schedule): every
-        // whole window from the first send carried at least N requests. Then under-service
-        // is judged even where the generator fell behind its schedule.
-        let sent_overload = overloaded && admitted::overloaded_by_sends(&key_sends, n, w);
-        let first_429 = thr.first().copied();
-        let stats = KeyStats {
-            label: label.clone(),
-            target_key: *target_key,
-            scheduled: key_slots as u64,
-            sent: recs.iter().filter(|x| !x.retry).count() as u64,
-            admitted: adm.len() as u64,
-            throttled: thr.len() as u64,
-            other: other.clone(),
-            errors,
-            late: key_primary
-                .iter()
-                .filter(|x| x.sent - x.due > LATE_SECS)
-                .count() as u64,
-            unsent: key_unsent as u64,
-            latency_ms: percentiles(
-                recs.iter()
-                    .filter(|x| x.status.is_some())
-                    .map(|x| (x.recv - x.due) * 1000.0)
-                    .collect(),
-            ),
-            windows_loaded: k,
-            rolling_max: rolling,
-            admitted_bounds: [lower, upper],
-            first_throttled_at: first_429.map(|x| x.sent),
-        };
-        let lbl = Some(label.as_str());
-
-        // Trace of headers (at most 600 points per key).
-        let answered: Vec<&&Record> = recs
-            .iter()
-            .filter(|x| x.admitted() || x.throttled())
-            .collect();
-        let step = (answered.len() / 600).max(1);
-        for x in answered.iter().step_by(step) {
-            result.trace.push(TracePoint {
-                t: x.recv,
-                key,
-                status: x.status.unwrap_or(0),
-                remaining: rate_headers::parse_count(x.remaining.as_deref()),
-                reset_in: match x.reset.as_deref().map(rate_headers::reset_unit) {
-                    Some(rate_headers::ResetUnit::EpochSeconds(v)) => {
-                        Some(v as f64 - (run.wall0 + x.recv))
-                    }
-                    _ => None,
-                },
-            });
-        }
-
-        let view = KeyRun {
-            label: lbl,
-            recs: &recs,
-            adm: &adm,
-            thr: &thr,
-            wall0: run.wall0,
-            window: r.window,
-            n,
-        };
-        answers::judge(&mut j, &view, &other, errors);
-        answers::envelope(&mut j, &view);
-        headers::judge(&mut j, &view);
-        let bounds = admitted::Bounds {
-            lower,
-            upper,
-            slack,
-            k,
-        };
-        admitted::judge(&mut j, &view, &bounds, rolling, sent_overload);
-        if key == 0 {
-            let rate = s.rate * n as f64 / w;
-            if let Some((limiter, text)) = behaviour::name(&recs, n, w, rolling, rate) {
-                result.limiter = Some(limiter);
-                result.behaviour = Some(text);
-            }
-            if let Some(b) = &result.behaviour {
-                j.add(
-                    "load.behaviour",
-                    Verdict::Informational,
-                    lbl,
-                    b.clone(),
-                    String::new(),
-                    String::new(),
-                );
-            }
-        }
-        if s.shape == Shape::TwoKeys && key == 1 {
-            isolation::judge(&mut j, &view);
-        }
-        if s.shape == Shape::RetryAfter && key == 0 {
-            retry_honesty::judge(&mut j, &view);
-        }
-        result.keys.push(stats);
+/// Judge one run: measure its answers and feed the rules one answer at a time, run each rule
+/// per key, roll up. `labels`: per scenario key, its label and position in the target's keys.
+pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
+    let mut judging = Judging::new(r, run, labels.len());
+    for x in &run.records {
+        judging.observe(x);
+        // The engine sorts records by send time: all sent before this one are in.
+        judging.settled(x.sent);
     }
-
-    result.verdict = if j
-        .findings
-        .iter()
-        .any(|f| f.verdict == Verdict::Fail && f.check != "load.generator")
-    {
-        ScenarioVerdict::Fail
-    } else if saturated {
-        ScenarioVerdict::ClientSaturated
-    } else if j.findings.iter().any(|f| f.verdict == Verdict::NonStrict) {
-        ScenarioVerdict::NonStrict
-    } else if j
-        .findings
-        .iter()
-        .any(|f| f.verdict == Verdict::Informational && f.check != "load.behaviour")
-    {
-        ScenarioVerdict::Informational
-    } else {
-        ScenarioVerdict::Pass
-    };
-    result.findings = j.findings;
-    result
+    judging.finish(run, labels)
 }
 
 #[cfg(test)]

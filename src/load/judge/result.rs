@@ -232,3 +232,30 @@ impl ScenarioResult {
         }
     }
 }
+
+impl ScenarioResult {
+    /// The scenario's verdict from its findings: any rule failed (the generator's saturation
+    /// aside) fails it; then client saturated, non-strict, informational (naming the limiter
+    /// is not), pass.
+    pub(super) fn roll_up(&mut self, findings: Vec<Finding>) {
+        let saturated = self.generator.as_ref().is_some_and(|g| g.saturated);
+        self.verdict = if findings
+            .iter()
+            .any(|f| f.verdict == Verdict::Fail && f.check != "load.generator")
+        {
+            ScenarioVerdict::Fail
+        } else if saturated {
+            ScenarioVerdict::ClientSaturated
+        } else if findings.iter().any(|f| f.verdict == Verdict::NonStrict) {
+            ScenarioVerdict::NonStrict
+        } else if findings
+            .iter()
+            .any(|f| f.verdict == Verdict::Informational && f.check != "load.behaviour")
+        {
+            ScenarioVerdict::Informational
+        } else {
+            ScenarioVerdict::Pass
+        };
+        self.findings = findings;
+    }
+}

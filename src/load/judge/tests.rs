@@ -95,3 +95,219 @@ fn overload_is_read_from_the_real_send_times() {
     assert!(!overloaded_by_sends(&[], 1, 1.0));
     assert!(!overloaded_by_sends(&[0.0, 0.5], 1, 1.0));
 }
+
+/// A record of key 0 due at `due`, sent on time, answered 1 ms later with `status`.
+#[cfg(test)]
+fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::load::engine::Record {
+    crate::load::engine::Record {
+        key: 0,
+        op: 0,
+        due,
+        sent: due,
+        recv: due + 0.001,
+        status,
+        limit: Some("2".into()),
+        remaining: Some("0".into()),
+        reset: reset.map(|r| r.to_string()),
+        retry_after: None,
+        code: None,
+        error: None,
+        retry: false,
+    }
+}
+
+fn slots(dues: &[f64]) -> Vec<crate::load::schedule::Slot> {
+    dues.iter()
+        .map(|d| crate::load::schedule::Slot {
+            due: std::time::Duration::from_secs_f64(*d),
+            key: 0,
+            op: 0,
+        })
+        .collect()
+}
+
+/// Buckets, per-key figures and the trace, taken one answer at a time and in any order.
+#[test]
+fn measurements_take_answers_one_at_a_time() {
+    use super::measure::Measure;
+    let wall0 = 1_800_000_000.0;
+    let sl = slots(&[0.1, 0.5, 1.2, 1.5, 2.9]);
+    let mut late = rec(1.5, Some(200), Some(1_800_000_003));
+    late.sent = 1.6; // 100 ms late
+    late.recv = 1.65;
+    let records = [
+        rec(0.1, Some(200), Some(1_800_000_003)),
+        rec(0.5, Some(429), Some(1_800_000_003)),
+        rec(1.2, Some(503), None),
+        late,
+        // The fifth slot is never sent.
+    ];
+    // Out of order: answers complete in any order; the figures do not depend on it.
+    let mut m = Measure::new(&sl, 1, wall0);
+    for x in records.iter().rev() {
+        m.observe(x);
+    }
+    let m = m.finish(3, 4);
+    let g = &m.generator;
+    assert_eq!((g.scheduled, g.sent, g.late, g.unsent), (5, 4, 1, 1));
+    assert_eq!((g.users, g.goose_requests), (3, 4));
+    assert!((g.max_late_ms - 100.0).abs() < 1e-6);
+    let k = &m.keys[0];
+    assert_eq!((k.scheduled, k.sent, k.admitted, k.throttled), (5, 4, 2, 1));
+    assert_eq!(k.other.get(&503), Some(&1));
+    assert_eq!((k.late, k.unsent, k.errors), (1, 1, 0));
+    assert_eq!(k.throttled_sends.first, Some(0.5));
+    // Three seconds (through the last slot, due at 2.9 s), each with what was offered,
+    // sent and answered in it; the late send and the unsent slot count where they were due.
+    let per: Vec<(u64, u64, u64, u64, u64, u64)> = m
+        .seconds
+        .iter()
+        .map(|s| {
+            (
+                s.t,
+                s.offered,
+                s.sent,
+                s.admitted,
+                s.throttled,
+                s.failed_to_send,
+            )
+        })
+        .collect();
+    assert_eq!(
+        per,
+        [(0, 2, 2, 1, 1, 0), (1, 2, 2, 1, 0, 1), (2, 1, 0, 0, 0, 1)]
+    );
+    assert_eq!(m.seconds[1].other, 1);
+    assert!((m.seconds[1].p99_ms - 150.0).abs() < 1e-6);
+    // The trace: 2xx and 429 only, in send order, Reset as seconds from the answer.
+    let trace: Vec<(u16, Option<u64>)> = m.trace.iter().map(|p| (p.status, p.remaining)).collect();
+    assert_eq!(trace, [(200, Some(0)), (429, Some(0)), (200, Some(0))]);
+    assert!((m.trace[0].reset_in.unwrap_or(0.0) - (3.0 - 0.101)).abs() < 1e-3);
+    assert_eq!(m.trace[2].t, 1.65);
+}
+
+/// The trace keeps at most 600 points per key: every step-th answer.
+#[test]
+fn the_trace_is_sampled_to_600_points() {
+    use super::measure::Measure;
+    let dues: Vec<f64> = (0..1500).map(|i| f64::from(i) * 0.01).collect();
+    let sl = slots(&dues);
+    let mut m = Measure::new(&sl, 1, 0.0);
+    for d in &dues {
+        m.observe(&rec(*d, Some(200), None));
+    }
+    let m = m.finish(1, 0);
+    assert_eq!(m.trace.len(), 750);
+    assert_eq!(m.trace[1].t, dues[2] + 0.001);
+    assert_eq!(m.seconds.len(), 15);
+    assert!(m.seconds.iter().all(|s| s.sent == 100 && s.offered == 100));
+}
+
+/// The rolling-window count over a stream equals the count over the whole list.
+#[test]
+fn the_rolling_count_streams() {
+    use super::admitted::RollingMax;
+    // Over the whole list: for each admission, those sent after its answer and answered
+    // within a window of its send.
+    fn whole(adm: &[(f64, f64)], w: f64) -> u64 {
+        let mut best = 0;
+        for (i, a) in adm.iter().enumerate() {
+            let c = adm
+                .iter()
+                .enumerate()
+                .filter(|(j, b)| *j != i && b.0 >= a.1 && b.0 <= a.0 + w && b.1 <= a.0 + w)
+                .count() as u64;
+            best = best.max(c + 1);
+        }
+        best
+    }
+    let mut seed = 7u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as f64 / f64::from(1u32 << 31)
+    };
+    for _ in 0..50 {
+        let mut t = 0.0;
+        let adm: Vec<(f64, f64)> = (0..200)
+            .map(|_| {
+                t += rnd() * 0.05;
+                (t, t + rnd() * 0.2)
+            })
+            .collect();
+        let mut r = RollingMax::new(1.0);
+        for (s, v) in &adm {
+            r.observe(*s, *v);
+        }
+        assert_eq!(r.finish(), whole(&adm, 1.0));
+    }
+}
+
+/// Answers fed out of send order are judged as in send order.
+#[test]
+fn answers_out_of_send_order_are_judged_by_send_order() {
+    use crate::load::engine::Run;
+    use crate::load::scenario::Scenario;
+    use crate::target::{PlanKey, Target};
+    let spec = crate::spec::Spec::embedded().unwrap();
+    let t = Target {
+        base_url: "https://x".into(),
+        rate_window: std::time::Duration::from_secs(6),
+        keys: vec![PlanKey {
+            plan: "free".into(),
+            key: "k".into(),
+        }],
+        ..Target::default()
+    };
+    let r = Scenario::load("retry-after-honesty")
+        .unwrap()
+        .resolve(&spec, &t)
+        .unwrap();
+    let slots = super::super::schedule::build(&r);
+    let wall0 = 1_800_000_000.0;
+    let records: Vec<crate::load::engine::Record> = slots
+        .iter()
+        .enumerate()
+        .map(|(i, sl)| {
+            let t = sl.due.as_secs_f64();
+            let mut x = rec(t, Some(if i < 60 { 200 } else { 429 }), None);
+            // Reset moves back by 5 s halfway: a failure only in send order.
+            x.reset = Some(format!("{}", wall0 as u64 + if i < 30 { 6 } else { 3 }));
+            x.remaining = Some(format!("{}", 60usize.saturating_sub(i + 1)));
+            x.retry_after = Some("3".into());
+            x.code = Some("rate_limit_exceeded".into());
+            x
+        })
+        .collect();
+    let run = |records: Vec<crate::load::engine::Record>| Run {
+        t0: std::time::Instant::now(),
+        slots: slots.clone(),
+        records,
+        wall0,
+        users: 8,
+        goose_requests: 0,
+        goose_reports: Vec::new(),
+    };
+    let ids = [("free#1".to_string(), 0)];
+    let sorted = super::judge(&r, &run(records.clone()), &ids);
+    // Fed in reverse, told only at the end that everything is in.
+    let shuffled = run(records.iter().rev().cloned().collect());
+    let mut judging = super::Judging::new(&r, &shuffled, 1);
+    for x in &shuffled.records {
+        judging.observe(x);
+    }
+    let reversed = judging.finish(&shuffled, &ids);
+    let show = |res: &super::ScenarioResult| {
+        serde_json::to_string(&(&res.findings, &res.keys, &res.seconds, &res.trace)).unwrap()
+    };
+    assert_eq!(show(&sorted), show(&reversed));
+    assert!(
+        sorted
+            .findings
+            .iter()
+            .any(|f| f.check == "load.reset" && f.actual.contains("moved backwards")),
+        "{:?}",
+        sorted.findings
+    );
+}

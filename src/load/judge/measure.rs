@@ -1,0 +1,329 @@
+//! What a run measured, taken one answer at a time (`Measure::observe`, in any order): the
+//! generator's account, per-second buckets and per-key figures of each key, and the header
+//! trace. No verdicts here: the rules read these figures.
+//!
+//! Memory: counts, buckets (one per second) and the send span are flat in the number of
+//! answers. Three figures keep one value per answer until `finish`, because they are exact in
+//! load.json and load.md today: the latency percentiles (per key and per second) and the
+//! header trace (sampled to 600 points per key, a step known only once the count is).
+
+use std::collections::BTreeMap;
+
+use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
+use super::{LATE_SECS, SATURATION_SHARE, percentiles};
+use crate::load::engine::Record;
+use crate::load::schedule::{Slot, peak_rate};
+use crate::rate_headers;
+
+/// The trace keeps at most this many points per key.
+const TRACE_POINTS: usize = 600;
+
+/// Measurements under way: `observe` each answer, then `finish`.
+pub(super) struct Measure<'a> {
+    slots: &'a [Slot],
+    wall0: f64,
+    /// Answered records (any status), and of them 404s; non-retry records, sent, late.
+    answered: u64,
+    answered_404: u64,
+    primary: u64,
+    sent: u64,
+    late: u64,
+    max_late_ms: f64,
+    /// First and last send of a non-retry record.
+    sends: Span,
+    keys: Vec<KeyMeasure>,
+}
+
+/// Earliest and latest of a set of times.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Span {
+    pub first: Option<f64>,
+    pub last: Option<f64>,
+}
+
+impl Span {
+    fn add(&mut self, t: f64) {
+        self.first = Some(self.first.map_or(t, |f| f.min(t)));
+        self.last = Some(self.last.map_or(t, |l| l.max(t)));
+    }
+    /// Last less first (0 without two distinct times).
+    pub fn secs(self) -> f64 {
+        match (self.first, self.last) {
+            (Some(a), Some(b)) if b > a => b - a,
+            _ => 0.0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct KeyMeasure {
+    /// Buckets by the second a record was sent in (retries may run past the schedule:
+    /// folded into the last second at `finish`), and lateness by the second it was due in.
+    secs: Vec<Second>,
+    lat: Vec<Vec<f64>>,
+    late_by_due: Vec<u64>,
+    figures: KeyFigures,
+    latencies: Vec<f64>,
+    /// Answers with rate-limit headers, with their send times (the trace is in send order).
+    trace: Vec<(f64, TracePoint)>,
+}
+
+/// One key's figures, as rules and the report read them.
+#[derive(Clone, Debug, Default)]
+pub(super) struct KeyFigures {
+    pub scheduled: u64,
+    /// Non-retry records; the late ones; slots never sent.
+    pub sent: u64,
+    pub late: u64,
+    pub unsent: u64,
+    /// Every record of the key (retries too), and by outcome.
+    pub records: u64,
+    pub admitted: u64,
+    pub throttled: u64,
+    pub other: BTreeMap<u16, u64>,
+    pub errors: u64,
+    /// First and last send of any record of the key.
+    pub sends: Span,
+    /// First and last send of a 429.
+    pub throttled_sends: Span,
+    /// From the planned send time to the answer's headers, ms (answered records).
+    pub latency_ms: Percentiles,
+}
+
+impl KeyFigures {
+    /// The key's line in the report: these figures and what load.admitted and
+    /// load.rolling-window made of them.
+    pub fn stats(
+        &self,
+        label: &str,
+        target_key: usize,
+        b: &super::admitted::Bounds,
+        rolling_max: u64,
+    ) -> KeyStats {
+        KeyStats {
+            label: label.to_string(),
+            target_key,
+            scheduled: self.scheduled,
+            sent: self.sent,
+            admitted: self.admitted,
+            throttled: self.throttled,
+            other: self.other.clone(),
+            errors: self.errors,
+            late: self.late,
+            unsent: self.unsent,
+            latency_ms: self.latency_ms.clone(),
+            windows_loaded: b.k,
+            rolling_max,
+            admitted_bounds: [b.lower, b.upper],
+            first_throttled_at: self.throttled_sends.first,
+        }
+    }
+}
+
+/// What `finish` hands the rules and the roll-up.
+pub(super) struct Measurements {
+    /// Answered records (any status), and of them 404s.
+    pub answered: u64,
+    pub answered_404: u64,
+    pub generator: Generator,
+    pub keys: Vec<KeyFigures>,
+    pub seconds: Vec<Second>,
+    pub trace: Vec<TracePoint>,
+}
+
+fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Vec<f64>>, key: usize, i: usize) -> usize {
+    while v.len() <= i {
+        v.push(Second {
+            t: v.len() as u64,
+            key,
+            ..Second::default()
+        });
+        lat.push(Vec::new());
+    }
+    i
+}
+
+impl<'a> Measure<'a> {
+    /// `slots`: the run's schedule; `keys`: how many keys the scenario loads; `wall0`: UTC
+    /// epoch seconds of t = 0.
+    pub fn new(slots: &'a [Slot], keys: usize, wall0: f64) -> Measure<'a> {
+        let mut m = Measure {
+            slots,
+            wall0,
+            answered: 0,
+            answered_404: 0,
+            primary: 0,
+            sent: 0,
+            late: 0,
+            max_late_ms: 0.0,
+            sends: Span::default(),
+            keys: (0..keys).map(|_| KeyMeasure::default()).collect(),
+        };
+        for sl in slots {
+            if let Some(k) = m.keys.get_mut(sl.key) {
+                k.figures.scheduled += 1;
+            }
+        }
+        m
+    }
+
+    /// Take one answer (or one request that got none).
+    pub fn observe(&mut self, x: &Record) {
+        if let Some(st) = x.status {
+            self.answered += 1;
+            self.answered_404 += u64::from(st == 404);
+        }
+        let late = x.sent - x.due > LATE_SECS;
+        if !x.retry {
+            self.primary += 1;
+            self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
+            self.late += u64::from(late);
+            self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
+            self.sends.add(x.sent);
+        }
+        let Some(k) = self.keys.get_mut(x.key) else {
+            return;
+        };
+        let f = &mut k.figures;
+        f.records += 1;
+        f.sends.add(x.sent);
+        match x.status {
+            None => f.errors += 1,
+            Some(_) if x.admitted() => f.admitted += 1,
+            Some(429) => {
+                f.throttled += 1;
+                f.throttled_sends.add(x.sent);
+            }
+            Some(st) => *f.other.entry(st).or_insert(0) += 1,
+        }
+        if !x.retry {
+            f.sent += 1;
+            f.late += u64::from(late);
+            if late {
+                let i = x.due.max(0.0) as usize;
+                if k.late_by_due.len() <= i {
+                    k.late_by_due.resize(i + 1, 0);
+                }
+                k.late_by_due[i] += 1;
+            }
+        }
+        if x.status.is_some() {
+            k.latencies.push((x.recv - x.due) * 1000.0);
+        }
+        let i = bucket(&mut k.secs, &mut k.lat, x.key, x.sent.max(0.0) as usize);
+        let b = &mut k.secs[i];
+        match x.status {
+            None => b.errors += 1,
+            Some(_) if x.admitted() => b.admitted += 1,
+            Some(429) => b.throttled += 1,
+            Some(_) => b.other += 1,
+        }
+        b.sent += 1;
+        k.lat[i].push((x.recv - x.due) * 1000.0);
+        if x.admitted() || x.throttled() {
+            k.trace.push((
+                x.sent,
+                TracePoint {
+                    t: x.recv,
+                    key: x.key,
+                    status: x.status.unwrap_or(0),
+                    remaining: rate_headers::parse_count(x.remaining.as_deref()),
+                    reset_in: match x.reset.as_deref().map(rate_headers::reset_unit) {
+                        Some(rate_headers::ResetUnit::EpochSeconds(v)) => {
+                            Some(v as f64 - (self.wall0 + x.recv))
+                        }
+                        _ => None,
+                    },
+                },
+            ));
+        }
+    }
+
+    /// The figures, once every answer is in. `users` and `goose_requests`: goose's account.
+    pub fn finish(self, users: usize, goose_requests: u64) -> Measurements {
+        let scheduled = self.slots.len() as u64;
+        let unsent = scheduled.saturating_sub(self.primary);
+        let rate_of = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
+        let mut dues = Span::default();
+        if let (Some(a), Some(b)) = (self.slots.first(), self.slots.last()) {
+            dues.first = Some(a.due.as_secs_f64());
+            dues.last = Some(b.due.as_secs_f64());
+        }
+        let generator = Generator {
+            scheduled,
+            sent: self.sent,
+            late: self.late,
+            unsent,
+            scheduled_rate: rate_of(scheduled.saturating_sub(1), dues.secs()),
+            achieved_rate: rate_of(self.sent.saturating_sub(1), self.sends.secs()),
+            peak_rate: peak_rate(self.slots),
+            max_late_ms: self.max_late_ms,
+            users,
+            goose_requests,
+            saturated: (self.late + unsent) as f64 > (SATURATION_SHARE * scheduled as f64).max(1.0),
+        };
+        // Seconds of the run: through the last planned or sent (non-retry) request.
+        let seconds =
+            (dues.last.unwrap_or(0.0).max(self.sends.last.unwrap_or(0.0))).floor() as usize + 1;
+        let mut out = Measurements {
+            answered: self.answered,
+            answered_404: self.answered_404,
+            generator,
+            keys: Vec::new(),
+            seconds: Vec::new(),
+            trace: Vec::new(),
+        };
+        for (key, mut k) in self.keys.into_iter().enumerate() {
+            bucket(&mut k.secs, &mut k.lat, key, seconds - 1);
+            // Records sent past the last second (retries) count in the last one.
+            while k.secs.len() > seconds {
+                let (b, l) = (k.secs.pop(), k.lat.pop());
+                let (Some(b), Some(l)) = (b, l) else { break };
+                let last = &mut k.secs[seconds - 1];
+                last.errors += b.errors;
+                last.admitted += b.admitted;
+                last.throttled += b.throttled;
+                last.other += b.other;
+                last.sent += b.sent;
+                k.lat[seconds - 1].extend(l);
+            }
+            let key_slots = || self.slots.iter().filter(move |x| x.key == key);
+            for sl in key_slots() {
+                if let Some(b) = k.secs.get_mut(sl.due.as_secs_f64() as usize) {
+                    b.offered += 1;
+                }
+            }
+            for (i, n) in k.late_by_due.iter().enumerate() {
+                if let Some(b) = k.secs.get_mut(i) {
+                    b.failed_to_send += n;
+                }
+            }
+            // Late or never sent, by the second it was offered in. Slots are taken in order:
+            // the unsent ones are the last of the key's schedule.
+            let f = &mut k.figures;
+            f.unsent = f.scheduled.saturating_sub(f.sent);
+            for sl in key_slots()
+                .collect::<Vec<_>>()
+                .iter()
+                .rev()
+                .take(f.unsent as usize)
+            {
+                if let Some(b) = k.secs.get_mut(sl.due.as_secs_f64() as usize) {
+                    b.failed_to_send += 1;
+                }
+            }
+            for (b, l) in k.secs.iter_mut().zip(k.lat) {
+                b.p99_ms = percentiles(l).p99;
+            }
+            f.latency_ms = percentiles(k.latencies);
+            out.seconds.extend(k.secs);
+            // Trace of headers, in send order (at most TRACE_POINTS per key).
+            k.trace.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let step = (k.trace.len() / TRACE_POINTS).max(1);
+            out.trace
+                .extend(k.trace.into_iter().step_by(step).map(|(_, p)| p));
+            out.keys.push(k.figures);
+        }
+        out
+    }
+}

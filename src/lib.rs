@@ -2,14 +2,16 @@
 //!
 //! Modules are named after what they own: `spec` loads the OpenAPI document everything is
 //! driven by, `server` is the reference implementation, `check` the conformance runner,
-//! `target` what check and load aim at, `report` what a run writes, `qr` renders and
-//! inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for server, check
-//! and load alike), `verdict` the verdict levels, `cli` is the command line.
+//! `target` what check and load aim at, `http` how every client of ours speaks HTTP, `report`
+//! what a run writes, `qr` renders and inspects QR PNGs, `rate_headers` owns what the
+//! rate-limit headers mean (for server, check and load alike), `clock` the wall clock and its
+//! formats, `verdict` the verdict levels, `cli` is the command line.
 
 pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod gate;
+pub mod http;
 pub mod load;
 pub mod qr;
 pub mod rate_headers;

@@ -3,7 +3,8 @@
 use serde_json::json;
 
 use super::Ctx;
-use super::conformance::{Expect, Outcome, error_code};
+use super::conformance::{Expect, Outcome};
+use crate::http::error_code;
 use super::probe::Req;
 use crate::spec::{Limit, Operation};
 

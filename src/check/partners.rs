@@ -12,7 +12,8 @@
 use serde_json::{Value, json};
 
 use super::Ctx;
-use super::conformance::{Expect, Outcome, error_code, is_envelope};
+use super::conformance::{Expect, Outcome};
+use crate::http::{error_code, is_envelope};
 use super::probe::{Exchange, Req};
 use crate::spec::Operation;
 use crate::target::{Fixture, PlanKey};

@@ -49,10 +49,7 @@ pub struct LoadReport {
 
 impl LoadReport {
     pub fn new(spec: &Spec, target: &Target) -> LoadReport {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
+        let secs = crate::clock::now_epoch_secs();
         LoadReport {
             schema_version: 1,
             tool: "linkcert".into(),

@@ -9,7 +9,8 @@
 //! runs off the reactor.
 
 use super::Ctx;
-use super::conformance::{Expect, Outcome, error_code};
+use super::conformance::{Expect, Outcome};
+use crate::http::error_code;
 use super::probe::{Exchange, Req};
 use crate::qr::{self, DecodeFailure, EcLevel, Inspection, Rgb};
 use crate::spec::Operation;

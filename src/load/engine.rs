@@ -67,6 +67,26 @@ impl Record {
     pub fn throttled(&self) -> bool {
         self.status == Some(429)
     }
+    /// A rate-limit header as recorded, by its name in `rate_headers`.
+    pub fn rate_header(&self, name: &str) -> Option<&str> {
+        match name {
+            rate_headers::LIMIT => self.limit.as_deref(),
+            rate_headers::REMAINING => self.remaining.as_deref(),
+            rate_headers::RESET => self.reset.as_deref(),
+            rate_headers::RETRY_AFTER => self.retry_after.as_deref(),
+            _ => None,
+        }
+    }
+    /// When this answer says its key's quota is back; `wall0`: UTC epoch seconds of the run's
+    /// t = 0 (the answer's instants are UTC epoch seconds too).
+    pub fn quota_back(&self, wall0: f64) -> rate_headers::QuotaBack {
+        rate_headers::quota_back(
+            self.status.unwrap_or(0),
+            self.reset.as_deref(),
+            self.retry_after.as_deref(),
+            wall0 + self.recv,
+        )
+    }
 }
 
 /// The outcome of one scenario's run.

@@ -1,5 +1,5 @@
 //! load.answers (answers other than 2xx/429, or none, under load) and load.envelope (every 429
-//! is the error envelope with code rate_limit_exceeded).
+//! is the error envelope with the spec's code for 429).
 
 use super::*;
 
@@ -23,38 +23,36 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun, other: &BTreeMap<u16, u64>, er
     }
 }
 
-pub(super) fn envelope(j: &mut Judge, view: &KeyRun) {
+/// `code`: the one the spec's error table gives 429.
+pub(super) fn envelope(j: &mut Judge, view: &KeyRun, code: &str) {
     let KeyRun {
         label: lbl, thr, ..
     } = *view;
     // Format rules: judged even when the generator fell short.
     let bad_envelope = thr
         .iter()
-        .filter(|x| x.code.as_deref() != Some("rate_limit_exceeded"))
+        .filter(|x| x.code.as_deref() != Some(code))
         .count();
     if bad_envelope > 0 {
         let example = thr
             .iter()
-            .find(|x| x.code.as_deref() != Some("rate_limit_exceeded"))
+            .find(|x| x.code.as_deref() != Some(code))
             .and_then(|x| x.code.clone());
         j.fail(
             "load.envelope",
             lbl,
             format!(
-                "{bad_envelope} of {} 429s are not the envelope with code rate_limit_exceeded",
+                "{bad_envelope} of {} 429s are not the envelope with code {code}",
                 thr.len()
             ),
-            "{\"error\":{\"code\":\"rate_limit_exceeded\",...}}".into(),
+            format!("{{\"error\":{{\"code\":\"{code}\",...}}}}"),
             format!("code {example:?}"),
         );
     } else if !thr.is_empty() {
         j.pass(
             "load.envelope",
             lbl,
-            format!(
-                "{} 429s, each rate_limit_exceeded in the envelope",
-                thr.len()
-            ),
+            format!("{} 429s, each {code} in the envelope", thr.len()),
         );
     }
 }

@@ -1,7 +1,9 @@
 //! load.retry-after, load.reset, load.remaining (what the headers mean: the rules `check`
-//! judges too, from `crate::rate_headers`) and load.headers (every 2xx and 429 carries them).
+//! judges too, from `crate::rate_headers`) and load.headers (every 2xx and 429 carries them, as
+//! integers: `rate_headers::header_fault`, as `check` judges them).
 
 use super::*;
+use crate::rate_headers::HeaderFault;
 
 pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
     let KeyRun {
@@ -33,20 +35,39 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
         .copied()
         .filter(|x| x.admitted() || x.throttled())
         .collect();
-    let missing = answered_recs
+    // Presence and integer form, judged as `check` judges them.
+    let faults: Vec<HeaderFault> = answered_recs
         .iter()
-        .filter(|x| x.limit.is_none() || x.remaining.is_none() || x.reset.is_none())
-        .count();
-    if missing > 0 {
+        .filter_map(|x| rate_headers::header_fault(&rate_headers::ON_EVERY_ANSWER, |n| x.rate_header(n)))
+        .collect();
+    if !faults.is_empty() {
+        let absent = faults
+            .iter()
+            .filter(|f| matches!(f, HeaderFault::Absent { .. }))
+            .count();
+        let not_integer = faults.len() - absent;
+        let example = faults.iter().find_map(|f| match f {
+            HeaderFault::NotInteger { name, value } => Some(format!("{name}: {value}")),
+            HeaderFault::Absent { .. } => None,
+        });
+        let mut what = Vec::new();
+        let mut actual = Vec::new();
+        if absent > 0 {
+            what.push(format!("{absent} lack an X-RateLimit-* header"));
+            actual.push(format!("{absent} without"));
+        }
+        if let Some(example) = example {
+            what.push(format!(
+                "{not_integer} carry one that is not an integer ({example})"
+            ));
+            actual.push(format!("{not_integer} not an integer"));
+        }
         j.fail(
             "load.headers",
             lbl,
-            format!(
-                "{missing} of {} answers lack an X-RateLimit-* header",
-                answered_recs.len()
-            ),
-            "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429".into(),
-            format!("{missing} without"),
+            format!("of {} answers, {}", answered_recs.len(), what.join(", ")),
+            "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429, each a non-negative integer".into(),
+            actual.join(", "),
         );
     }
 }

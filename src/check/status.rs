@@ -14,8 +14,8 @@ use proptest::test_runner::{TestCaseError, TestError};
 use super::Ctx;
 use super::cases::{self, Case, Property};
 use super::conformance::{Expect, Outcome};
-use crate::http::{error_code, is_envelope};
 use super::probe::Exchange;
+use crate::http::{error_code, is_envelope};
 use crate::spec::Operation;
 use crate::target::PlanKey;
 

@@ -98,9 +98,14 @@ pub const ON_EVERY_ANSWER: [&str; 3] = [LIMIT, REMAINING, RESET];
 /// What is wrong with a rate-limit header an answer must carry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HeaderFault {
-    Absent { name: String },
+    Absent {
+        name: String,
+    },
     /// Limit and Remaining are counts and Reset is epoch seconds: each a non-negative integer.
-    NotInteger { name: String, value: String },
+    NotInteger {
+        name: String,
+        value: String,
+    },
 }
 
 /// The first of `names` an answer lacks or carries in other than integer form; `value_of`

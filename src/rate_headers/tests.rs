@@ -212,7 +212,10 @@ fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
         .iter()
         .map(|h| h.to_ascii_lowercase())
         .collect();
-    assert_eq!(named, ON_EVERY_ANSWER, "load records what the spec requires");
+    assert_eq!(
+        named, ON_EVERY_ANSWER,
+        "load records what the spec requires"
+    );
     let values = [(LIMIT, "abc"), (REMAINING, "3"), (RESET, "1800000030")];
     // `check`: the answer as the probe read it, the names as the spec lists them.
     let resp = Resp {
@@ -266,10 +269,16 @@ fn quota_is_back_when_reset_or_retry_after_says_in_any_unit() {
     assert_eq!(back.latest(), Some(NOW + 30.0));
     // Milliseconds and seconds-until are read for what they are; pacing trusts neither.
     let millis = quota_back(200, Some("1800000030000"), None, NOW);
-    assert_eq!((millis.reset, millis.spec_reset()), (Some(NOW + 30.0), None));
+    assert_eq!(
+        (millis.reset, millis.spec_reset()),
+        (Some(NOW + 30.0), None)
+    );
     let until = quota_back(200, Some("12"), Some("40"), NOW);
     assert_eq!(until.reset, Some(NOW + 12.0));
     assert_eq!(until.retry, None, "Retry-After counts on a 429 only");
     let date = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(NOW as u64 + 5));
-    assert_eq!(quota_back(429, Some("soon"), Some(&date), NOW).latest(), Some(NOW + 5.0));
+    assert_eq!(
+        quota_back(429, Some("soon"), Some(&date), NOW).latest(),
+        Some(NOW + 5.0)
+    );
 }

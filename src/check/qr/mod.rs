@@ -10,8 +10,8 @@
 
 use super::Ctx;
 use super::conformance::{Expect, Outcome};
-use crate::http::error_code;
 use super::probe::{Exchange, Req};
+use crate::http::error_code;
 use crate::qr::{self, DecodeFailure, EcLevel, Inspection, Rgb};
 use crate::spec::Operation;
 use crate::target::PlanKey;

@@ -38,7 +38,9 @@ pub(super) fn judge(j: &mut Judge, view: &KeyRun) {
     // Presence and integer form, judged as `check` judges them.
     let faults: Vec<HeaderFault> = answered_recs
         .iter()
-        .filter_map(|x| rate_headers::header_fault(&rate_headers::ON_EVERY_ANSWER, |n| x.rate_header(n)))
+        .filter_map(|x| {
+            rate_headers::header_fault(&rate_headers::ON_EVERY_ANSWER, |n| x.rate_header(n))
+        })
         .collect();
     if !faults.is_empty() {
         let absent = faults

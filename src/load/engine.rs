@@ -77,8 +77,8 @@ impl Record {
             _ => None,
         }
     }
-    /// When this answer says its key's quota is back; `wall0`: UTC epoch seconds of the run's
-    /// t = 0 (the answer's instants are UTC epoch seconds too).
+    /// When this answer says its key's quota is back (UTC epoch seconds); `wall0`: UTC epoch
+    /// seconds of the run's t = 0, from which the record's times count.
     pub fn quota_back(&self, wall0: f64) -> rate_headers::QuotaBack {
         rate_headers::quota_back(
             self.status.unwrap_or(0),

@@ -53,9 +53,13 @@ impl ClientConfig {
             b = b.user_agent(ua);
         }
         if let Some(pem) = &self.trust_pem {
-            let cert =
-                reqwest::Certificate::from_pem(pem.as_bytes()).map_err(HttpError::Certificate)?;
-            b = b.add_root_certificate(cert);
+            // Parsed here, not when the client is built (rustls defers it), so a certificate
+            // that does not parse is an error before goose takes the builder.
+            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                .map_err(HttpError::Certificate)?;
+            for cert in certs {
+                b = b.add_root_certificate(cert);
+            }
         }
         if self.insecure {
             b = b.tls_danger_accept_invalid_certs(true);
@@ -65,5 +69,22 @@ impl ClientConfig {
 
     pub fn build(&self) -> Result<reqwest::Client, HttpError> {
         self.builder()?.build().map_err(HttpError::Build)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_certificate_that_does_not_parse_is_an_error_not_dropped() {
+        let bad = ClientConfig {
+            trust_pem: Some(
+                "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n".into(),
+            ),
+            ..ClientConfig::new(Duration::from_secs(1), 1)
+        };
+        assert!(matches!(bad.builder(), Err(HttpError::Certificate(_))));
+        assert!(ClientConfig::new(Duration::from_secs(1), 1).build().is_ok());
     }
 }

@@ -366,7 +366,7 @@ pub async fn run(
         ..target.client_config(REQUEST_TIMEOUT, 2)
     };
     // A certificate that does not parse stops the run here, as it stops `check`.
-    let _ = client.builder().map_err(TargetError::from)?;
+    client.build().map_err(TargetError::from)?;
     let slots = schedule::build(r);
     let timing = Timing::of(r, &slots);
     let Timing {

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::judge::{ScenarioResult, ScenarioVerdict};
 use super::scheduler::Plan;
-use crate::check::model::Verdict;
 use crate::spec::Spec;
 use crate::target::Target;
+use crate::verdict::Verdict;
 
 /// Per key over the whole run.
 #[derive(Clone, Debug, Serialize)]

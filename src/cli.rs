@@ -478,10 +478,7 @@ fn print_outcome(summary: &str, written: &[PathBuf]) {
 
 /// `YYYYMMDD-HHMMSS` (UTC), for report folders.
 fn timestamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
+    let secs = crate::clock::now_epoch_secs();
     let t = crate::clock::rfc3339(secs);
     t.replace(['-', ':'], "")
         .replace('T', "-")

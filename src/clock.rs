@@ -1,5 +1,24 @@
-//! Instants as people read them: RFC 3339 in UTC, as the reference's data and every report
-//! write them. A leaf: no other module of ours is needed here.
+//! The wall clock: "now" in UTC epoch seconds (every reader of the wall clock that wants a
+//! number asks here), and instants as people read them: RFC 3339 in UTC, as the reference's
+//! data and every report write them. A leaf: no other module of ours is needed here.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The wall clock in UTC epoch seconds.
+pub fn now_epoch() -> f64 {
+    since_epoch().as_secs_f64()
+}
+
+/// The wall clock in whole UTC epoch seconds (rounded down), for dates and stamps.
+pub fn now_epoch_secs() -> u64 {
+    since_epoch().as_secs()
+}
+
+fn since_epoch() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
 
 /// Epoch seconds as `YYYY-MM-DDTHH:MM:SSZ` (days-from-civil, Howard Hinnant's algorithm).
 pub fn rfc3339(epoch: u64) -> String {

@@ -3,15 +3,17 @@
 //! Modules are named after what they own: `spec` loads the OpenAPI document everything is
 //! driven by, `server` is the reference implementation, `check` the conformance runner,
 //! `load` throttling under load, `registry` every check and load rule with the clauses it
-//! enforces, `gate` waivers and baselines, `target` what check and load aim at, `report` the
-//! run's record and what a run writes, `qr` renders and
-//! inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for server, check
-//! and load alike), `verdict` the verdict levels, `cli` is the command line.
+//! enforces, `gate` waivers and baselines, `target` what check and load aim at, `http` how
+//! every client of ours speaks HTTP, `report` the run's record and what a run writes, `qr`
+//! renders and inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for
+//! server, check and load alike), `clock` the wall clock and its formats, `verdict` the
+//! verdict levels, `cli` is the command line.
 
 pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod gate;
+pub mod http;
 pub mod load;
 pub mod qr;
 pub mod rate_headers;

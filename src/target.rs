@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::http::{ClientConfig, HttpError};
 use crate::spec::Spec;
 
 #[derive(Debug, thiserror::Error)]
@@ -26,8 +27,8 @@ pub enum TargetError {
     Url(String),
     #[error("--rate-window must be a positive number of seconds")]
     Window,
-    #[error("cannot build the HTTP client: {0}")]
-    Client(String),
+    #[error("cannot build the HTTP client")]
+    Client(#[from] HttpError),
 }
 
 /// A fixture partner (by partnerId or tenantId) and, when the user bound it, the plan of the
@@ -231,23 +232,18 @@ impl Target {
         self.base_url.starts_with("https://")
     }
 
-    /// The HTTP client both `check` and `load` use: bounded in time, trusting what it must.
+    /// The client settings both `check` and `load` use: this target's trust, bounded in time.
+    pub fn client_config(&self, timeout: Duration, pool: usize) -> ClientConfig {
+        ClientConfig {
+            trust_pem: self.trust_pem.clone(),
+            insecure: self.insecure,
+            ..ClientConfig::new(timeout, pool)
+        }
+    }
+
+    /// The client `check` sends with.
     pub fn client(&self, timeout: Duration, pool: usize) -> Result<reqwest::Client, TargetError> {
-        let mut b = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(Duration::from_secs(10))
-            .pool_max_idle_per_host(pool)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy();
-        if let Some(pem) = &self.trust_pem {
-            let cert = reqwest::Certificate::from_pem(pem.as_bytes())
-                .map_err(|e| TargetError::Client(e.to_string()))?;
-            b = b.add_root_certificate(cert);
-        }
-        if self.insecure {
-            b = b.tls_danger_accept_invalid_certs(true);
-        }
-        b.build().map_err(|e| TargetError::Client(e.to_string()))
+        Ok(self.client_config(timeout, pool).build()?)
     }
 
     /// Every key with the shell variable that stands for it in reports, in the order given.

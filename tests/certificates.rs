@@ -775,7 +775,7 @@ fn empty_report() -> Report {
         &spec,
         &target,
         1,
-        std::time::SystemTime::now(),
+        linkcert::clock::now_epoch_secs(),
         std::time::Duration::ZERO,
         0,
         0,

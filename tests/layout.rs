@@ -276,3 +276,32 @@ fn every_check_and_rule_id_used_in_src_is_in_the_registry() {
         "ids used but not declared in src/registry/: {missing:#?}"
     );
 }
+
+/// Places in `src/` that make an HTTP client builder (test modules and comments aside).
+fn client_builders(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        if f.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let code = library_code(&std::fs::read_to_string(f).unwrap());
+        for needle in ["Client::builder(", "ClientBuilder::new("] {
+            for _ in code.matches(needle) {
+                found.push(format!("{} ({needle})", f.display()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn one_place_in_src_builds_an_http_client() {
+    let found = client_builders(&src());
+    assert_eq!(
+        found.len(),
+        1,
+        "every client is configured in one place (`http::ClientConfig`): {found:?}"
+    );
+}

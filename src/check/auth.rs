@@ -3,8 +3,9 @@
 use serde_json::json;
 
 use super::Ctx;
-use super::conformance::{Expect, Outcome, error_code};
+use super::conformance::{Expect, Outcome};
 use super::probe::Req;
+use crate::http::error_code;
 use crate::spec::{Limit, Operation};
 
 /// A request for `op` that is valid apart from what the check varies: required parameters

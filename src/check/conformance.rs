@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::Ctx;
-use super::probe::{Exchange, Resp};
+use super::probe::Exchange;
+use crate::http::{Resp, envelope_error, is_envelope};
+use crate::rate_headers::{self, HeaderFault};
 use crate::spec::Operation;
 
 /// What the sender knows about the request it made.
@@ -252,47 +254,25 @@ impl Ctx {
     }
 
     fn rate_headers_present(&self, label: &str, x: &Exchange, r: &Resp) {
-        for name in &self.spec.rate_headers {
-            match r.header(name) {
-                Some(v) if v.trim().parse::<u64>().is_ok() => {}
-                Some(v) => {
-                    return self.rec.violation(
-                        "ratelimit.headers",
-                        label,
-                        format!("{name} as a non-negative integer"),
-                        format!("{name}: {v}"),
-                        Some(x),
-                    );
-                }
-                None => {
-                    return self.rec.violation(
-                        "ratelimit.headers",
-                        label,
-                        format!("{name} on a {} answer", r.status),
-                        "absent",
-                        Some(x),
-                    );
-                }
-            }
+        let id = "ratelimit.headers";
+        match rate_headers::header_fault(&self.spec.rate_headers, |name| r.header(name)) {
+            None => self.rec.pass(id, label),
+            Some(HeaderFault::NotInteger { name, value }) => self.rec.violation(
+                id,
+                label,
+                format!("{name} as a non-negative integer"),
+                format!("{name}: {value}"),
+                Some(x),
+            ),
+            Some(HeaderFault::Absent { name }) => self.rec.violation(
+                id,
+                label,
+                format!("{name} on a {} answer", r.status),
+                "absent",
+                Some(x),
+            ),
         }
-        self.rec.pass("ratelimit.headers", label);
     }
-}
-
-/// The `error` object of an envelope, if the body is one.
-pub fn envelope_error(r: &Resp) -> Option<Value> {
-    let v = r.json()?;
-    let err = v.get("error")?;
-    (err.get("code")?.is_string() && err.get("message")?.is_string()).then(|| err.clone())
-}
-
-pub fn is_envelope(r: &Resp) -> bool {
-    envelope_error(r).is_some()
-}
-
-/// The envelope's code, if the body is an envelope.
-pub fn error_code(r: &Resp) -> Option<String> {
-    envelope_error(r)?.get("code")?.as_str().map(str::to_string)
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub mod transport;
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::registry::{self, Command};
 use crate::report::Report;
@@ -151,7 +151,7 @@ pub async fn run(
     if target.keys.is_empty() {
         return Err(CheckError::NoKeys);
     }
-    let started = SystemTime::now();
+    let started = crate::clock::now_epoch_secs();
     let clock = Instant::now();
     let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
     let max_wait = target.rate_window + Duration::from_secs(2);

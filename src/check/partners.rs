@@ -12,8 +12,9 @@
 use serde_json::{Value, json};
 
 use super::Ctx;
-use super::conformance::{Expect, Outcome, error_code, is_envelope};
+use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
+use crate::http::{error_code, is_envelope};
 use crate::spec::Operation;
 use crate::target::{Fixture, PlanKey};
 

@@ -8,11 +8,13 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use http::Method;
 use serde_json::Value;
 
+use crate::clock::now_epoch;
+use crate::http::{Resp, read_capped};
 use crate::rate_headers;
 pub use crate::report::model::ExchangeRecord;
 use crate::target::{PlanKey, Secret};
@@ -112,46 +114,6 @@ impl Req {
             h.insert(0, ("authorization".into(), format!("Bearer {}", k.key)));
         }
         h
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct Resp {
-    pub status: u16,
-    /// Names lower-cased.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub truncated: bool,
-    pub elapsed: Duration,
-}
-
-impl Resp {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-    /// A header as a non-negative integer, if it is one.
-    pub fn header_u64(&self, name: &str) -> Option<u64> {
-        self.header(name)?.trim().parse().ok()
-    }
-    pub fn json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.body).ok()
-    }
-    /// The media type, lower-cased, without parameters.
-    pub fn media_type(&self) -> Option<String> {
-        let ct = self.header("content-type")?;
-        Some(
-            ct.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase(),
-        )
-    }
-    pub fn is_success(&self) -> bool {
-        (200..300).contains(&self.status)
     }
 }
 
@@ -286,7 +248,8 @@ fn ansi_c_quote(b: &[u8]) -> String {
 #[derive(Default, Clone, Copy)]
 struct Pace {
     remaining: Option<u64>,
-    reset_epoch: Option<u64>,
+    /// UTC epoch seconds.
+    reset_epoch: Option<f64>,
     retry_until: Option<Instant>,
 }
 
@@ -368,9 +331,10 @@ impl Probe {
             tries += 1;
             if req.key.is_none() {
                 // Unauthenticated 429: back off by Retry-After if given.
+                let now = now_epoch();
                 let wait = x
                     .resp()
-                    .and_then(retry_wait)
+                    .and_then(|r| wait_until(quota_back(r, now).retry, now))
                     .unwrap_or(Duration::from_secs(1));
                 tokio::time::sleep(wait.min(self.max_wait)).await;
             }
@@ -389,10 +353,7 @@ impl Probe {
         if pace.remaining == Some(0)
             && let Some(reset) = pace.reset_epoch
         {
-            let now_epoch = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            let until = Duration::from_secs(reset).saturating_sub(now_epoch);
+            let until = Duration::try_from_secs_f64(reset - now_epoch()).unwrap_or_default();
             wait = wait.max(until);
         }
         // A target with nonsense headers (milliseconds, far future) costs at most one window.
@@ -405,14 +366,13 @@ impl Probe {
     fn note(&self, key: &str, r: &Resp) {
         let mut map = self.pace.lock().unwrap_or_else(|p| p.into_inner());
         let p = map.entry(key.to_string()).or_default();
+        let now = now_epoch();
+        let back = quota_back(r, now);
         p.remaining = r.header_u64(rate_headers::REMAINING);
         // Only a Reset in the spec's unit paces; anything else is `ratelimit.reset`'s finding.
-        p.reset_epoch = match r.header(rate_headers::RESET).map(rate_headers::reset_unit) {
-            Some(rate_headers::ResetUnit::EpochSeconds(v)) => Some(v),
-            _ => None,
-        };
+        p.reset_epoch = back.spec_reset();
         p.retry_until = if r.status == 429 {
-            let wait = retry_wait(r)
+            let wait = wait_until(back.retry, now)
                 .unwrap_or_default()
                 .max(Duration::from_secs(1));
             Some(Instant::now() + wait.min(self.max_wait))
@@ -458,28 +418,14 @@ impl Probe {
                 )
             })
             .collect();
-        let mut body = Vec::new();
-        let mut truncated = false;
-        loop {
-            match resp.chunk().await {
-                Ok(Some(chunk)) => {
-                    let room = MAX_BODY - body.len();
-                    if chunk.len() > room {
-                        body.extend_from_slice(&chunk[..room]);
-                        truncated = true;
-                        break;
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) => return Err(format!("reading the body failed: {}", describe(e))),
-            }
-        }
+        let body = read_capped(&mut resp, MAX_BODY)
+            .await
+            .map_err(|e| format!("reading the body failed: {}", describe(e)))?;
         Ok(Resp {
             status,
             headers,
-            body,
-            truncated,
+            body: body.bytes,
+            truncated: body.truncated,
             elapsed: started.elapsed(),
         })
     }
@@ -504,10 +450,19 @@ fn describe(e: reqwest::Error) -> String {
     s
 }
 
-/// The wait a 429's Retry-After asks for, in either of its forms.
-fn retry_wait(r: &Resp) -> Option<Duration> {
-    let ra = rate_headers::parse_retry_after(r.header(rate_headers::RETRY_AFTER)?)?;
-    Duration::try_from_secs_f64(ra.wait_secs(rate_headers::now_epoch())).ok()
+/// What an answer received `now` (UTC epoch seconds) says about when quota is back.
+fn quota_back(r: &Resp, now: f64) -> rate_headers::QuotaBack {
+    rate_headers::quota_back(
+        r.status,
+        r.header(rate_headers::RESET),
+        r.header(rate_headers::RETRY_AFTER),
+        now,
+    )
+}
+
+/// From `now` until `at` (both UTC epoch seconds); never negative.
+fn wait_until(at: Option<f64>, now: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64((at? - now).max(0.0)).ok()
 }
 
 #[cfg(test)]

@@ -13,8 +13,9 @@ use proptest::test_runner::{TestCaseError, TestError};
 
 use super::Ctx;
 use super::cases::{self, Case, Property};
-use super::conformance::{Expect, Outcome, error_code, is_envelope};
+use super::conformance::{Expect, Outcome};
 use super::probe::Exchange;
+use crate::http::{error_code, is_envelope};
 use crate::spec::Operation;
 use crate::target::PlanKey;
 
@@ -239,7 +240,8 @@ fn outcome_of(x: &Exchange) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::probe::{Req, Resp};
+    use crate::check::probe::Req;
+    use crate::http::Resp;
 
     fn x(status: u16, body: &str) -> Exchange {
         Exchange {

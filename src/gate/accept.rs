@@ -193,9 +193,6 @@ pub fn decide(
 
 /// Today's date, UTC, as YYYY-MM-DD.
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
+    let secs = crate::clock::now_epoch_secs();
     crate::clock::rfc3339(secs)[..10].to_string()
 }

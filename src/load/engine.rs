@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use goose::GooseAttack;
 use goose::config::GooseConfiguration;
@@ -20,10 +20,10 @@ use serde::Serialize;
 use super::LoadError;
 use super::scenario::{Resolved, Shape};
 use super::schedule::{self, Slot};
-use crate::check::conformance::error_code;
-use crate::check::probe::Resp;
+use crate::clock::now_epoch;
+use crate::http::{ClientConfig, body_error_code, read_capped};
 use crate::rate_headers;
-use crate::target::Target;
+use crate::target::{Target, TargetError};
 
 /// Error bodies read at most this far (the envelope is small).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -67,6 +67,26 @@ impl Record {
     pub fn throttled(&self) -> bool {
         self.status == Some(429)
     }
+    /// A rate-limit header as recorded, by its name in `rate_headers`.
+    pub fn rate_header(&self, name: &str) -> Option<&str> {
+        match name {
+            rate_headers::LIMIT => self.limit.as_deref(),
+            rate_headers::REMAINING => self.remaining.as_deref(),
+            rate_headers::RESET => self.reset.as_deref(),
+            rate_headers::RETRY_AFTER => self.retry_after.as_deref(),
+            _ => None,
+        }
+    }
+    /// When this answer says its key's quota is back (UTC epoch seconds); `wall0`: UTC epoch
+    /// seconds of the run's t = 0, from which the record's times count.
+    pub fn quota_back(&self, wall0: f64) -> rate_headers::QuotaBack {
+        rate_headers::quota_back(
+            self.status.unwrap_or(0),
+            self.reset.as_deref(),
+            self.retry_after.as_deref(),
+            wall0 + self.recv,
+        )
+    }
 }
 
 /// The outcome of one scenario's run.
@@ -97,9 +117,8 @@ struct Shared {
     records: Mutex<Vec<Record>>,
     retry_shape: bool,
     retry_claimed: AtomicBool,
-    trust_pem: Option<String>,
-    insecure: bool,
-    pool: usize,
+    /// Each goose user's client.
+    client: ClientConfig,
     live: Arc<Live>,
 }
 
@@ -214,37 +233,20 @@ fn header(r: &reqwest::Response, name: &str) -> Option<String> {
     Some(s.trim().chars().take(MAX_HEADER).collect())
 }
 
-/// Reads a body up to `cap` bytes; the rest is not read.
+/// Reads a body up to `cap` bytes (the rest is not read); nothing when reading failed.
 async fn read_body(mut r: reqwest::Response, cap: usize) -> Vec<u8> {
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = r.chunk().await {
-        let room = cap.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if body.len() >= cap {
-            break;
-        }
-    }
-    body
+    read_capped(&mut r, cap)
+        .await
+        .map(|b| b.bytes)
+        .unwrap_or_default()
 }
 
 async fn on_start(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
-    let mut b = reqwest::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
-        .connect_timeout(Duration::from_secs(5))
-        .pool_max_idle_per_host(s.pool)
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .user_agent(concat!("linkcert-load/", env!("CARGO_PKG_VERSION")));
-    if let Some(pem) = &s.trust_pem
-        && let Ok(cert) = reqwest::Certificate::from_pem(pem.as_bytes())
-    {
-        b = b.add_root_certificate(cert);
-    }
-    if s.insecure {
-        b = b.tls_danger_accept_invalid_certs(true);
-    }
+    // `run` built this configuration once before the users started, so it builds here too.
     // On failure the user keeps goose's own client; its errors are recorded per request.
-    let _ = user.set_client_builder(b).await;
+    if let Ok(b) = s.client.builder() {
+        let _ = user.set_client_builder(b).await;
+    }
     Ok(())
 }
 
@@ -305,25 +307,7 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
     if (200..300).contains(&status) {
         let _ = read_body(r, MAX_BODY).await;
     } else {
-        let headers: Vec<(String, String)> = r
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let body = read_body(r, MAX_ERROR_BODY).await;
-        let probe = Resp {
-            status,
-            headers,
-            body,
-            truncated: false,
-            elapsed: Duration::from_secs_f64((rec.recv - rec.sent).max(0.0)),
-        };
-        rec.code = error_code(&probe);
+        rec.code = body_error_code(&read_body(r, MAX_ERROR_BODY).await);
     }
     rec
 }
@@ -343,7 +327,7 @@ async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
         .retry_after
         .as_deref()
         .and_then(rate_headers::parse_retry_after)
-        .map(|ra| ra.wait_secs(rate_headers::now_epoch()));
+        .map(|ra| ra.wait_secs(now_epoch()));
     let recv = rec.recv;
     note(&s, rec);
     if retry && let Some(wait) = wait {
@@ -377,6 +361,12 @@ pub async fn run(
     goose_dir: &Path,
     live: Arc<Live>,
 ) -> Result<Run, LoadError> {
+    let client = ClientConfig {
+        user_agent: Some(concat!("linkcert-load/", env!("CARGO_PKG_VERSION"))),
+        ..target.client_config(REQUEST_TIMEOUT, 2)
+    };
+    // A certificate that does not parse stops the run here, as it stops `check`.
+    client.build().map_err(TargetError::from)?;
     let slots = schedule::build(r);
     let timing = Timing::of(r, &slots);
     let Timing {
@@ -397,16 +387,10 @@ pub async fn run(
         records: Mutex::new(Vec::with_capacity(slots.len() + 1)),
         retry_shape: r.scenario.shape == Shape::RetryAfter,
         retry_claimed: AtomicBool::new(false),
-        trust_pem: target.trust_pem.clone(),
-        insecure: target.insecure,
-        pool: 2,
+        client,
         live,
     });
-    let wall0 = SystemTime::now()
-        .checked_add(lead)
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .unwrap_or_default()
-        .as_secs_f64();
+    let wall0 = now_epoch() + lead.as_secs_f64();
 
     let s1 = shared.clone();
     let start: TransactionFunction = Arc::new(move |user| {

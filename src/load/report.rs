@@ -53,7 +53,7 @@ impl LoadReport {
                 1,
                 spec,
                 target,
-                std::time::SystemTime::now(),
+                crate::clock::now_epoch_secs(),
                 std::time::Duration::ZERO,
             ),
             window_secs: target.rate_window.as_secs_f64(),

@@ -150,6 +150,8 @@ pub struct Resolved {
     pub requests: Vec<(String, String)>,
     /// Whether every operation of the mix is one of linkcert's stand-ins (404 = absent).
     pub extension_only: bool,
+    /// The code a 429's envelope carries (the spec's error table).
+    pub throttled_code: String,
 }
 
 impl Scenario {
@@ -335,6 +337,7 @@ impl Scenario {
             keys,
             requests,
             extension_only,
+            throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
         })
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::engine::Run;
 use super::judge::Limiter;
-use crate::rate_headers::{self, ResetUnit};
+use crate::rate_headers;
 
 /// Added to every cool-down: the answer's headers are read a little after the server decided.
 const MARGIN_SECS: f64 = 0.25;
@@ -252,22 +252,9 @@ pub fn quota_back(run: &Run, key: usize, window: Duration, limiter: Option<Limit
         if r.admitted() {
             last_admitted = Some(last_admitted.map_or(r.recv, |t| t.max(r.recv)));
         }
-        let reset = r
-            .reset
-            .as_deref()
-            .and_then(|raw| match rate_headers::reset_unit(raw) {
-                ResetUnit::EpochSeconds(s) => Some(s as f64 - run.wall0),
-                ResetUnit::EpochMillis(ms) => Some(ms as f64 / 1000.0 - run.wall0),
-                ResetUnit::SecondsUntil(n) => Some(r.recv + n as f64),
-                ResetUnit::NotInteger(_) => None,
-            });
-        let retry = r
-            .retry_after
-            .as_deref()
-            .filter(|_| r.throttled())
-            .and_then(rate_headers::parse_retry_after)
-            .map(|ra| r.recv + ra.wait_secs(run.wall0 + r.recv));
-        for t in [reset, retry].into_iter().flatten() {
+        // What the answer says, in the run's seconds.
+        if let Some(t) = r.quota_back(run.wall0).latest() {
+            let t = t - run.wall0;
             promised = Some(promised.map_or(t, |p: f64| p.max(t)));
         }
     }

@@ -7,8 +7,10 @@
 //! epoch seconds") and Retry-After ("seconds to wait before retrying"). RFC 9110 (10.2.3) also
 //! lets Retry-After be an HTTP-date.
 //!
-//! Here: the names, the slack, the units, building (the reference) and parsing. `judge.rs`: the
-//! rules over a sequence of answers that `check` and `load` both apply.
+//! Here: the names, the slack, the units, building (the reference), parsing, whether one
+//! answer's headers are there in integer form (`header_fault`) and when one answer says quota
+//! is back (`quota_back`). `judge.rs`: the rules over a sequence of answers that `check` and
+//! `load` both apply.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -33,14 +35,6 @@ pub const EPOCH_MILLIS_FROM: u64 = 100_000_000_000;
 /// Below this a Reset is a count of seconds (until the reset), not an epoch time: 2001-09-09
 /// in epoch seconds.
 pub const EPOCH_SECONDS_FROM: u64 = 1_000_000_000;
-
-/// The wall clock in UTC epoch seconds.
-pub fn now_epoch() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-}
 
 /// Whole seconds, rounded up: never less than the real wait.
 pub fn ceil_secs(d: Duration) -> u64 {
@@ -97,6 +91,45 @@ pub fn parse_count(raw: Option<&str>) -> Option<u64> {
     raw?.trim().parse().ok()
 }
 
+/// The headers every admitted or throttled answer to an authenticated request carries (the
+/// spec's `x-linkcert-rate-headers`; `load` records these three).
+pub const ON_EVERY_ANSWER: [&str; 3] = [LIMIT, REMAINING, RESET];
+
+/// What is wrong with a rate-limit header an answer must carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderFault {
+    Absent {
+        name: String,
+    },
+    /// Limit and Remaining are counts and Reset is epoch seconds: each a non-negative integer.
+    NotInteger {
+        name: String,
+        value: String,
+    },
+}
+
+/// The first of `names` an answer lacks or carries in other than integer form; `value_of`
+/// gives the answer's value of a header by name. `check` and `load` both judge presence with
+/// this, so a Limit of `abc` fails both.
+pub fn header_fault<'a, N: AsRef<str>>(
+    names: &[N],
+    value_of: impl Fn(&str) -> Option<&'a str>,
+) -> Option<HeaderFault> {
+    names.iter().find_map(|name| {
+        let name = name.as_ref();
+        match value_of(name) {
+            None => Some(HeaderFault::Absent {
+                name: name.to_string(),
+            }),
+            Some(v) if parse_count(Some(v)).is_none() => Some(HeaderFault::NotInteger {
+                name: name.to_string(),
+                value: v.to_string(),
+            }),
+            Some(_) => None,
+        }
+    })
+}
+
 /// What an X-RateLimit-Reset value is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResetUnit {
@@ -145,6 +178,56 @@ impl RetryAfter {
             RetryAfter::Seconds(n) => n as f64,
             RetryAfter::Date(at) => (at - now).max(0.0),
         }
+    }
+}
+
+/// When one answer says its key's quota is back, as UTC epoch seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QuotaBack {
+    /// The instant X-RateLimit-Reset names, in whichever unit `reset_unit` finds it.
+    pub reset: Option<f64>,
+    /// Whether that Reset was in the spec's unit (epoch seconds). Pacing trusts only such a
+    /// Reset; any other is `reset`'s finding.
+    pub reset_in_spec_unit: bool,
+    /// On a 429 only: the instant its Retry-After asks to wait until.
+    pub retry: Option<f64>,
+}
+
+impl QuotaBack {
+    /// The Reset, when it was in the spec's unit.
+    pub fn spec_reset(&self) -> Option<f64> {
+        self.reset.filter(|_| self.reset_in_spec_unit)
+    }
+    /// The later of Reset and Retry-After.
+    pub fn latest(&self) -> Option<f64> {
+        match (self.reset, self.retry) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// What one answer's Reset and (on a 429) Retry-After say about when quota is back; `recv`:
+/// when the answer arrived (UTC epoch seconds), from which seconds-until and Retry-After count.
+pub fn quota_back(
+    status: u16,
+    reset: Option<&str>,
+    retry_after: Option<&str>,
+    recv: f64,
+) -> QuotaBack {
+    let unit = reset.map(reset_unit);
+    QuotaBack {
+        reset: unit.as_ref().and_then(|u| match *u {
+            ResetUnit::EpochSeconds(s) => Some(s as f64),
+            ResetUnit::EpochMillis(ms) => Some(ms as f64 / 1000.0),
+            ResetUnit::SecondsUntil(n) => Some(recv + n as f64),
+            ResetUnit::NotInteger(_) => None,
+        }),
+        reset_in_spec_unit: matches!(unit, Some(ResetUnit::EpochSeconds(_))),
+        retry: retry_after
+            .filter(|_| status == 429)
+            .and_then(parse_retry_after)
+            .map(|ra| recv + ra.wait_secs(recv)),
     }
 }
 

@@ -201,3 +201,84 @@ fn remaining_may_stay_or_rise_when_quota_comes_back_but_must_count() {
         RemainingTrend::Counting { pairs: 0 }
     );
 }
+
+#[test]
+fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
+    use crate::http::Resp;
+    use crate::load::engine::Record;
+    let spec = crate::spec::Spec::embedded().unwrap();
+    let named: Vec<String> = spec
+        .rate_headers
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect();
+    assert_eq!(
+        named, ON_EVERY_ANSWER,
+        "load records what the spec requires"
+    );
+    let values = [(LIMIT, "abc"), (REMAINING, "3"), (RESET, "1800000030")];
+    // `check`: the answer as the probe read it, the names as the spec lists them.
+    let resp = Resp {
+        status: 200,
+        headers: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        body: Vec::new(),
+        truncated: false,
+        elapsed: Duration::ZERO,
+    };
+    let by_check = header_fault(&spec.rate_headers, |n| resp.header(n));
+    // `load`: the answer as the engine recorded it.
+    let rec = Record {
+        key: 0,
+        op: 0,
+        due: 0.0,
+        sent: 0.0,
+        recv: 0.0,
+        status: Some(200),
+        limit: Some("abc".into()),
+        remaining: Some("3".into()),
+        reset: Some("1800000030".into()),
+        retry_after: None,
+        code: None,
+        error: None,
+        retry: false,
+    };
+    let by_load = header_fault(&ON_EVERY_ANSWER, |n| rec.rate_header(n));
+    let fault = |name: &str| HeaderFault::NotInteger {
+        name: name.into(),
+        value: "abc".into(),
+    };
+    assert_eq!(by_check, Some(fault("X-RateLimit-Limit")));
+    assert_eq!(by_load, Some(fault(LIMIT)));
+    // Absent is a fault too, and integers (space-padded) are none.
+    assert_eq!(
+        header_fault(&ON_EVERY_ANSWER, |n| (n != RESET).then_some(" 7 ")),
+        Some(HeaderFault::Absent { name: RESET.into() })
+    );
+    assert_eq!(header_fault(&ON_EVERY_ANSWER, |_| Some("7")), None);
+}
+
+#[test]
+fn quota_is_back_when_reset_or_retry_after_says_in_any_unit() {
+    let back = quota_back(429, Some("1800000030"), Some("20"), NOW);
+    assert_eq!(back.reset, Some(NOW + 30.0));
+    assert_eq!(back.spec_reset(), Some(NOW + 30.0));
+    assert_eq!(back.retry, Some(NOW + 20.0));
+    assert_eq!(back.latest(), Some(NOW + 30.0));
+    // Milliseconds and seconds-until are read for what they are; pacing trusts neither.
+    let millis = quota_back(200, Some("1800000030000"), None, NOW);
+    assert_eq!(
+        (millis.reset, millis.spec_reset()),
+        (Some(NOW + 30.0), None)
+    );
+    let until = quota_back(200, Some("12"), Some("40"), NOW);
+    assert_eq!(until.reset, Some(NOW + 12.0));
+    assert_eq!(until.retry, None, "Retry-After counts on a 429 only");
+    let date = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(NOW as u64 + 5));
+    assert_eq!(
+        quota_back(429, Some("soon"), Some(&date), NOW).latest(),
+        Some(NOW + 5.0)
+    );
+}

@@ -2,7 +2,7 @@
 //! totals, the run's header (shared with `linkcert load`'s report), its clause coverage, and
 //! what the gate made of it (waivers, baseline). `check` fills it; `report` writes it out.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -88,7 +88,7 @@ impl RunHeader {
         schema_version: u32,
         spec: &Spec,
         target: &Target,
-        started: SystemTime,
+        started_epoch: u64,
         took: Duration,
     ) -> RunHeader {
         RunHeader {
@@ -98,12 +98,7 @@ impl RunHeader {
             target: target.base_url.clone(),
             spec_title: spec.title.clone(),
             spec_version: spec.version.clone(),
-            started_at: rfc3339(
-                started
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_secs(),
-            ),
+            started_at: rfc3339(started_epoch),
             duration_secs: took.as_secs_f64(),
         }
     }
@@ -179,7 +174,7 @@ impl Report {
         spec: &Spec,
         target: &Target,
         seed: u64,
-        started: SystemTime,
+        started_epoch: u64,
         took: Duration,
         requests: u64,
         throttled: u64,
@@ -207,7 +202,7 @@ impl Report {
         }
         Report {
             replay,
-            run: RunHeader::new(REPORT_SCHEMA_VERSION, spec, target, started, took),
+            run: RunHeader::new(REPORT_SCHEMA_VERSION, spec, target, started_epoch, took),
             seed,
             requests,
             throttled_and_retried: throttled,

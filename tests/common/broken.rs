@@ -103,11 +103,11 @@ impl Upstream {
     pub fn client(&self) -> reqwest::Client {
         match self {
             Upstream::Reference(r) => super::client(r),
-            Upstream::Variant(_) => reqwest::Client::builder()
-                .timeout(std::time::Duration::from_secs(20))
-                .no_proxy()
-                .build()
-                .unwrap(),
+            Upstream::Variant(_) => {
+                linkcert::http::ClientConfig::new(std::time::Duration::from_secs(20), usize::MAX)
+                    .build()
+                    .expect("the test client builds")
+            }
         }
     }
     /// The runner's target for this implementation: all its keys, its window, fixtures of

@@ -8,6 +8,7 @@ pub mod variant;
 use std::sync::Arc;
 use std::time::Duration;
 
+use linkcert::http::ClientConfig;
 use linkcert::server::{self, RunningServer, ServeConfig};
 use linkcert::spec::Spec;
 
@@ -23,14 +24,14 @@ pub async fn reference(window_secs: Option<f64>) -> RunningServer {
         .expect("the reference starts")
 }
 
+/// The runner's own client settings (`linkcert::http`), trusting the server's certificate.
 pub fn client(server: &RunningServer) -> reqwest::Client {
-    let mut b = reqwest::Client::builder()
-        .timeout(Duration::from_secs(20))
-        .no_proxy();
-    if let Some(pem) = &server.self_signed_pem {
-        b = b.add_root_certificate(reqwest::Certificate::from_pem(pem.as_bytes()).unwrap());
+    ClientConfig {
+        trust_pem: server.self_signed_pem.clone(),
+        ..ClientConfig::new(Duration::from_secs(20), usize::MAX)
     }
-    b.build().unwrap()
+    .build()
+    .expect("the test client builds")
 }
 
 pub fn header_u64(r: &reqwest::Response, name: &str) -> Option<u64> {

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::Ctx;
 
-use super::conformance::{Expect, Outcome, error_code, is_envelope};
+use super::conformance::{Expect, Outcome};
+use crate::http::{error_code, is_envelope};
 
 use super::probe::{Exchange, Req};
 

@@ -9,8 +9,9 @@
 //! runs off the reactor.
 
 use super::Ctx;
-use super::conformance::{Expect, Outcome, error_code};
+use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
+use crate::http::error_code;
 use crate::qr::{self, DecodeFailure, EcLevel, Inspection, Rgb};
 use crate::spec::Operation;
 use crate::target::PlanKey;

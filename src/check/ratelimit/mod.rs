@@ -10,11 +10,15 @@ use super::Ctx;
 
 use super::auth::minimal_request;
 
-use super::conformance::{Expect, error_code};
+use super::conformance::Expect;
 
 use super::probe::{Exchange, Req};
 
-use crate::rate_headers::{self, Answer, RemainingTrend, SLACK_SECS, now_epoch, remaining_trend};
+use crate::clock::now_epoch;
+
+use crate::http::error_code;
+
+use crate::rate_headers::{self, Answer, RemainingTrend, SLACK_SECS, remaining_trend};
 
 use crate::spec::{Limit, Operation};
 
@@ -255,12 +259,13 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         return;
     };
     let r429 = first_429.exchange.resp();
+    let expected = ctx.spec.errors.code(429).unwrap_or_default();
     match r429.and_then(error_code) {
-        Some(c) if c == "rate_limit_exceeded" => ctx.rec.pass(id("ratelimit.throttles"), &label),
+        Some(c) if c == expected => ctx.rec.pass(id("ratelimit.throttles"), &label),
         other => ctx.rec.violation(
             id("ratelimit.throttles"),
             &label,
-            "429 with code rate_limit_exceeded",
+            format!("429 with code {expected}"),
             format!(
                 "429 with code {}",
                 other.unwrap_or_else(|| "none (no envelope)".into())

@@ -1,23 +1,33 @@
 //! load.answers (answers other than 2xx/429, or none, under load) and load.envelope (every 429
-//! is the error envelope with code rate_limit_exceeded).
+//! is the error envelope with the code the spec's error table gives 429).
 
 use super::*;
 
 /// What the two rules keep of a key's answers, fed in send order: the first transport error
 /// and the 429s that are not the envelope (a count and the first one's code).
-#[derive(Default)]
 pub(super) struct State {
+    /// The code the spec's error table gives 429.
+    code: String,
     first_err: Option<String>,
     bad_envelope: u64,
     example: Option<Option<String>>,
 }
 
 impl State {
+    pub fn new(code: &str) -> State {
+        State {
+            code: code.to_string(),
+            first_err: None,
+            bad_envelope: 0,
+            example: None,
+        }
+    }
+
     pub fn observe(&mut self, x: &Record) {
         if self.first_err.is_none() {
             self.first_err.clone_from(&x.error);
         }
-        if x.throttled() && x.code.as_deref() != Some("rate_limit_exceeded") {
+        if x.throttled() && x.code.as_deref() != Some(self.code.as_str()) {
             self.bad_envelope += 1;
             self.example.get_or_insert_with(|| x.code.clone());
         }
@@ -51,16 +61,17 @@ pub(super) fn envelope(j: &mut Judge, view: &KeyView, st: &State) {
             "load.envelope",
             lbl,
             format!(
-                "{bad_envelope} of {thr} 429s are not the envelope with code rate_limit_exceeded"
+                "{bad_envelope} of {thr} 429s are not the envelope with code {}",
+                st.code
             ),
-            "{\"error\":{\"code\":\"rate_limit_exceeded\",...}}".into(),
+            format!("{{\"error\":{{\"code\":\"{}\",...}}}}", st.code),
             format!("code {example:?}"),
         );
     } else if thr > 0 {
         j.pass(
             "load.envelope",
             lbl,
-            format!("{thr} 429s, each rate_limit_exceeded in the envelope"),
+            format!("{thr} 429s, each {} in the envelope", st.code),
         );
     }
 }

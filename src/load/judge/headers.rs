@@ -1,5 +1,6 @@
 //! load.retry-after, load.reset, load.remaining (what the headers mean: the rules `check`
-//! judges too, from `crate::rate_headers`) and load.headers (every 2xx and 429 carries them).
+//! judges too, from `crate::rate_headers`) and load.headers (every 2xx and 429 carries them, as
+//! integers: `rate_headers::header_fault`, as `check` judges them).
 //!
 //! `check` judges a short burst as one list; here answers come one at a time, in send order,
 //! and each is judged alone by the same `rate_headers` functions. What spans answers is kept
@@ -11,14 +12,17 @@ use std::collections::BinaryHeap;
 
 use super::order::OrdF64;
 use super::*;
-use rate_headers::{Judged, ResetUnit};
+use rate_headers::{HeaderFault, Judged, ResetUnit};
 
 pub(super) struct State {
     wall0: f64,
     window: std::time::Duration,
-    /// Answers (2xx or 429), and of them those lacking an X-RateLimit-* header.
+    /// Answers (2xx or 429), of them those lacking an X-RateLimit-* header and those carrying
+    /// one that is not an integer (with the first such header).
     answered: u64,
-    missing: u64,
+    absent: u64,
+    not_integer: u64,
+    not_integer_example: Option<String>,
     retry_after: RetryAfters,
     remaining: RemainingBefore429,
     reset: Resets,
@@ -63,7 +67,9 @@ impl State {
             wall0,
             window,
             answered: 0,
-            missing: 0,
+            absent: 0,
+            not_integer: 0,
+            not_integer_example: None,
             retry_after: RetryAfters::default(),
             remaining: RemainingBefore429 {
                 first_429_recv: None,
@@ -78,8 +84,16 @@ impl State {
     pub fn observe(&mut self, x: &Record) {
         if x.admitted() || x.throttled() {
             self.answered += 1;
-            self.missing +=
-                u64::from(x.limit.is_none() || x.remaining.is_none() || x.reset.is_none());
+            // Presence and integer form, judged as `check` judges them.
+            match rate_headers::header_fault(&rate_headers::ON_EVERY_ANSWER, |n| x.rate_header(n)) {
+                Some(HeaderFault::Absent { .. }) => self.absent += 1,
+                Some(HeaderFault::NotInteger { name, value }) => {
+                    self.not_integer += 1;
+                    self.not_integer_example
+                        .get_or_insert_with(|| format!("{name}: {value}"));
+                }
+                None => {}
+            }
         }
         let Some(status) = x.status else { return };
         let a = Answer {
@@ -237,16 +251,26 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     for (rule, jd) in st.shared() {
         j.shared(&format!("load.{rule}"), lbl, &jd);
     }
-    if st.missing > 0 {
+    if st.absent + st.not_integer > 0 {
+        let mut what = Vec::new();
+        let mut actual = Vec::new();
+        if st.absent > 0 {
+            what.push(format!("{} lack an X-RateLimit-* header", st.absent));
+            actual.push(format!("{} without", st.absent));
+        }
+        if let Some(example) = &st.not_integer_example {
+            what.push(format!(
+                "{} carry one that is not an integer ({example})",
+                st.not_integer
+            ));
+            actual.push(format!("{} not an integer", st.not_integer));
+        }
         j.fail(
             "load.headers",
             lbl,
-            format!(
-                "{} of {} answers lack an X-RateLimit-* header",
-                st.missing, st.answered
-            ),
-            "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429".into(),
-            format!("{} without", st.missing),
+            format!("of {} answers, {}", st.answered, what.join(", ")),
+            "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429, each a non-negative integer".into(),
+            actual.join(", "),
         );
     }
 }

@@ -228,12 +228,10 @@ impl<'a> Measure<'a> {
                     key: x.key,
                     status: x.status.unwrap_or(0),
                     remaining: rate_headers::parse_count(x.remaining.as_deref()),
-                    reset_in: match x.reset.as_deref().map(rate_headers::reset_unit) {
-                        Some(rate_headers::ResetUnit::EpochSeconds(v)) => {
-                            Some(v as f64 - (self.wall0 + x.recv))
-                        }
-                        _ => None,
-                    },
+                    reset_in: x
+                        .quota_back(self.wall0)
+                        .spec_reset()
+                        .map(|v| v - (self.wall0 + x.recv)),
                 },
             ));
         }

@@ -16,12 +16,13 @@
 //! - load.rolling-window: the most admissions provably inside one rolling window (server
 //!   instants bracketed by send and receive times): at most N passes; up to 2N plus the slack
 //!   is fixed-window semantics (informational: the spec names no algorithm); more fails.
-//! - load.envelope: every 429 is the error envelope with code rate_limit_exceeded.
+//! - load.envelope: every 429 is the error envelope with the spec's code for 429.
 //! - load.retry-after: every 429 has Retry-After (delay-seconds; an HTTP-date is non-strict),
 //!   no longer than a window plus 2 s (longer: milliseconds?) nor than the same answer's Reset
 //!   plus 2 s. Shared with `check` (`crate::rate_headers`), as are load.reset and
 //!   load.remaining.
-//! - load.headers: every 2xx and 429 has X-RateLimit-Limit, -Remaining and -Reset.
+//! - load.headers: every 2xx and 429 has X-RateLimit-Limit, -Remaining and -Reset, each a
+//!   non-negative integer (`rate_headers::header_fault`, as `check` judges them).
 //! - load.remaining: an admitted answer says Remaining 0 before the first 429 arrives.
 //! - load.reset: Reset is epoch seconds (not milliseconds, not seconds-until), between now - 2 s
 //!   and now + W + 2 s, and never moves back by more than 1 s (rounding) between exchanges that
@@ -168,7 +169,7 @@ impl<'a> Judging<'a> {
             order: order::SendOrder::default(),
             rules: (0..keys)
                 .map(|_| KeyRules {
-                    answers: answers::State::default(),
+                    answers: answers::State::new(&r.throttled_code),
                     headers: headers::State::new(run.wall0, r.window),
                     admitted: admitted::State::new(r.limit, w),
                     behaviour: behaviour::State::new(w, rate),

@@ -1,0 +1,20 @@
+//! HTTP as every client of ours speaks it, written once for `check`, `load` and the tests'
+//! helpers. A leaf: no other module of ours is needed here.
+//!
+//! Owns: the client settings (`ClientConfig`: timeouts, idle pool, no redirects, no proxy, the
+//! certificate to trust) and the one place a `reqwest::ClientBuilder` is made (goose takes the
+//! builder, so it is handed out; `check` builds it); reading a body up to a cap
+//! (`read_capped`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
+//! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`).
+//!
+//! Not here: what a request is and how it is paced and written down (`check::probe`), what the
+//! rate-limit headers mean (`rate_headers`), and which code each status must carry (the spec's
+//! error table).
+
+mod answer;
+mod client;
+mod envelope;
+
+pub use answer::*;
+pub use client::*;
+pub use envelope::*;

@@ -1,5 +1,5 @@
-//! `qr.png`, `qr.size`, `qr.colours`, `qr.content`, `qr.level`: one answer decoded and judged
-//! against what its case asked.
+//! `qr.png`, `qr.size`, `qr.colours`, `qr.content`, `qr.level`: one answer read and decoded
+//! once, then judged by one function per check.
 
 use super::*;
 
@@ -30,12 +30,25 @@ impl Family<'_> {
         }
     }
 
-    /// The `qr.*` checks on one accepted exchange.
+    /// The `qr.*` checks on one accepted exchange: the body is read once, then each check
+    /// judges what it turned out to be.
     pub(super) fn judge(&self, case: &Case, x: &Exchange) -> Option<Inspection> {
-        let (rec, label) = (&self.ctx.rec, self.label.as_str());
         let r = x.resp()?;
-        let what = &case.what;
-        let media = r.media_type().unwrap_or_default();
+        let image = read(case, &r.body, r.truncated);
+        self.qr_png(case, x, &r.media_type().unwrap_or_default(), &image);
+        self.qr_size(case, x, &image);
+        let Image::Decoded(insp) = image else {
+            return None;
+        };
+        self.qr_colours(case, x, &insp);
+        self.qr_content(case, x, &insp);
+        self.qr_level(case, x, &insp);
+        Some(insp)
+    }
+
+    /// `qr.png`: served as image/png, complete, within bounds, and a PNG the decoder reads.
+    fn qr_png(&self, case: &Case, x: &Exchange, media: &str, image: &Image) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
         if media != "image/png" {
             rec.violation(
                 "qr.png",
@@ -44,13 +57,13 @@ impl Family<'_> {
                 if media.is_empty() {
                     "no Content-Type".into()
                 } else {
-                    media
+                    media.to_string()
                 },
                 Some(x),
             );
         }
-        if r.truncated {
-            rec.violation(
+        match image {
+            Image::Truncated => rec.violation(
                 "qr.png",
                 label,
                 format!("a complete PNG ({what})"),
@@ -59,77 +72,66 @@ impl Family<'_> {
                     crate::check::probe::MAX_BODY / (1024 * 1024)
                 ),
                 Some(x),
-            );
-            return None;
+            ),
+            Image::Oversized { w, h, .. } if (*w).max(*h) > qr::MAX_SIDE => rec.violation(
+                "qr.png",
+                label,
+                format!("a PNG within {} px a side ({what})", qr::MAX_SIDE),
+                format!("a PNG declaring {w}x{h} px"),
+                Some(x),
+            ),
+            Image::Invalid(e) => rec.violation(
+                "qr.png",
+                label,
+                format!("a valid PNG image ({what})"),
+                e.clone(),
+                Some(x),
+            ),
+            Image::Decoded(_) => rec.pass("qr.png", label),
+            Image::Large { .. } | Image::Oversized { .. } => {}
         }
-        // Judge the declared dimensions before decoding anything big.
-        if let Some((w, h)) = png_dimensions(&r.body) {
-            let asked = match &case.size {
-                SizeWant::Exact(n) => Some(*n),
-                SizeWant::OneOf(v) => v.iter().max().copied(),
-                SizeWant::Unknown => None,
-            };
-            let too_big = w.max(h) > DECODE_SIDE;
-            if too_big {
-                match asked {
-                    Some(n) if n > DECODE_SIDE => {
-                        // The runner asked for a big image (a bound probe): header only.
-                        self.size_verdict(case, x, w, h);
-                        rec.observe(
-                            "qr.choices",
-                            label,
-                            format!("{what}: accepted ({w}x{h}, judged from its header)"),
-                            Some(x),
-                        );
-                    }
-                    _ => {
-                        rec.violation(
-                            "qr.size",
-                            label,
-                            format!(
-                                "{} ({what})",
-                                asked.map_or("an image of the size asked".into(), |n| format!(
-                                    "{n}x{n} px"
-                                ))
-                            ),
-                            format!("{w}x{h} px"),
-                            Some(x),
-                        );
-                        if w.max(h) > qr::MAX_SIDE {
-                            rec.violation(
-                                "qr.png",
-                                label,
-                                format!("a PNG within {} px a side ({what})", qr::MAX_SIDE),
-                                format!("a PNG declaring {w}x{h} px"),
-                                Some(x),
-                            );
-                        }
-                    }
-                }
-                return None;
-            }
-        }
-        let (fg, bg) = case.colours.unwrap_or((BLACK, WHITE));
-        let insp = match inspect(&r.body, fg, bg) {
-            Ok(i) => i,
-            Err(e) => {
-                rec.violation(
-                    "qr.png",
+    }
+
+    /// `qr.size`: the image is as many pixels a side as asked.
+    fn qr_size(&self, case: &Case, x: &Exchange, image: &Image) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        match image {
+            Image::Large { w, h } => {
+                self.size_verdict(case, x, *w, *h);
+                rec.observe(
+                    "qr.choices",
                     label,
-                    format!("a valid PNG image ({what})"),
-                    e.to_string(),
+                    format!("{what}: accepted ({w}x{h}, judged from its header)"),
                     Some(x),
                 );
-                return None;
             }
+            Image::Oversized { w, h, asked } => rec.violation(
+                "qr.size",
+                label,
+                format!(
+                    "{} ({what})",
+                    asked.map_or("an image of the size asked".into(), |n| format!(
+                        "{n}x{n} px"
+                    ))
+                ),
+                format!("{w}x{h} px"),
+                Some(x),
+            ),
+            Image::Decoded(insp) => self.size_verdict(case, x, insp.width, insp.height),
+            Image::Truncated | Image::Invalid(_) => {}
+        }
+    }
+
+    /// `qr.colours`: the colours asked for are the image's, exactly.
+    fn qr_colours(&self, case: &Case, x: &Exchange, insp: &Inspection) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        let Some((fg, bg)) = case.colours else {
+            return;
         };
-        rec.pass("qr.png", label);
-        self.size_verdict(case, x, insp.width, insp.height);
-        match case.colours {
-            Some(_) if insp.exact_colour_fraction >= MIN_EXACT_COLOUR => {
-                rec.pass("qr.colours", label)
-            }
-            Some(_) => rec.violation(
+        if insp.exact_colour_fraction >= MIN_EXACT_COLOUR {
+            rec.pass("qr.colours", label)
+        } else {
+            rec.violation(
                 "qr.colours",
                 label,
                 format!(
@@ -140,9 +142,14 @@ impl Family<'_> {
                 ),
                 format!("{:.1}%", insp.exact_colour_fraction * 100.0),
                 Some(x),
-            ),
-            None => {}
+            )
         }
+    }
+
+    /// `qr.content`: the code holds the url (or, where the case leaves it open, what it holds
+    /// is observed).
+    fn qr_content(&self, case: &Case, x: &Exchange, insp: &Inspection) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
         let url = case.url.as_bytes();
         match (&insp.decoded, case.content) {
             (_, ContentWant::Impossible) => rec.violation(
@@ -179,19 +186,6 @@ impl Family<'_> {
                         ),
                         Some(x),
                     );
-                }
-                if let Some(asked) = case.level {
-                    if d.level >= asked {
-                        rec.pass("qr.level", label);
-                    } else {
-                        rec.violation(
-                            "qr.level",
-                            label,
-                            format!("level {asked} or higher ({what})"),
-                            format!("level {}", d.level),
-                            Some(x),
-                        );
-                    }
                 }
             }
             (Err(DecodeFailure::ModulesTooSmall { module_px }), _) => rec.observe(
@@ -252,10 +246,31 @@ impl Family<'_> {
                 Some(x),
             ),
         }
-        Some(insp)
     }
 
-    pub(super) fn size_verdict(&self, case: &Case, x: &Exchange, w: u32, h: u32) {
+    /// `qr.level`: a code that must hold the url is at the level asked for or higher.
+    fn qr_level(&self, case: &Case, x: &Exchange, insp: &Inspection) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        let (Ok(d), ContentWant::Strict, Some(asked)) = (&insp.decoded, case.content, case.level)
+        else {
+            return;
+        };
+        if d.level >= asked {
+            rec.pass("qr.level", label);
+        } else {
+            rec.violation(
+                "qr.level",
+                label,
+                format!("level {asked} or higher ({what})"),
+                format!("level {}", d.level),
+                Some(x),
+            );
+        }
+    }
+
+    /// The size verdict on an image of `w` x `h` px; a size the spec gives no meaning is
+    /// observed.
+    fn size_verdict(&self, case: &Case, x: &Exchange, w: u32, h: u32) {
         let (rec, label) = (&self.ctx.rec, self.label.as_str());
         let ok = |n: u32| w == n && h == n;
         let (holds, expected) = match &case.size {
@@ -289,5 +304,52 @@ impl Family<'_> {
                 Some(x),
             );
         }
+    }
+}
+
+/// What an accepted answer's body turned out to be: read (and decoded) once, then judged by
+/// each `qr.*` check.
+enum Image {
+    /// Longer than the runner reads.
+    Truncated,
+    /// Declares more pixels a side than the runner decodes, as the case asked (a bound probe):
+    /// judged from its header.
+    Large {
+        w: u32,
+        h: u32,
+    },
+    /// Declares more pixels a side than the runner decodes, though the case did not ask for it.
+    Oversized {
+        w: u32,
+        h: u32,
+        asked: Option<u32>,
+    },
+    /// Not a PNG the decoder reads, and why.
+    Invalid(String),
+    Decoded(Inspection),
+}
+
+fn read(case: &Case, body: &[u8], truncated: bool) -> Image {
+    if truncated {
+        return Image::Truncated;
+    }
+    // Judge the declared dimensions before decoding anything big.
+    if let Some((w, h)) = png_dimensions(body)
+        && w.max(h) > DECODE_SIDE
+    {
+        let asked = match &case.size {
+            SizeWant::Exact(n) => Some(*n),
+            SizeWant::OneOf(v) => v.iter().max().copied(),
+            SizeWant::Unknown => None,
+        };
+        return match asked {
+            Some(n) if n > DECODE_SIDE => Image::Large { w, h },
+            _ => Image::Oversized { w, h, asked },
+        };
+    }
+    let (fg, bg) = case.colours.unwrap_or((BLACK, WHITE));
+    match inspect(body, fg, bg) {
+        Ok(insp) => Image::Decoded(insp),
+        Err(e) => Image::Invalid(e.to_string()),
     }
 }

@@ -7,6 +7,10 @@
 //! Plain HTTP on 127.0.0.1 (the runner reports that as non-strict, never a failure). One
 //! handler dispatches by hand: no stand-in operations, no routes beyond the three the document
 //! shapes.
+//!
+//! A crate of its own (a dev-dependency of linkcert) so it is compiled once, not into every
+//! test binary. It knows nothing of linkcert: `tests/common/variant.rs` builds the runner's
+//! `Target` from what [`Variant`] reports.
 
 mod limiter;
 mod partners;
@@ -21,8 +25,6 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-
-use linkcert::target::{Fixture, PlanKey, Target};
 
 /// Plans in rank order with their per-window standard limit (Enterprise: this variant's own
 /// custom figure, not the reference's).
@@ -45,8 +47,7 @@ const KEYS: [(&str, &str); 6] = [
     ("lk_enterprise_1", "enterprise"),
 ];
 
-pub struct Workspace {
-    pub plan: &'static str,
+pub(crate) struct Workspace {
     pub tags: Vec<tags::Tag>,
     pub partners: Mutex<Vec<partners::Partner>>,
 }
@@ -79,7 +80,6 @@ pub async fn start(window_secs: f64) -> Variant {
             (
                 *plan,
                 Workspace {
-                    plan,
                     tags: tags::seed(plan),
                     partners: Mutex::new(partners::seed(plan)),
                 },
@@ -105,28 +105,14 @@ pub async fn start(window_secs: f64) -> Variant {
 }
 
 impl Variant {
-    /// What the runner needs to certify this variant: every key, the window, and fixtures of
-    /// the Advanced workspace bound to the Advanced key.
-    pub fn target(&self) -> Target {
-        let keys = KEYS
-            .iter()
-            .map(|(k, plan)| PlanKey {
-                plan: plan.to_string(),
-                key: k.to_string(),
-            })
-            .collect();
-        let mut t = Target {
-            base_url: self.url.clone(),
-            keys,
-            rate_window: self.app.window,
-            allow_destructive: true,
-            ..Target::default()
-        };
-        let (p, tn) = self.fixtures("advanced");
-        let bind = |ids: Vec<String>| ids.into_iter().map(|id| Fixture::bound(id, "advanced"));
-        t.partner_ids = bind(p).collect();
-        t.tenant_ids = bind(tn).collect();
-        t
+    /// The standard window its limiter counts in.
+    pub fn window(&self) -> Duration {
+        self.app.window
+    }
+
+    /// Every key it accepts, with its plan: `(plan, key)`.
+    pub fn keys(&self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        KEYS.iter().map(|(key, plan)| (*plan, *key))
     }
 
     /// Active partners of a plan's workspace that may be deactivated: three partnerIds and
@@ -160,7 +146,7 @@ impl Variant {
 }
 
 /// An error answer in the document's envelope. This variant never sends the optional doc_url.
-pub fn error(status: u16, message: impl Into<String>) -> Response {
+pub(crate) fn error(status: u16, message: impl Into<String>) -> Response {
     let code = match status {
         400 => "bad_request",
         401 => "unauthorized",
@@ -174,7 +160,7 @@ pub fn error(status: u16, message: impl Into<String>) -> Response {
     json(status, &body)
 }
 
-pub fn json(status: u16, body: &serde_json::Value) -> Response {
+pub(crate) fn json(status: u16, body: &serde_json::Value) -> Response {
     let mut r = Response::new(Body::from(body.to_string()));
     *r.status_mut() = StatusCode::from_u16(status).unwrap();
     r.headers_mut()
@@ -184,7 +170,7 @@ pub fn json(status: u16, body: &serde_json::Value) -> Response {
 
 /// Query parameters; a name given twice is rejected (this variant accepts lists
 /// comma-separated only). Errors are the message of a 400.
-pub fn query(q: Option<&str>) -> Result<HashMap<String, String>, String> {
+pub(crate) fn query(q: Option<&str>) -> Result<HashMap<String, String>, String> {
     let mut out = HashMap::new();
     for (k, v) in url::form_urlencoded::parse(q.unwrap_or("").as_bytes()) {
         if out.insert(k.to_string(), v.to_string()).is_some() {

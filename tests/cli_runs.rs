@@ -7,6 +7,8 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use linkcert::registry;
+
 const BIN: &str = env!("CARGO_BIN_EXE_linkcert");
 
 /// `linkcert serve` on a free port, and what it printed up to "ready".
@@ -279,8 +281,43 @@ fn load_prints_its_plan_and_runs_scenarios_on_different_keys_together() {
         args.extend_from_slice(extra);
         let o = Command::new(BIN).args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        let console = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
         let report: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join("load.json")).unwrap()).unwrap();
+        // Every report of a load run ends with the clause coverage of the load rules, as a
+        // check run's ends with its checks'.
+        let clauses = linkcert::spec::clauses::clauses().unwrap();
+        let enforceable = clauses
+            .iter()
+            .filter(|c| !registry::enforcing(registry::Command::Load, &c.id).is_empty())
+            .count();
+        let cov = &report["coverage"];
+        assert_eq!(cov["total"].as_u64(), Some(clauses.len() as u64), "{cov}");
+        assert_eq!(
+            cov["enforceable"].as_u64(),
+            Some(enforceable as u64),
+            "{cov}"
+        );
+        if report["verdict"] == "pass" {
+            assert!(cov["exercised"].as_u64().unwrap() > 0, "{cov}");
+        }
+        let line = format!(
+            "clauses exercised {}/{enforceable} enforceable",
+            cov["exercised"]
+        );
+        assert!(console.contains(&line), "{line} in:\n{console}");
+        let md = std::fs::read_to_string(out.join("load.md")).unwrap();
+        let tail = &md[md.rfind("\n## ").unwrap()..];
+        assert!(tail.starts_with("\n## Clause coverage"), "{tail}");
+        assert!(
+            tail.contains(&format!("| {} | {enforceable} |", cov["exercised"])),
+            "{tail}"
+        );
+        let html = std::fs::read_to_string(out.join("load.html")).unwrap();
+        assert!(
+            html.contains("<h2 id=\"coverage\">Clause coverage</h2>"),
+            "load.html"
+        );
         // A debug build on a busy machine may fall behind the straddle's bursts: that is
         // the generator's own verdict (exit 2), never the target's.
         let expected = match report["verdict"].as_str() {

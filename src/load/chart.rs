@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use super::judge::ScenarioResult;
+use crate::report::escape as esc;
 
 const W: f64 = 760.0;
 const H: f64 = 220.0;
@@ -17,13 +18,6 @@ const BOTTOM: f64 = 28.0;
 pub(crate) fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 struct Frame {

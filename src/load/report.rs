@@ -265,11 +265,7 @@ impl LoadReport {
     }
 
     pub fn html(&self) -> String {
-        let esc = |s: &str| {
-            s.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-        };
+        let esc = crate::report::escape;
         let mut o = String::new();
         let _ = write!(
             o,
@@ -320,6 +316,7 @@ impl LoadReport {
             }
             o.push_str("</ul>");
         }
+        o.push_str(&report::coverage_html(&self.coverage, Command::Load));
         o.push_str("</body></html>\n");
         o
     }

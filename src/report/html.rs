@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::escape as esc;
 use super::model::{CheckResult, ExchangeRecord, Finding, Report};
 use super::{accepted_text, waiver_state};
 use crate::registry;
@@ -25,23 +26,6 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:6px;b
 .qr{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.qr img{max-width:260px;border:1px solid #ccd;image-rendering:pixelated}
 @media print{details{break-inside:avoid}details:not([open])>*:not(summary){display:none}}
 ";
-
-/// Escape text for HTML content and attribute values.
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c if c.is_control() && !matches!(c, '\n' | '\t') => o.push('\u{fffd}'),
-            c => o.push(c),
-        }
-    }
-    o
-}
 
 impl Report {
     pub fn html(&self) -> String {
@@ -103,7 +87,7 @@ impl Report {
         }
         self.html_choices(&mut h);
         self.html_waivers(&mut h);
-        self.html_coverage(&mut h);
+        h.push_str(&coverage_html(&self.coverage, registry::Command::Check));
         h.push_str("</body></html>\n");
         h
     }
@@ -209,37 +193,6 @@ impl Report {
             );
         }
         h.push_str("</table>\n");
-    }
-
-    fn html_coverage(&self, h: &mut String) {
-        let c = &self.coverage;
-        let _ = writeln!(
-            h,
-            "<h2 id=\"coverage\">Clause coverage</h2>\n<table><tr><th>exercised</th>\
-             <th>enforceable</th><th>total</th></tr><tr><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr></table>\n\
-             <p>Clauses are the normative statements of the spec document \
-             (<code>linkcert catalogue</code> lists them).</p>",
-            c.exercised, c.enforceable, c.total
-        );
-        for (title, list) in [
-            ("Not exercised in this run", &c.skipped),
-            ("No check enforces", &c.unenforced),
-        ] {
-            if list.is_empty() {
-                continue;
-            }
-            let _ = writeln!(h, "<h3>{title}</h3><ul>");
-            for n in list {
-                let _ = writeln!(
-                    h,
-                    "<li><code>{}</code>: {}</li>",
-                    esc(&n.clause),
-                    esc(&n.why)
-                );
-            }
-            h.push_str("</ul>\n");
-        }
     }
 }
 
@@ -361,4 +314,38 @@ fn html_exchange(h: &mut String, x: &ExchangeRecord) {
         esc(&ans),
         esc(&x.curl)
     );
+}
+
+/// The clause coverage section of a command's HTML report (report.html, load.html).
+pub fn coverage_html(c: &registry::Coverage, command: registry::Command) -> String {
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<h2 id=\"coverage\">Clause coverage</h2>\n<table><tr><th>exercised</th>\
+         <th>enforceable</th><th>total</th></tr><tr><td class=\"num\">{}</td>\
+         <td class=\"num\">{}</td><td class=\"num\">{}</td></tr></table>\n\
+         <p>Clauses are the normative statements of the spec document \
+         (<code>linkcert catalogue</code> lists them).</p>",
+        c.exercised, c.enforceable, c.total
+    );
+    let unenforced = format!("No {} enforces", command.noun());
+    for (title, list) in [
+        ("Not exercised in this run", &c.skipped),
+        (unenforced.as_str(), &c.unenforced),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(h, "<h3>{title}</h3><ul>");
+        for n in list {
+            let _ = writeln!(
+                h,
+                "<li><code>{}</code>: {}</li>",
+                esc(&n.clause),
+                esc(&n.why)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    h
 }

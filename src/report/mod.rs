@@ -6,6 +6,8 @@
 
 pub mod github;
 mod html;
+
+pub use html::coverage_html;
 pub mod model;
 
 use std::collections::BTreeMap;
@@ -67,16 +69,16 @@ impl Report {
             let _ = writeln!(
                 x,
                 "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\" skipped=\"{skipped}\">",
-                xml(family),
+                escape(family),
                 checks.len()
             );
             for c in checks {
                 let _ = write!(
                     x,
                     "    <testcase classname=\"{}\" name=\"{} {}\">",
-                    xml(&c.id),
-                    xml(&c.id),
-                    xml(&c.operation)
+                    escape(&c.id),
+                    escape(&c.id),
+                    escape(&c.operation)
                 );
                 match c.verdict {
                     Verdict::Fail => {
@@ -84,23 +86,23 @@ impl Report {
                         let _ = write!(
                             x,
                             "<failure message=\"{}\">{}</failure>",
-                            xml(first.map_or("failed", |f| f.message.as_str())),
-                            xml(&finding_text(c))
+                            escape(first.map_or("failed", |f| f.message.as_str())),
+                            escape(&finding_text(c))
                         );
                     }
                     Verdict::Skipped => {
                         let _ = write!(
                             x,
                             "<skipped message=\"{}\"/>",
-                            xml(c.skipped.as_deref().unwrap_or("skipped"))
+                            escape(c.skipped.as_deref().unwrap_or("skipped"))
                         );
                     }
                     Verdict::Accepted => {
                         let _ = write!(
                             x,
                             "<skipped message=\"{}\">{}</skipped>",
-                            xml(&accepted_text(c)),
-                            xml(&finding_text(c))
+                            escape(&accepted_text(c)),
+                            escape(&finding_text(c))
                         );
                     }
                     Verdict::NonStrict | Verdict::Informational => {
@@ -108,7 +110,7 @@ impl Report {
                             x,
                             "<system-out>{}: {}</system-out>",
                             c.verdict.as_str(),
-                            xml(&finding_text(c))
+                            escape(&finding_text(c))
                         );
                     }
                     Verdict::Pass => {}
@@ -129,7 +131,7 @@ impl Report {
             c.exercised,
             c.enforceable,
             c.total,
-            xml(&self.coverage_markdown())
+            escape(&self.coverage_markdown())
         );
         x.push_str("</testsuites>\n");
         x
@@ -520,7 +522,10 @@ fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn xml(s: &str) -> String {
+/// Escapes text for HTML and XML (JUnit) alike, content and attribute values: the one markup
+/// escaper of every report. Control characters other than tab and line breaks become U+FFFD,
+/// since XML 1.0 forbids them even escaped.
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -528,9 +533,8 @@ fn xml(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 forbids most control characters even escaped.
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => out.push('?'),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && !matches!(c, '\n' | '\r' | '\t') => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }

@@ -208,21 +208,6 @@ fn outside_check_only_its_entry_point_and_options_are_used() {
     );
 }
 
-/// The families of check ids, and `load` for the load rules.
-const ID_FAMILIES: [&str; 11] = [
-    "transport",
-    "status",
-    "schema",
-    "envelope",
-    "auth",
-    "plan",
-    "pagination",
-    "qr",
-    "partners",
-    "ratelimit",
-    "load",
-];
-
 /// String literals of `src/` that are file names, not check or rule ids.
 const NOT_IDS: [&str; 3] = ["load.json", "load.md", "load.html"];
 
@@ -233,7 +218,7 @@ fn id_literals(code: &str) -> Vec<String> {
         let Some((family, name)) = lit.split_once('.') else {
             continue;
         };
-        if ID_FAMILIES.contains(&family)
+        if (linkcert::registry::FAMILIES.contains(&family) || family == "load")
             && !name.is_empty()
             && name
                 .chars()

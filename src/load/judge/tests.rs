@@ -1,14 +1,13 @@
 //! The judge on synthetic runs: what a real limiter of each kind would have answered.
 
 use super::admitted::overloaded_by_sends;
+use crate::load::scenario::{Resolved, Scenario};
+use crate::load::schedule::Slot;
+use crate::target::{PlanKey, Target};
 
-/// A burst of 1.5N straddling a fixed window's boundary: N/2 + ... all admitted, since
-/// each side of the boundary has a window of its own. Legal: not "not enforced".
-#[test]
-fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
-    use crate::load::engine::{Record, Run};
-    use crate::load::scenario::Scenario;
-    use crate::target::{PlanKey, Target};
+/// The retry-after-honesty scenario on one Free key with a 6 s window: its schedule and the
+/// wall clock its synthetic answers count from.
+fn free_retry_after_run() -> (Resolved, Vec<Slot>, f64) {
     let spec = crate::spec::Spec::embedded().unwrap();
     let t = Target {
         base_url: "https://x".into(),
@@ -24,7 +23,15 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         .resolve(&spec, &t)
         .unwrap();
     let slots = super::super::schedule::build(&r);
-    let wall0 = 1_800_000_000.0;
+    (r, slots, 1_800_000_000.0)
+}
+
+/// A burst of 1.5N straddling a fixed window's boundary: N/2 + ... all admitted, since
+/// each side of the boundary has a window of its own. Legal: not "not enforced".
+#[test]
+fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
+    use crate::load::engine::{Record, Run};
+    let (r, slots, wall0) = free_retry_after_run();
     // The boundary falls in the middle of the burst: half before, half after.
     let mid = slots.len() / 2;
     let boundary = slots[mid].due.as_secs_f64();
@@ -248,24 +255,7 @@ fn the_rolling_count_streams() {
 #[test]
 fn answers_out_of_send_order_are_judged_by_send_order() {
     use crate::load::engine::Run;
-    use crate::load::scenario::Scenario;
-    use crate::target::{PlanKey, Target};
-    let spec = crate::spec::Spec::embedded().unwrap();
-    let t = Target {
-        base_url: "https://x".into(),
-        rate_window: std::time::Duration::from_secs(6),
-        keys: vec![PlanKey {
-            plan: "free".into(),
-            key: "k".into(),
-        }],
-        ..Target::default()
-    };
-    let r = Scenario::load("retry-after-honesty")
-        .unwrap()
-        .resolve(&spec, &t)
-        .unwrap();
-    let slots = super::super::schedule::build(&r);
-    let wall0 = 1_800_000_000.0;
+    let (r, slots, wall0) = free_retry_after_run();
     let records: Vec<crate::load::engine::Record> = slots
         .iter()
         .enumerate()

@@ -124,11 +124,7 @@ pub async fn run(ctx: &Ctx) {
                 }
                 let (x, _) = ctx.exchange(op, req, Expect::Any).await;
                 match x.resp() {
-                    Some(r)
-                        if r.status == 401 && error_code(r).as_deref() == Some("unauthorized") =>
-                    {
-                        ctx.rec.pass("auth.required", &op.label())
-                    }
+                    Some(r) if ctx.is_error(r, 401) => ctx.rec.pass("auth.required", &op.label()),
                     // The limiter may answer before auth on some targets; not this check's call.
                     Some(r) if r.status == 429 => {}
                     Some(r) => ctx.rec.violation(
@@ -225,7 +221,7 @@ async fn gating(ctx: &Ctx, op: &Operation) {
             }
         } else {
             below = true;
-            if r.status == 403 && code == "forbidden" {
+            if ctx.is_error(r, 403) {
                 ctx.rec.pass(id, &label);
             } else {
                 ctx.rec.violation(
@@ -308,20 +304,21 @@ async fn analytics_on_free(ctx: &Ctx) {
     }
     for op in ops {
         let k = &keys[0];
-        let (x, o) = ctx
+        let (x, _) = ctx
             .exchange(op, minimal_request(op).key(k), Expect::Any)
             .await;
         let Some(r) = x.resp() else { continue };
-        let code = error_code(r).unwrap_or_default();
-        match (r.status, o) {
-            (403, _) if code == "forbidden" => ctx.rec.pass(id, &op.label()),
-            _ => ctx.rec.violation(
+        if ctx.is_error(r, 403) {
+            ctx.rec.pass(id, &op.label());
+        } else {
+            let code = error_code(r).unwrap_or_default();
+            ctx.rec.violation(
                 id,
                 &op.label(),
                 format!("403 forbidden for the {} plan (not available)", k.plan),
                 format!("{} {code}", r.status),
                 Some(&x),
-            ),
+            );
         }
     }
 }

@@ -43,6 +43,14 @@ pub enum Outcome {
 pub type SchemaCache = HashMap<(String, u16), Option<jsonschema::Validator>>;
 
 impl Ctx {
+    /// Whether `r` is the spec's error for `status`: that status, with the code the spec's
+    /// error table gives it in the envelope.
+    pub fn is_error(&self, r: &Resp, status: u16) -> bool {
+        r.status == status
+            && self.spec.errors.code(status).is_some()
+            && crate::http::error_code(r).as_deref() == self.spec.errors.code(status)
+    }
+
     /// Run the cross-cutting checks on an exchange and the status check `expect` asks for.
     pub fn judge(&self, op: &Operation, x: &Exchange, expect: Expect) -> Outcome {
         let label = op.label();

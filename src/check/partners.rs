@@ -285,7 +285,7 @@ async fn unknown(d: &Deactivator<'_>) {
         if o == Outcome::Throttled {
             continue;
         }
-        if r.status == 404 && error_code(r).as_deref() == Some("not_found") {
+        if d.ctx.is_error(r, 404) {
             d.ctx.rec.pass(id, &d.label);
         } else {
             d.ctx.rec.violation(

@@ -209,8 +209,9 @@ fn outside_check_only_its_entry_point_and_options_are_used() {
 }
 
 /// The families of check ids, and `load` for the load rules.
-const ID_FAMILIES: [&str; 11] = [
+const ID_FAMILIES: [&str; 12] = [
     "transport",
+    "http",
     "status",
     "schema",
     "envelope",

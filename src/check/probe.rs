@@ -181,15 +181,64 @@ impl Exchange {
                 parts.push(format!("-H {}", shell_quote(&line)));
             }
         }
+        let mut pipe = None;
         if let Some(b) = &self.req.body {
-            let data = match std::str::from_utf8(b) {
-                Ok(s) => shell_quote(&redact(s, secrets)),
-                Err(_) => ansi_c_quote(b),
-            };
-            parts.push(format!("--data-binary {data}"));
+            if b.len() > INLINE_BODY {
+                // Too long for a command line: a pipeline makes it, or it is named as a file.
+                pipe = body_pipeline(b, secrets);
+                parts.push(match pipe {
+                    Some(_) => "--data-binary @-".into(),
+                    None => format!("--data-binary @body.bin  # {} bytes", b.len()),
+                });
+            } else {
+                let data = match std::str::from_utf8(b) {
+                    Ok(s) => shell_quote(&redact(s, secrets)),
+                    Err(_) => ansi_c_quote(b),
+                };
+                parts.push(format!("--data-binary {data}"));
+            }
         }
-        parts.join(" ")
+        match pipe {
+            Some(p) => format!("{p} | {}", parts.join(" ")),
+            None => parts.join(" "),
+        }
     }
+}
+
+/// Bodies longer than this are not written into a curl line.
+const INLINE_BODY: usize = 64 * 1024;
+
+/// A shell pipeline that writes a long body made of a short head, one printable byte
+/// repeated, and a short tail (the runner's oversized bodies), if it is one.
+fn body_pipeline(b: &[u8], secrets: &[Secret]) -> Option<String> {
+    let (mut start, mut len, mut best) = (0, 0, (0, 0));
+    for (i, c) in b.iter().enumerate() {
+        if i > 0 && *c == b[i - 1] {
+            len += 1;
+        } else {
+            (start, len) = (i, 1);
+        }
+        if len > best.1 {
+            best = (start, len);
+        }
+    }
+    let (start, len) = best;
+    let byte = b[start];
+    let (head, tail) = (&b[..start], &b[start + len..]);
+    if head.len() + tail.len() > INLINE_BODY || !byte.is_ascii_alphanumeric() {
+        return None;
+    }
+    let text = |part: &[u8]| {
+        std::str::from_utf8(part)
+            .ok()
+            .map(|s| shell_quote(&redact(s, secrets)))
+    };
+    Some(format!(
+        "{{ printf '%s' {}; head -c {len} /dev/zero | tr '\\0' '{}'; printf '%s' {}; }}",
+        text(head)?,
+        byte as char,
+        text(tail)?
+    ))
 }
 
 /// PNG images kept whole in a finding up to this size; larger ones are only summarised.
@@ -513,6 +562,28 @@ mod tests {
         );
         let rec = x.record(&secrets);
         assert!(!serde_json::to_string(&rec).unwrap().contains("lk_secret"));
+    }
+
+    #[test]
+    fn long_bodies_are_made_by_a_pipeline_not_written_out() {
+        let mut body = br#"{"a":""#.to_vec();
+        body.resize(body.len() + 100_000, b'x');
+        body.extend_from_slice(br#""}"#);
+        let mut req = Req::post_json("/p", &serde_json::json!({}));
+        req.body = Some(body);
+        let x = Exchange {
+            url: req.url("https://h"),
+            req,
+            result: Err("x".into()),
+            insecure: false,
+        };
+        let c = x.curl(&[]);
+        assert!(c.len() < 400, "{c}");
+        assert!(
+            c.starts_with(r#"{ printf '%s' '{"a":"'; head -c 100000 /dev/zero | tr '\0' 'x'; printf '%s' '"}'; } | curl"#),
+            "{c}"
+        );
+        assert!(c.ends_with("--data-binary @-"), "{c}");
     }
 
     #[test]

@@ -224,3 +224,22 @@ async fn without_the_http_family_a_charset_refusal_goes_unseen() {
     let r = run_check(b.target(), &["partners", "status"]).await;
     assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
 }
+
+/// Straight to each implementation, no proxy (which reads every body whole): a refused 16 MiB
+/// body gets an answer the client can read, not a connection reset under it mid-send.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_bodies_get_a_readable_answer_from_both_implementations() {
+    let reference = common::reference(Some(6.0)).await;
+    let variant = common::variant::start(6.0).await;
+    for (imp, target) in [
+        (Impl::Reference, reference.target(&common::spec())),
+        (Impl::Variant, variant.target()),
+    ] {
+        let r = run_check(target, &["http.body-size", "http.method"]).await;
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
+        assert!(r.checks.iter().any(|c| c.id == "http.body-size"), "judged");
+        for c in r.checks.iter().filter(|c| c.id.starts_with("http.")) {
+            assert_eq!(c.verdict, Verdict::Pass, "{imp:?}: {c:?}");
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod cases;
 pub mod conformance;
 pub mod http;
+pub mod long_body;
 pub mod pagination;
 pub mod partners;
 pub mod probe;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use http::Method;
 use serde_json::Value;
 
+use super::long_body::{INLINE_BODY, Repeated};
 use crate::clock::now_epoch;
 use crate::http::{Resp, read_capped};
 use crate::rate_headers;
@@ -185,7 +186,16 @@ impl Exchange {
         if let Some(b) = &self.req.body {
             if b.len() > INLINE_BODY {
                 // Too long for a command line: a pipeline makes it, or it is named as a file.
-                pipe = body_pipeline(b, secrets);
+                pipe = Repeated::of(b).map(|r| {
+                    let q = |s: &str| shell_quote(&redact(s, secrets));
+                    format!(
+                        "{{ printf '%s' {}; head -c {} /dev/zero | tr '\\0' '{}'; printf '%s' {}; }}",
+                        q(r.head),
+                        r.len,
+                        r.byte,
+                        q(r.tail)
+                    )
+                });
                 parts.push(match pipe {
                     Some(_) => "--data-binary @-".into(),
                     None => format!("--data-binary @body.bin  # {} bytes", b.len()),
@@ -203,42 +213,6 @@ impl Exchange {
             None => parts.join(" "),
         }
     }
-}
-
-/// Bodies longer than this are not written into a curl line.
-const INLINE_BODY: usize = 64 * 1024;
-
-/// A shell pipeline that writes a long body made of a short head, one printable byte
-/// repeated, and a short tail (the runner's oversized bodies), if it is one.
-fn body_pipeline(b: &[u8], secrets: &[Secret]) -> Option<String> {
-    let (mut start, mut len, mut best) = (0, 0, (0, 0));
-    for (i, c) in b.iter().enumerate() {
-        if i > 0 && *c == b[i - 1] {
-            len += 1;
-        } else {
-            (start, len) = (i, 1);
-        }
-        if len > best.1 {
-            best = (start, len);
-        }
-    }
-    let (start, len) = best;
-    let byte = b[start];
-    let (head, tail) = (&b[..start], &b[start + len..]);
-    if head.len() + tail.len() > INLINE_BODY || !byte.is_ascii_alphanumeric() {
-        return None;
-    }
-    let text = |part: &[u8]| {
-        std::str::from_utf8(part)
-            .ok()
-            .map(|s| shell_quote(&redact(s, secrets)))
-    };
-    Some(format!(
-        "{{ printf '%s' {}; head -c {len} /dev/zero | tr '\\0' '{}'; printf '%s' {}; }}",
-        text(head)?,
-        byte as char,
-        text(tail)?
-    ))
 }
 
 /// PNG images kept whole in a finding up to this size; larger ones are only summarised.

@@ -168,6 +168,7 @@ mod tests {
             "envelope",
             "auth",
             "plan",
+            "http",
             "pagination",
             "qr",
             "partners",

@@ -69,18 +69,7 @@ impl Ctx {
             );
             return Outcome::Transport;
         };
-        if op.declares_status(r.status) {
-            self.rec.pass("status.listed", &label);
-        } else {
-            let listed: Vec<String> = op.responses.keys().map(u16::to_string).collect();
-            self.rec.violation(
-                "status.listed",
-                &label,
-                format!("one of {}", listed.join(", ")),
-                r.status.to_string(),
-                Some(x),
-            );
-        }
+        self.status_listed(op, x, r);
         if r.status >= 400 {
             self.envelope(&label, x, r);
         } else if r.is_success() {
@@ -128,7 +117,29 @@ impl Ctx {
         outcome
     }
 
-    fn envelope(&self, label: &str, x: &Exchange, r: &Resp) {
+    /// `status.listed` on one answer to a request aimed at `op`'s path. A status standard HTTP
+    /// gives a request outside the operation's shape (`standard_status`) is an observation:
+    /// the spec's list names none of them, and does not forbid them either.
+    pub fn status_listed(&self, op: &Operation, x: &Exchange, r: &Resp) {
+        let label = op.label();
+        if op.declares_status(r.status) {
+            self.rec.pass("status.listed", &label);
+        } else if let Some(why) = standard_status(op, x, r) {
+            self.rec.observe("status.listed", &label, why, Some(x));
+        } else {
+            let listed: Vec<String> = op.responses.keys().map(u16::to_string).collect();
+            self.rec.violation(
+                "status.listed",
+                &label,
+                format!("one of {}", listed.join(", ")),
+                r.status.to_string(),
+                Some(x),
+            );
+        }
+    }
+
+    /// `envelope.*` on one error answer.
+    pub fn envelope(&self, label: &str, x: &Exchange, r: &Resp) {
         let media = r.media_type().unwrap_or_default();
         if media == "application/json" || media.ends_with("+json") {
             self.rec.pass("envelope.content-type", label);
@@ -280,6 +291,37 @@ impl Ctx {
                 Some(x),
             ),
         }
+    }
+}
+
+/// A request body at least this large is larger than any the spec's operations need (theirs
+/// are a few short strings): a 413 for it is standard HTTP.
+pub const OVERSIZED_BODY: usize = 1024 * 1024;
+
+/// Why a status outside the spec's list is still standard HTTP for this request, if it is:
+/// 405 with `Allow` for a method the path does not define (RFC 9110 15.5.6), 413 for a body
+/// larger than any the operation needs (RFC 9110 15.5.14). `http.method` and `http.body-size`
+/// pass the same answers.
+pub fn standard_status(op: &Operation, x: &Exchange, r: &Resp) -> Option<String> {
+    match r.status {
+        405 if x.req.method != op.method && r.header("allow").is_some() => Some(
+            "405 with Allow for a method the path does not define (standard HTTP, RFC 9110; \
+             not in the spec's list)"
+                .into(),
+        ),
+        413 if x
+            .req
+            .body
+            .as_ref()
+            .is_some_and(|b| b.len() >= OVERSIZED_BODY) =>
+        {
+            Some(
+                "413 for a body larger than any the operation needs (standard HTTP, RFC 9110; not \
+             in the spec's list)"
+                    .into(),
+            )
+        }
+        _ => None,
     }
 }
 

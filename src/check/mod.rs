@@ -7,6 +7,8 @@
 pub mod auth;
 pub mod cases;
 pub mod conformance;
+pub mod http;
+pub mod long_body;
 pub mod pagination;
 pub mod partners;
 pub mod probe;
@@ -169,11 +171,13 @@ pub async fn run(
         schemas: Mutex::new(Default::default()),
     };
     ctx.spec = Arc::new(served_only(&ctx).await);
-    let families: [(&str, Family); 8] = [
+    let families: [(&str, Family); 9] = [
         ("transport", |c| Box::pin(transport::run(c))),
         ("auth", |c| Box::pin(auth::run(c))),
         ("plan", |c| Box::pin(auth::run_plans(c))),
         ("status", |c| Box::pin(status::run(c))),
+        // Before `partners`: it deactivates the fixture that family leaves alone.
+        ("http", |c| Box::pin(http::run(c))),
         ("pagination", |c| Box::pin(pagination::run(c))),
         ("qr", |c| Box::pin(qr::run(c))),
         ("partners", |c| Box::pin(partners::run(c))),

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use http::Method;
 use serde_json::Value;
 
+use super::long_body::{INLINE_BODY, Repeated};
 use crate::clock::now_epoch;
 use crate::http::{Resp, read_capped};
 use crate::rate_headers;
@@ -181,14 +182,36 @@ impl Exchange {
                 parts.push(format!("-H {}", shell_quote(&line)));
             }
         }
+        let mut pipe = None;
         if let Some(b) = &self.req.body {
-            let data = match std::str::from_utf8(b) {
-                Ok(s) => shell_quote(&redact(s, secrets)),
-                Err(_) => ansi_c_quote(b),
-            };
-            parts.push(format!("--data-binary {data}"));
+            if b.len() > INLINE_BODY {
+                // Too long for a command line: a pipeline makes it, or it is named as a file.
+                pipe = Repeated::of(b).map(|r| {
+                    let q = |s: &str| shell_quote(&redact(s, secrets));
+                    format!(
+                        "{{ printf '%s' {}; head -c {} /dev/zero | tr '\\0' '{}'; printf '%s' {}; }}",
+                        q(r.head),
+                        r.len,
+                        r.byte,
+                        q(r.tail)
+                    )
+                });
+                parts.push(match pipe {
+                    Some(_) => "--data-binary @-".into(),
+                    None => format!("--data-binary @body.bin  # {} bytes", b.len()),
+                });
+            } else {
+                let data = match std::str::from_utf8(b) {
+                    Ok(s) => shell_quote(&redact(s, secrets)),
+                    Err(_) => ansi_c_quote(b),
+                };
+                parts.push(format!("--data-binary {data}"));
+            }
         }
-        parts.join(" ")
+        match pipe {
+            Some(p) => format!("{p} | {}", parts.join(" ")),
+            None => parts.join(" "),
+        }
     }
 }
 
@@ -513,6 +536,28 @@ mod tests {
         );
         let rec = x.record(&secrets);
         assert!(!serde_json::to_string(&rec).unwrap().contains("lk_secret"));
+    }
+
+    #[test]
+    fn long_bodies_are_made_by_a_pipeline_not_written_out() {
+        let mut body = br#"{"a":""#.to_vec();
+        body.resize(body.len() + 100_000, b'x');
+        body.extend_from_slice(br#""}"#);
+        let mut req = Req::post_json("/p", &serde_json::json!({}));
+        req.body = Some(body);
+        let x = Exchange {
+            url: req.url("https://h"),
+            req,
+            result: Err("x".into()),
+            insecure: false,
+        };
+        let c = x.curl(&[]);
+        assert!(c.len() < 400, "{c}");
+        assert!(
+            c.starts_with(r#"{ printf '%s' '{"a":"'; head -c 100000 /dev/zero | tr '\0' 'x'; printf '%s' '"}'; } | curl"#),
+            "{c}"
+        );
+        assert!(c.ends_with("--data-binary @-"), "{c}");
     }
 
     #[test]

@@ -107,13 +107,14 @@ pub fn check(id: &str) -> Option<&'static CheckDef> {
 
 /// The families of check ids (the part before the dot), each the module of `check` that
 /// judges it; load rules are all `load.*`.
-pub const FAMILIES: [&str; 10] = [
+pub const FAMILIES: [&str; 11] = [
     "transport",
     "status",
     "schema",
     "envelope",
     "auth",
     "plan",
+    "http",
     "pagination",
     "qr",
     "partners",

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Instant, SystemTime};
 
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tower::ServiceExt;
 
@@ -26,6 +26,11 @@ use crate::spec::{Limit, QueryValueError};
 
 /// Largest request body read; larger is a 400 (the spec's table has no 413).
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// A body past `MAX_BODY_BYTES`, or one an operation does not take, is still read (and
+/// discarded) up to this much and for at most `DRAIN_TIME`, so the client finishes sending and
+/// reads the answer: closing on unread data resets the connection under it (RFC 9112 9.6).
+const DRAIN_BYTES: usize = 64 * 1024 * 1024;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Who is calling: set by the auth layer.
 #[derive(Clone, Copy, Debug)]
@@ -287,9 +292,13 @@ async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
         body: None,
     };
     let Some(spec_body) = &rt.op.body else {
-        let mut req = req;
-        req.extensions_mut().insert(Arc::new(v));
-        return Ok(req);
+        // A body the operation does not take is ignored, once read.
+        let (mut parts, body) = req.into_parts();
+        if body.size_hint().exact() != Some(0) {
+            let _ = read_body(body).await;
+        }
+        parts.extensions.insert(Arc::new(v));
+        return Ok(Request::from_parts(parts, Body::empty()));
     };
     let (mut parts, body) = req.into_parts();
     let media = parts
@@ -303,17 +312,14 @@ async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
                 .trim()
                 .to_ascii_lowercase()
         });
+    let bytes = read_body(body).await;
     if media.as_deref() != Some(spec_body.content_type.as_str()) {
         return Err(ApiError::bad_request(format!(
             "the body must be sent as Content-Type: {}",
             spec_body.content_type
         )));
     }
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            ApiError::bad_request(format!("the body is larger than {MAX_BODY_BYTES} bytes"))
-        })?;
+    let bytes = bytes?;
     if bytes.is_empty() && spec_body.required {
         return Err(ApiError::bad_request("the request body is required"));
     }
@@ -325,6 +331,40 @@ async fn validated(rt: &OpRuntime, req: Request) -> Result<Request, ApiError> {
     v.body = Some(json);
     parts.extensions.insert(Arc::new(v));
     Ok(Request::from_parts(parts, Body::empty()))
+}
+
+/// The body, up to `MAX_BODY_BYTES`; a larger one is a 400, answered once the rest is read
+/// and discarded (within `DRAIN_BYTES` and `DRAIN_TIME`).
+async fn read_body(body: Body) -> Result<Vec<u8>, ApiError> {
+    let mut stream = body.into_data_stream();
+    let (mut kept, mut seen) = (Vec::new(), 0usize);
+    let mut deadline = None;
+    loop {
+        let next = match deadline {
+            None => stream.next().await,
+            Some(d) => match tokio::time::timeout_at(d, stream.next()).await {
+                Ok(n) => n,
+                Err(_) => break,
+            },
+        };
+        let Some(chunk) = next else { break };
+        let chunk =
+            chunk.map_err(|e| ApiError::bad_request(format!("the body could not be read: {e}")))?;
+        seen = seen.saturating_add(chunk.len());
+        if seen <= MAX_BODY_BYTES {
+            kept.extend_from_slice(&chunk);
+        } else if seen > DRAIN_BYTES {
+            break;
+        } else if deadline.is_none() {
+            deadline = Some(tokio::time::Instant::now() + DRAIN_TIME);
+        }
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "the body is larger than {MAX_BODY_BYTES} bytes"
+        )));
+    }
+    Ok(kept)
 }
 
 fn parse_query(rt: &OpRuntime, query: &str) -> Result<BTreeMap<String, Value>, ApiError> {

@@ -174,8 +174,15 @@ impl App {
         })
     }
 
-    /// The operation of a method and path, if the spec has one.
+    /// The operation of a method and path, if the spec has one. HEAD is GET's (RFC 9110
+    /// 9.3.2): the router serves it through the GET handler and drops the body, so it passes
+    /// the same rules.
     fn resolve(&self, method: &Method, path: &str) -> Option<OpId> {
+        let method = if method == Method::HEAD {
+            &Method::GET
+        } else {
+            method
+        };
         let by_method = self.routes.get(path)?;
         by_method
             .iter()

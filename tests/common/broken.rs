@@ -29,6 +29,8 @@ pub struct Answer {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
+    /// Break the connection instead of answering.
+    pub drop_connection: bool,
 }
 
 impl Answer {
@@ -193,7 +195,8 @@ pub async fn on_both(
 
 async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let body = axum::body::to_bytes(body, 1 << 20)
+    // Read whole (the runner's oversized bodies are 16 MiB), so the defect sees what was sent.
+    let body = axum::body::to_bytes(body, 32 << 20)
         .await
         .unwrap_or_default()
         .to_vec();
@@ -225,9 +228,17 @@ async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Req
         status: r.status().as_u16(),
         headers: r.headers().clone(),
         body: r.bytes().await.unwrap().to_vec(),
+        drop_connection: false,
     };
     if let Some(a) = &defect.after {
         a(&inc, &mut ans);
+    }
+    if ans.drop_connection {
+        // A body that fails at once: the connection is cut with no answer to read.
+        let broken = futures::stream::once(async {
+            Err::<Vec<u8>, _>(std::io::Error::other("the defect drops the connection"))
+        });
+        return Response::new(Body::from_stream(broken));
     }
     ans.headers.remove("content-length");
     ans.headers.remove("transfer-encoding");

@@ -152,6 +152,8 @@ pub(crate) fn error(status: u16, message: impl Into<String>) -> Response {
         401 => "unauthorized",
         403 => "forbidden",
         404 => "not_found",
+        405 => "method_not_allowed",
+        413 => "payload_too_large",
         422 => "unprocessable_entity",
         429 => "rate_limit_exceeded",
         _ => "internal_server_error",
@@ -186,15 +188,56 @@ enum Route {
     Tags,
 }
 
+/// Largest body read; a larger one is 413 (standard HTTP, though not in the document's list).
+const MAX_BODY: usize = 64 * 1024;
+/// A refused body is still read up to this much before the answer, so the client can finish
+/// sending and read it.
+const DRAIN: usize = 64 * 1024 * 1024;
+
+/// 413 in the envelope, once the body is read (up to `DRAIN`) and thrown away.
+async fn too_large(body: Body) -> Response {
+    let _ = axum::body::to_bytes(body, DRAIN).await;
+    error(413, format!("the body is larger than {MAX_BODY} bytes"))
+}
+
 async fn handle(app: &App, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    // Routing first: anything but the three operations is 404, whatever the credentials.
-    let route = match (parts.method.as_str(), parts.uri.path()) {
+    // Routing first: an unknown path is 404 whatever the credentials; a known path with
+    // another method is 405 with Allow (OPTIONS: 204 with Allow).
+    let path = parts.uri.path();
+    let allow = match path {
+        "/qr" | "/tags" => "GET",
+        "/partners/deactivate" => "POST",
+        _ => return error(404, "no such endpoint"),
+    };
+    let route = match (parts.method.as_str(), path) {
         ("GET", "/qr") => Route::Qr,
         ("POST", "/partners/deactivate") => Route::Deactivate,
         ("GET", "/tags") => Route::Tags,
-        _ => return error(404, "no such endpoint"),
+        (method, _) => {
+            let mut r = if method == "OPTIONS" {
+                let mut r = Response::new(Body::empty());
+                *r.status_mut() = StatusCode::NO_CONTENT;
+                r
+            } else {
+                error(
+                    405,
+                    format!("{path} does not take {method}; it takes {allow}"),
+                )
+            };
+            r.headers_mut()
+                .insert("allow", HeaderValue::from_static(allow));
+            return r;
+        }
     };
+    // Size before credentials: any route, a body it could not take is 413.
+    let declared = parts
+        .headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY) {
+        return too_large(body).await;
+    }
     // Authentication: exactly `Bearer <key>`, the scheme as the document writes it.
     let key = parts
         .headers
@@ -216,10 +259,11 @@ async fn handle(app: &App, req: Request) -> Response {
                 if !matches!(*plan, "advanced" | "enterprise") {
                     error(403, "partner endpoints need the Advanced plan or higher")
                 } else {
-                    let bytes = axum::body::to_bytes(body, 64 * 1024).await;
-                    match bytes {
+                    match axum::body::to_bytes(body, MAX_BODY).await {
                         Ok(b) => partners::deactivate(ws, &parts.headers, &b),
-                        Err(_) => error(400, "body too large or unreadable"),
+                        // Without a Content-Length (chunked): past the limit, the rest is
+                        // no longer readable here.
+                        Err(_) => error(413, "the body is larger than the limit or unreadable"),
                     }
                 }
             }

@@ -1,0 +1,123 @@
+//! `http.*`: HTTP beyond the happy path, sent on every path the spec defines. One file per
+//! check: `method.rs`, `size.rs`, `media.rs`; `http.choices` is fed by all three.
+//!
+//! - `http.method`: every standard method a path does not define (GET, POST, PUT, PATCH,
+//!   DELETE, and HEAD and OPTIONS) gets an error in the envelope: 404, or 405 with `Allow`
+//!   naming the path's methods. An empty body, a non-envelope error, a 2xx that pretends to
+//!   have done something or a 5xx fails. HEAD served like GET (no body can be an envelope) and
+//!   OPTIONS answered 2xx are HTTP's own: observed, never failed.
+//! - `http.body-size`: a few bodies larger than any sane payload (`OVERSIZED`: 2 and 16 MiB to
+//!   deactivation naming an unknown partner, 2 MiB on a GET) are refused cleanly (413, 400 or
+//!   422 in the envelope) or served as the small request would be; a 5xx, a hang or a dropped
+//!   connection fails.
+//! - `http.media-type`: `application/json; charset=utf-8` is the same media type as
+//!   `application/json` (RFC 9110 8.3.1): served as without the parameter, never a 400/415.
+//!   With an unknown partner always; with `--allow-destructive`, also on a spare fixture.
+//! - `http.choices`: which of the legal answers the target chose.
+//!
+//! Error answers also feed `status.listed` and `envelope.*`; `conformance::standard_status`
+//! makes `status.listed` observe (not fail) the 405 and 413 these requests may meet.
+
+mod media;
+mod method;
+mod size;
+
+use super::Ctx;
+use super::probe::Exchange;
+use crate::http::{error_code, is_envelope};
+
+/// A partner no target has: what the oversized and media-type requests name, so they change
+/// nothing.
+const UNKNOWN_PARTNER: &str = "pn_linkcert_http_absent";
+
+/// How one answer fares against one check.
+#[derive(Debug, PartialEq, Eq)]
+enum Judged {
+    /// Held; the words say which legal choice the target made.
+    Pass(String),
+    /// Legal, HTTP's own: an observation.
+    Observe(String),
+    /// The error is in the envelope, but its status names the problem wrongly.
+    NonStrict(String),
+    Fail(String),
+    /// 429 even after waiting: says nothing either way.
+    Throttled,
+}
+
+pub async fn run(ctx: &Ctx) {
+    if ctx.enabled("http.method") {
+        method::run(ctx).await;
+    }
+    if ctx.enabled("http.body-size") {
+        size::run(ctx).await;
+    }
+    if ctx.enabled("http.media-type") {
+        media::run(ctx).await;
+    }
+}
+
+/// Record a judgement on `id` (choices go to `http.choices` as well).
+fn record(ctx: &Ctx, id: &str, label: &str, expected: &str, j: Judged, x: &Exchange) {
+    match j {
+        Judged::Pass(choice) => {
+            ctx.rec.pass(id, label);
+            ctx.rec.observe("http.choices", label, choice, Some(x));
+        }
+        Judged::Observe(what) => ctx.rec.observe("http.choices", label, what, Some(x)),
+        Judged::NonStrict(actual) => ctx.rec.non_strict(id, label, expected, actual, Some(x)),
+        Judged::Fail(actual) => ctx.rec.violation(id, label, expected, actual, Some(x)),
+        Judged::Throttled => {}
+    }
+}
+
+/// What an answer was, in words.
+fn answer_text(x: &Exchange) -> String {
+    match x.resp() {
+        None => format!("no answer ({})", x.result.clone().err().unwrap_or_default()),
+        Some(r) if r.status >= 400 && !is_envelope(r) => {
+            let empty = if r.body.is_empty() { ", empty" } else { "" };
+            format!("{} without the error envelope{empty}", r.status)
+        }
+        Some(r) => match error_code(r) {
+            Some(c) => format!("{} {c}", r.status),
+            None => r.status.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod test_support {
+    use http::Method;
+
+    use super::Judged;
+    use crate::check::probe::{Exchange, Req};
+    use crate::http::Resp;
+
+    pub const NF: &str = r#"{"error":{"code":"not_found","message":"m"}}"#;
+    pub const BAD: &str = r#"{"error":{"code":"bad_request","message":"m"}}"#;
+
+    /// An exchange that got this answer.
+    pub fn x(method: Method, status: u16, headers: &[(&str, &str)], body: &str) -> Exchange {
+        let mut req = Req::get("/tags");
+        req.method = method;
+        Exchange {
+            url: "https://h/tags".into(),
+            req,
+            result: Ok(Resp {
+                status,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                body: body.as_bytes().to_vec(),
+                truncated: false,
+                elapsed: Default::default(),
+            }),
+            insecure: false,
+        }
+    }
+
+    pub fn fails(j: &Judged) -> bool {
+        matches!(j, Judged::Fail(_))
+    }
+}

@@ -48,6 +48,7 @@ async fn both_implementations_pass_pagination_and_partners() {
             "partners.deactivate",
             "partners.unknown",
             "partners.neither",
+            "partners.null",
         ] {
             assert!(
                 r.checks
@@ -319,6 +320,36 @@ async fn answering_200_for_unknown_partners_fails_unknown() {
         .await;
         let r = run_check(b.target(), &["partners.unknown"]).await;
         assert_fails(&r, "partners.unknown");
+    }
+}
+
+/// A target that crashes on `null` in a deactivation body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_a_null_field_fails_partners_null() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let null_field = serde_json::from_slice::<Value>(&inc.body)
+                    .ok()
+                    .and_then(|v| v.as_object().cloned())
+                    .is_some_and(|o| o.values().any(Value::is_null));
+                if inc.path == "/partners/deactivate" && null_field && ans.status != 429 {
+                    ans.status = 500;
+                    ans.body =
+                        br#"{"error":{"code":"internal_server_error","message":"boom"}}"#.to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners"]).await;
+        assert_fails(&r, "partners.null");
+        assert!(
+            !failed(&r).contains(&"partners.neither".to_string()),
+            "{imp:?}: only the null probes are broken: {}",
+            r.summary()
+        );
     }
 }
 

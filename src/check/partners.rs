@@ -246,6 +246,9 @@ pub async fn run(ctx: &Ctx) {
     if ctx.enabled("partners.neither") {
         neither(&d).await;
     }
+    if ctx.enabled("partners.null") {
+        nulls(&d).await;
+    }
     if !DESTRUCTIVE.iter().any(|id| ctx.enabled(id)) {
         return;
     }
@@ -313,6 +316,43 @@ async fn neither(d: &Deactivator<'_>) {
             status_text(&x),
             Some(&x),
         ),
+    }
+}
+
+/// `partners.null`: `null` for either field, both, or beside an unknown id of the other. None
+/// names a partner that exists, so nothing may be deactivated: a clean rejection (400/422) or
+/// 404 not_found (null read as absent, the other id unknown) passes; a 2xx (what was
+/// deactivated?), a 5xx or an error outside the envelope fails.
+async fn nulls(d: &Deactivator<'_>) {
+    let id = "partners.null";
+    let bodies = [
+        json!({ "partnerId": null }),
+        json!({ "tenantId": null }),
+        json!({ "partnerId": null, "tenantId": null }),
+        json!({ "partnerId": null, "tenantId": UNKNOWN_TENANT }),
+        json!({ "partnerId": UNKNOWN_PARTNER, "tenantId": null }),
+    ];
+    for body in bodies {
+        let (x, o) = d.send(body.clone(), Expect::Any).await;
+        let Some(r) = x.resp() else { continue };
+        let clean = match o {
+            Outcome::Throttled | Outcome::Transport => continue,
+            Outcome::CleanRejection(_) => true,
+            _ => r.status == 404 && error_code(r).as_deref() == Some("not_found"),
+        };
+        if clean {
+            d.ctx.rec.pass(id, &d.label);
+        } else {
+            d.ctx.rec.violation(
+                id,
+                &d.label,
+                format!(
+                    "400/422 in the envelope (or 404 not_found) for {body}: no known partner named"
+                ),
+                status_text(&x),
+                Some(&x),
+            );
+        }
     }
 }
 

@@ -323,6 +323,28 @@ async fn answering_200_for_unknown_partners_fails_unknown() {
     }
 }
 
+/// A target that answers 400 for a page past the last one (its empty page made an error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_400_for_a_page_past_the_end_fails_pagination_bounds() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let paged = inc.query.split('&').any(|p| p.starts_with("page="));
+                if is_tags(inc, ans) && paged && ans.body.as_slice() == b"[]" {
+                    ans.status = 400;
+                    ans.body = br#"{"error":{"code":"bad_request","message":"page out of range"}}"#
+                        .to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.bounds"]).await;
+        assert_fails(&r, "pagination.bounds");
+    }
+}
+
 /// A target that crashes on `null` in a deactivation body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_500_for_a_null_field_fails_partners_null() {

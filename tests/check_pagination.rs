@@ -345,6 +345,37 @@ async fn a_400_for_a_page_past_the_end_fails_pagination_bounds() {
     }
 }
 
+/// A target whose search ignores a term that is not ASCII: every tag comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_ignoring_non_ascii_terms_fails_pagination_search() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                if inc.path != "/tags" {
+                    return;
+                }
+                // UTF-8 beyond ASCII, percent-encoded: a lead byte %C2..%F4.
+                let non_ascii = |p: &str| {
+                    ["%C", "%D", "%E", "%F", "%c", "%d", "%e", "%f"]
+                        .iter()
+                        .any(|b| p.contains(b))
+                };
+                inc.query = inc
+                    .query
+                    .split('&')
+                    .filter(|p| !(p.starts_with("search=") && non_ascii(p)))
+                    .collect::<Vec<_>>()
+                    .join("&");
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.search"]).await;
+        assert_fails(&r, "pagination.search");
+    }
+}
+
 /// A target that crashes on `null` in a deactivation body.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_500_for_a_null_field_fails_partners_null() {

@@ -138,11 +138,11 @@ fn near_misses(key: &str) -> Vec<(String, String)> {
     out
 }
 
-/// `auth.required` on the open forms of a credential, on one operation with a key that may
-/// call it: accepted or 401 unauthorized, both observed; a 400/422 or a 5xx is a failure (a
-/// credential is either valid or "invalid: 401").
+/// `auth.choices` on the open forms of a credential, on one operation with a key that may
+/// call it: accepted or 401 unauthorized, both observed; anything else (a 400/422, a 5xx) is
+/// an `auth.required` failure (a credential is either valid or "invalid: 401").
 async fn open_credential_forms(ctx: &Ctx) {
-    let id = "auth.required";
+    let (id, judge) = ("auth.choices", "auth.required");
     let Some(op) = ctx.op("getTags").or(ctx.spec.operations.first()) else {
         return;
     };
@@ -168,7 +168,7 @@ async fn open_credential_forms(ctx: &Ctx) {
                 Some(&x),
             ),
             _ => ctx.rec.violation(
-                id,
+                judge,
                 &op.label(),
                 format!("{what}: accepted, or refused with 401 unauthorized"),
                 format!("{} {code}", r.status),
@@ -182,7 +182,7 @@ pub async fn run(ctx: &Ctx) {
     let Some(key) = ctx.main_key().cloned() else {
         return;
     };
-    if ctx.enabled("auth.required") {
+    if ctx.enabled("auth.choices") {
         open_credential_forms(ctx).await;
     }
     for op in &ctx.spec.operations {

@@ -328,6 +328,14 @@ pub const CHECKS: &[CheckDef] = &[
     },
     // Issue 18, the input space: nulls in a body, plan-gated parameters on every plan.
     CheckDef {
+        id: "auth.choices",
+        title: "the Bearer scheme in another case, two spaces after it (accepted or 401)",
+        clause: "Authentication 1: the word Bearer, a space, and an API key (RFC 9110: scheme case-insensitive)",
+        level: Informational,
+        needs: "any key",
+        enforces: Enforces::Clauses(&["auth.1"]),
+    },
+    CheckDef {
         id: "plan.paid-params-safe",
         title: "logo and hideLogo on a plan without them: refused cleanly or accepted, never a server error",
         clause: "Endpoints / GET /qr: logo, hideLogo only with a paid plan; Errors",

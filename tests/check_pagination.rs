@@ -58,6 +58,20 @@ async fn both_implementations_pass_pagination_and_partners() {
                 r.summary()
             );
         }
+        // A fixture's id beside a null: the reference refuses it (400), the variant reads the
+        // null as absent and deactivates; both legal, both judged.
+        let choices = format!(
+            "{:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id == "partners.choices")
+                .collect::<Vec<_>>()
+        );
+        let want = match imp {
+            Impl::Reference => ": null: rejected with 400",
+            Impl::Variant => ": null: accepted (null read as absent)",
+        };
+        assert!(choices.contains(want), "{imp:?}: {want} in {choices}");
         // GET /links is a stand-in only the reference serves: without it the effect of a
         // deactivation cannot be seen, and the check says so.
         let links = r
@@ -403,6 +417,35 @@ async fn a_500_for_a_null_field_fails_partners_null() {
             "{imp:?}: only the null probes are broken: {}",
             r.summary()
         );
+    }
+}
+
+/// A target that acknowledges a fixture's id beside a null, naming some other partner, and
+/// deactivates nothing: an acceptance not honoured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_null_beside_a_fixture_acknowledged_but_not_honoured_fails_deactivate() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let body = serde_json::from_slice::<Value>(&inc.body).unwrap_or(Value::Null);
+                let fields = body.as_object().cloned().unwrap_or_default();
+                let beside = fields.values().any(Value::is_null)
+                    && fields.values().any(|v| {
+                        v.as_str()
+                            .is_some_and(|s| !s.contains("linkcert_does_not_exist"))
+                    });
+                if inc.path == "/partners/deactivate" && beside && ans.status != 429 {
+                    ans.status = 200;
+                    ans.body = br#"{"partnerId":"pn_someone_else"}"#.to_vec();
+                    ans.set_header("content-type", "application/json");
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners"]).await;
+        assert_fails(&r, "partners.deactivate");
     }
 }
 

@@ -25,8 +25,8 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
     }
     let known: HashMap<&str, &str> = named.iter().copied().collect();
     let seed = l.ctx.opts.seed;
-    let (ascii, non_ascii): (Vec<(&str, &str)>, Vec<(&str, &str)>) =
-        named.iter().copied().partition(|(_, n)| n.is_ascii());
+    type Named<'n> = Vec<(&'n str, &'n str)>;
+    let (ascii, non_ascii): (Named, Named) = named.iter().copied().partition(|(_, n)| n.is_ascii());
     let first = if ascii.is_empty() { &named } else { &ascii };
     let mut targets = vec![first[pick(seed, 200, first.len())]];
     if !non_ascii.is_empty() {

@@ -7,7 +7,8 @@
 //! A fixture belongs to a workspace, so it is deactivated with a key of that workspace: the
 //! plan it is bound to (`--partner advanced=ID`), or else each key whose plan may deactivate,
 //! strongest first, until one does not answer 404. A fixture no key owns is a setup problem,
-//! reported as a skip that says how to bind it, never the target's failure.
+//! reported as a skip that says how to bind it, never the target's failure. With
+//! --allow-destructive the first request for a fixture carries `null` for the other field.
 
 use serde_json::{Value, json};
 
@@ -17,6 +18,9 @@ use super::probe::{Exchange, Req};
 use crate::http::{error_code, is_envelope};
 use crate::spec::Operation;
 use crate::target::{Fixture, PlanKey};
+
+mod nulls;
+use nulls::{null_beside, nulls};
 
 const UNKNOWN_PARTNER: &str = "pn_linkcert_does_not_exist";
 const UNKNOWN_TENANT: &str = "tn_linkcert_does_not_exist";
@@ -319,43 +323,6 @@ async fn neither(d: &Deactivator<'_>) {
     }
 }
 
-/// `partners.null`: `null` for either field, both, or beside an unknown id of the other. None
-/// names a partner that exists, so nothing may be deactivated: a clean rejection (400/422) or
-/// 404 not_found (null read as absent, the other id unknown) passes; a 2xx (what was
-/// deactivated?), a 5xx or an error outside the envelope fails.
-async fn nulls(d: &Deactivator<'_>) {
-    let id = "partners.null";
-    let bodies = [
-        json!({ "partnerId": null }),
-        json!({ "tenantId": null }),
-        json!({ "partnerId": null, "tenantId": null }),
-        json!({ "partnerId": null, "tenantId": UNKNOWN_TENANT }),
-        json!({ "partnerId": UNKNOWN_PARTNER, "tenantId": null }),
-    ];
-    for body in bodies {
-        let (x, o) = d.send(body.clone(), Expect::Any).await;
-        let Some(r) = x.resp() else { continue };
-        let clean = match o {
-            Outcome::Throttled | Outcome::Transport => continue,
-            Outcome::CleanRejection(_) => true,
-            _ => r.status == 404 && error_code(r).as_deref() == Some("not_found"),
-        };
-        if clean {
-            d.ctx.rec.pass(id, &d.label);
-        } else {
-            d.ctx.rec.violation(
-                id,
-                &d.label,
-                format!(
-                    "400/422 in the envelope (or 404 not_found) for {body}: no known partner named"
-                ),
-                status_text(&x),
-                Some(&x),
-            );
-        }
-    }
-}
-
 /// Judge a deactivation that must succeed; the partnerId answered when it did.
 fn judge_deactivation(
     d: &Deactivator<'_>,
@@ -472,7 +439,10 @@ async fn deactivate_fixture(
         } else {
             Expect::Any
         };
-        let (x, o) = d.send_as(&k, json!({ field: f.id }), expect).await;
+        let (x, o) = match null_beside(d, &k, field, &f.id).await {
+            Some(answer) => answer,
+            None => d.send_as(&k, json!({ field: f.id }), expect).await,
+        };
         let not_found = x.status() == Some(404);
         if f.plan.is_none() && not_found {
             tried.push(key_name(&k));

@@ -273,3 +273,73 @@ async fn targets_comparing_keys_loosely_fail_auth_required() {
         }
     }
 }
+
+/// A target that keeps the first word after `Bearer` as the key: `Bearer <key> junk` gets in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_keeping_the_first_word_after_bearer_fails_auth_required() {
+    for imp in BOTH {
+        let first_word = Defect::before(|inc| {
+            let key = inc
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .and_then(|rest| rest.split([' ', '\t', ',']).next())
+                .map(str::to_string);
+            if let Some(key) = key.filter(|k| !k.is_empty()) {
+                inc.headers
+                    .insert("authorization", format!("Bearer {key}").parse().unwrap());
+            }
+        });
+        let b = broken_on(imp, 6.0, first_word).await;
+        let r = run_check(b.target(), &["auth.required"]).await;
+        assert!(
+            failed(&r).contains(&"auth.required".to_string()),
+            "{imp:?}: {}",
+            r.summary()
+        );
+        let rows: Vec<_> = r
+            .checks
+            .iter()
+            .filter(|c| c.id == "auth.required")
+            .collect();
+        assert!(
+            format!("{rows:?}").contains("more text"),
+            "{imp:?}: the finding names the trailing text: {rows:?}"
+        );
+    }
+}
+
+/// A target that crashes when a Free key sends logo or hideLogo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_logo_on_a_free_key_fails_plan_paid_params_safe() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let free = inc
+                    .headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.starts_with("Bearer lk_free_"));
+                let paid_param = inc
+                    .query
+                    .split('&')
+                    .any(|p| p.starts_with("logo=") || p.starts_with("hideLogo="));
+                if inc.path == "/qr" && free && paid_param && ans.status != 429 {
+                    ans.status = 500;
+                    ans.body =
+                        br#"{"error":{"code":"internal_server_error","message":"boom"}}"#.to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["plan"]).await;
+        assert!(
+            failed(&r).contains(&"plan.paid-params-safe".to_string()),
+            "{imp:?}: {}",
+            r.summary()
+        );
+    }
+}

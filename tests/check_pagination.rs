@@ -48,6 +48,7 @@ async fn both_implementations_pass_pagination_and_partners() {
             "partners.deactivate",
             "partners.unknown",
             "partners.neither",
+            "partners.null",
         ] {
             assert!(
                 r.checks
@@ -57,6 +58,20 @@ async fn both_implementations_pass_pagination_and_partners() {
                 r.summary()
             );
         }
+        // A fixture's id beside a null: the reference refuses it (400), the variant reads the
+        // null as absent and deactivates; both legal, both judged.
+        let choices = format!(
+            "{:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id == "partners.choices")
+                .collect::<Vec<_>>()
+        );
+        let want = match imp {
+            Impl::Reference => ": null: rejected with 400",
+            Impl::Variant => ": null: accepted (null read as absent)",
+        };
+        assert!(choices.contains(want), "{imp:?}: {want} in {choices}");
         // GET /links is a stand-in only the reference serves: without it the effect of a
         // deactivation cannot be seen, and the check says so.
         let links = r
@@ -319,6 +334,118 @@ async fn answering_200_for_unknown_partners_fails_unknown() {
         .await;
         let r = run_check(b.target(), &["partners.unknown"]).await;
         assert_fails(&r, "partners.unknown");
+    }
+}
+
+/// A target that answers 400 for a page past the last one (its empty page made an error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_400_for_a_page_past_the_end_fails_pagination_bounds() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let paged = inc.query.split('&').any(|p| p.starts_with("page="));
+                if is_tags(inc, ans) && paged && ans.body.as_slice() == b"[]" {
+                    ans.status = 400;
+                    ans.body = br#"{"error":{"code":"bad_request","message":"page out of range"}}"#
+                        .to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.bounds"]).await;
+        assert_fails(&r, "pagination.bounds");
+    }
+}
+
+/// A target whose search ignores a term that is not ASCII: every tag comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_ignoring_non_ascii_terms_fails_pagination_search() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                if inc.path != "/tags" {
+                    return;
+                }
+                // UTF-8 beyond ASCII, percent-encoded: a lead byte %C2..%F4.
+                let non_ascii = |p: &str| {
+                    ["%C", "%D", "%E", "%F", "%c", "%d", "%e", "%f"]
+                        .iter()
+                        .any(|b| p.contains(b))
+                };
+                inc.query = inc
+                    .query
+                    .split('&')
+                    .filter(|p| !(p.starts_with("search=") && non_ascii(p)))
+                    .collect::<Vec<_>>()
+                    .join("&");
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.search"]).await;
+        assert_fails(&r, "pagination.search");
+    }
+}
+
+/// A target that crashes on `null` in a deactivation body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_a_null_field_fails_partners_null() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let null_field = serde_json::from_slice::<Value>(&inc.body)
+                    .ok()
+                    .and_then(|v| v.as_object().cloned())
+                    .is_some_and(|o| o.values().any(Value::is_null));
+                if inc.path == "/partners/deactivate" && null_field && ans.status != 429 {
+                    ans.status = 500;
+                    ans.body =
+                        br#"{"error":{"code":"internal_server_error","message":"boom"}}"#.to_vec();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners"]).await;
+        assert_fails(&r, "partners.null");
+        assert!(
+            !failed(&r).contains(&"partners.neither".to_string()),
+            "{imp:?}: only the null probes are broken: {}",
+            r.summary()
+        );
+    }
+}
+
+/// A target that acknowledges a fixture's id beside a null, naming some other partner, and
+/// deactivates nothing: an acceptance not honoured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_null_beside_a_fixture_acknowledged_but_not_honoured_fails_deactivate() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let body = serde_json::from_slice::<Value>(&inc.body).unwrap_or(Value::Null);
+                let fields = body.as_object().cloned().unwrap_or_default();
+                let beside = fields.values().any(Value::is_null)
+                    && fields.values().any(|v| {
+                        v.as_str()
+                            .is_some_and(|s| !s.contains("linkcert_does_not_exist"))
+                    });
+                if inc.path == "/partners/deactivate" && beside && ans.status != 429 {
+                    ans.status = 200;
+                    ans.body = br#"{"partnerId":"pn_someone_else"}"#.to_vec();
+                    ans.set_header("content-type", "application/json");
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners"]).await;
+        assert_fails(&r, "partners.deactivate");
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::Ctx;
 use super::conformance::{Expect, Outcome};
 use super::probe::Req;
-use crate::http::error_code;
+use crate::http::{error_code, is_envelope};
 use crate::spec::{Limit, Operation};
 
 /// A request for `op` that is valid apart from what the check varies: required parameters
@@ -48,7 +48,35 @@ fn bad_credentials(real_key: &str) -> Vec<(String, Option<String>)> {
     for (what, key) in near_misses(real_key) {
         out.push((what, Some(format!("Bearer {key}"))));
     }
+    // The real key with more after it: "the word Bearer, a space, and an API key" ends at the
+    // key, and RFC 9110's credentials have one token68 after the scheme, so whatever follows
+    // makes the credential invalid. A target that keeps the first word after Bearer lets these in.
+    for (what, tail) in [
+        ("the key, a space and more text", " linkcert"),
+        ("the key, a tab and more text", "\tlinkcert"),
+        (
+            "the key, a space and the key again",
+            &format!(" {real_key}"),
+        ),
+        (
+            "the key and a comma-separated parameter",
+            ", realm=\"linkcert\"",
+        ),
+    ] {
+        out.push((what.into(), Some(format!("Bearer {real_key}{tail}"))));
+    }
     out
+}
+
+/// Forms of a valid credential the spec and RFC 9110 leave to the target: the scheme is
+/// case-insensitive (RFC 9110 11.1), and `1*SP` may separate it from the key (RFC 9110 11.4),
+/// though the spec writes "a space". Accepting or refusing (401) is the target's choice.
+fn open_forms(real_key: &str) -> [(&'static str, String); 3] {
+    [
+        ("the scheme in lower case", format!("bearer {real_key}")),
+        ("the scheme in upper case", format!("BEARER {real_key}")),
+        ("two spaces after Bearer", format!("Bearer  {real_key}")),
+    ]
 }
 
 /// Keys that differ from `key` a little, each with what was done; never `key` itself, and
@@ -110,10 +138,53 @@ fn near_misses(key: &str) -> Vec<(String, String)> {
     out
 }
 
+/// `auth.choices` on the open forms of a credential, on one operation with a key that may
+/// call it: accepted or 401 unauthorized, both observed; anything else (a 400/422, a 5xx) is
+/// an `auth.required` failure (a credential is either valid or "invalid: 401").
+async fn open_credential_forms(ctx: &Ctx) {
+    let (id, judge) = ("auth.choices", "auth.required");
+    let Some(op) = ctx.op("getTags").or(ctx.spec.operations.first()) else {
+        return;
+    };
+    let Some(key) = ctx.key_for(op).cloned() else {
+        return;
+    };
+    for (what, header) in open_forms(&key.key) {
+        let req = minimal_request(op).header("authorization", header);
+        let (x, o) = ctx.exchange(op, req, Expect::Any).await;
+        let Some(r) = x.resp() else { continue };
+        let code = error_code(r).unwrap_or_default();
+        let refused = r.status == 401 && code == "unauthorized";
+        match o {
+            Outcome::Throttled | Outcome::Transport => {}
+            Outcome::Accepted => {
+                ctx.rec
+                    .observe(id, &op.label(), format!("{what}: accepted"), Some(&x))
+            }
+            _ if refused => ctx.rec.observe(
+                id,
+                &op.label(),
+                format!("{what}: refused with 401 unauthorized"),
+                Some(&x),
+            ),
+            _ => ctx.rec.violation(
+                judge,
+                &op.label(),
+                format!("{what}: accepted, or refused with 401 unauthorized"),
+                format!("{} {code}", r.status),
+                Some(&x),
+            ),
+        }
+    }
+}
+
 pub async fn run(ctx: &Ctx) {
     let Some(key) = ctx.main_key().cloned() else {
         return;
     };
+    if ctx.enabled("auth.choices") {
+        open_credential_forms(ctx).await;
+    }
     for op in &ctx.spec.operations {
         if ctx.enabled("auth.required") {
             for (what, header) in bad_credentials(&key.key) {
@@ -323,46 +394,81 @@ async fn analytics_on_free(ctx: &Ctx) {
     }
 }
 
+/// `plan.paid-params` (observed) and `plan.paid-params-safe` (judged): logo and hideLogo sent
+/// with a key of every plan that lacks them. A clean 403, a clean rejection, or accepted (and
+/// ignored or honoured) are all the target's choice; a 5xx or an error outside the envelope
+/// fails.
 async fn paid_params(ctx: &Ctx) {
-    let id = "plan.paid-params";
-    if !ctx.enabled(id) {
+    let (observe, judge) = ("plan.paid-params", "plan.paid-params-safe");
+    if !ctx.enabled(observe) && !ctx.enabled(judge) {
         return;
     }
     let spec = ctx.spec.clone();
+    let mut plans_seen = std::collections::HashSet::new();
+    // One key per plan: two keys of one plan are gated alike.
     let unpaid: Vec<_> = ctx
         .target
         .keys
         .iter()
         .filter(|k| spec.plan(&k.plan).is_some_and(|p| !p.paid))
+        .filter(|k| plans_seen.insert(k.plan.clone()))
         .cloned()
         .collect();
-    let Some(k) = unpaid.first() else {
-        ctx.rec
-            .skip(id, "*", "no key of an unpaid plan (--key free=...)");
+    if unpaid.is_empty() {
+        for id in [observe, judge] {
+            ctx.rec
+                .skip(id, "*", "no key of an unpaid plan (--key free=...)");
+        }
         return;
-    };
-    for op in &spec.operations {
-        for p in op.params.iter().filter(|p| p.paid_only) {
-            let value = match p.kind {
-                crate::spec::ParamKind::Boolean => "true".to_string(),
-                _ => "https://example.com/logo.png".into(),
-            };
-            let req = minimal_request(op).query(&p.name, value).key(k);
-            let (x, o) = ctx.exchange(op, req, Expect::Any).await;
-            let what = match (o, x.resp()) {
-                (Outcome::Accepted, _) => {
-                    format!("{} on {}: accepted (ignored or honoured)", p.name, k.plan)
+    }
+    for k in &unpaid {
+        for op in &spec.operations {
+            for p in op.params.iter().filter(|p| p.paid_only) {
+                let value = match p.kind {
+                    crate::spec::ParamKind::Boolean => "true".to_string(),
+                    _ => "https://example.com/logo.png".into(),
+                };
+                let req = minimal_request(op).query(&p.name, value).key(k);
+                let (x, o) = ctx.exchange(op, req, Expect::Any).await;
+                let Some(r) = x.resp() else { continue };
+                let code = error_code(r).unwrap_or_default();
+                let what = match o {
+                    Outcome::Throttled | Outcome::Transport => continue,
+                    Outcome::Accepted => {
+                        format!("{} on {}: accepted (ignored or honoured)", p.name, k.plan)
+                    }
+                    _ => format!("{} on {}: refused with {} {code}", p.name, k.plan, r.status),
+                };
+                let clean = match o {
+                    Outcome::Accepted | Outcome::CleanRejection(_) => true,
+                    _ => r.status == 403 && code == "forbidden",
+                };
+                if ctx.enabled(observe) {
+                    ctx.rec.observe(observe, &op.label(), what, Some(&x));
                 }
-                (_, Some(r)) => format!(
-                    "{} on {}: refused with {} {}",
-                    p.name,
-                    k.plan,
-                    r.status,
-                    error_code(r).unwrap_or_default()
-                ),
-                _ => continue,
-            };
-            ctx.rec.observe(id, &op.label(), what, Some(&x));
+                if !ctx.enabled(judge) {
+                    continue;
+                }
+                if clean {
+                    ctx.rec.pass(judge, &op.label());
+                } else {
+                    let got = if is_envelope(r) {
+                        format!("{} {code}", r.status)
+                    } else {
+                        format!("{} without the error envelope", r.status)
+                    };
+                    ctx.rec.violation(
+                        judge,
+                        &op.label(),
+                        format!(
+                            "{} on {}: 403 forbidden, 400/422 in the envelope, or accepted",
+                            p.name, k.plan
+                        ),
+                        got,
+                        Some(&x),
+                    );
+                }
+            }
         }
     }
 }
@@ -390,6 +496,14 @@ mod tests {
             "lk_Pro_x",
         ] {
             assert!(keys.contains(&want), "{want} in {keys:?}");
+        }
+        // The real key with text after it, whatever separates them.
+        let bad: Vec<String> = super::bad_credentials(key)
+            .into_iter()
+            .filter_map(|(_, h)| h)
+            .collect();
+        for want in ["Bearer lk_Pro_1 linkcert", "Bearer lk_Pro_1\tlinkcert"] {
+            assert!(bad.iter().any(|h| h == want), "{want} in {bad:?}");
         }
         // A one-character key still gets misses that differ from it.
         assert!(near_misses("x").iter().all(|(_, k)| k != "x"));

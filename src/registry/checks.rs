@@ -326,6 +326,31 @@ pub const CHECKS: &[CheckDef] = &[
             "partners.deactivate.which-field",
         ]),
     },
+    // Issue 18, the input space: nulls in a body, plan-gated parameters on every plan.
+    CheckDef {
+        id: "auth.choices",
+        title: "the Bearer scheme in another case, two spaces after it (accepted or 401)",
+        clause: "Authentication 1: the word Bearer, a space, and an API key (RFC 9110: scheme case-insensitive)",
+        level: Informational,
+        needs: "any key",
+        enforces: Enforces::Clauses(&["auth.1"]),
+    },
+    CheckDef {
+        id: "plan.paid-params-safe",
+        title: "logo and hideLogo on a plan without them: refused cleanly or accepted, never a server error",
+        clause: "Endpoints / GET /qr: logo, hideLogo only with a paid plan; Errors",
+        level: Fail,
+        needs: "a key of an unpaid plan (--key free=...)",
+        enforces: Enforces::Clauses(&["qr.params.logo", "qr.params.hide-logo"]),
+    },
+    CheckDef {
+        id: "partners.null",
+        title: "null for a body field is rejected cleanly or honoured, never a server error",
+        clause: "Endpoints / POST /partners/deactivate: body fields are strings",
+        level: Fail,
+        needs: "a key of Advanced or higher",
+        enforces: Enforces::Clauses(&["partners.deactivate.body"]),
+    },
     CheckDef {
         id: "http.method",
         title: "a method the spec does not define for a path gets 404, or 405 with Allow, in the envelope",

@@ -148,3 +148,49 @@ pub(super) async fn page_size(l: &Lister<'_>) {
         );
     }
 }
+
+/// `pagination.bounds`, past the end: a page number greater than 0 is valid however far past
+/// the last page it is (the spec's 400 is for malformed requests), so the answer is a 200
+/// with no items. The last page + 1 and + 1000 (when the whole list was read), and large
+/// integers a 32-bit or a JSON-safe integer holds; beyond 64 bits `bounds` lets a target
+/// reject cleanly.
+pub(super) async fn past_end(l: &Lister<'_>, baseline: &Walk) {
+    let id = "pagination.bounds";
+    let Some(page) = &l.page else { return };
+    let mut pages: Vec<u64> = Vec::new();
+    if baseline.complete && l.size.is_some() {
+        let last = (baseline.items.len() as u64).div_ceil(l.size_max).max(1);
+        pages.extend([last + 1, last + 1000]);
+    }
+    pages.extend([i32::MAX as u64, 1u64 << 53]);
+    for n in pages {
+        let mut params = vec![(page.clone(), n.to_string())];
+        if let Some(s) = &l.size {
+            params.push((s.clone(), l.size_max.to_string()));
+        }
+        let (x, o, items) = l.list(&params, Expect::Any).await;
+        let what = format!("{page}={n}");
+        let got = match (o, items) {
+            (Outcome::Throttled | Outcome::Transport, _) => continue,
+            (Outcome::Accepted, Some(v)) if v.is_empty() => {
+                l.ctx.rec.pass(id, &l.label);
+                continue;
+            }
+            // Not an array: schema.response says so.
+            (Outcome::Accepted, None) => continue,
+            (Outcome::Accepted, Some(v)) => format!("{} items", v.len()),
+            (_, _) => match x.resp() {
+                Some(r) if !is_envelope(r) => format!("{} without the error envelope", r.status),
+                Some(r) => format!("{} {}", r.status, error_code(r).unwrap_or_default()),
+                None => "no answer".into(),
+            },
+        };
+        l.ctx.rec.violation(
+            id,
+            &l.label,
+            format!("for {what}, past the last page (valid: greater than 0): 200 with no items"),
+            got,
+            Some(&x),
+        );
+    }
+}

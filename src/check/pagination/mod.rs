@@ -288,7 +288,8 @@ pub async fn run(ctx: &Ctx) {
     if ctx.enabled("pagination.page-size") {
         page_size(&l).await;
     }
-    let needs_baseline = ALL[2..].iter().any(|id| ctx.enabled(id));
+    // pagination.bounds too: a page past the last needs the list's length.
+    let needs_baseline = ALL[2..].iter().any(|id| ctx.enabled(id)) || ctx.enabled(ALL[0]);
     if !needs_baseline {
         return;
     }
@@ -296,7 +297,7 @@ pub async fn run(ctx: &Ctx) {
     let baseline = match l.walk(&ordered, l.size_max).await {
         Ok(w) => w,
         Err(why) => {
-            for id in &ALL[2..] {
+            for id in ALL[2..].iter().filter(|id| ctx.enabled(id)) {
                 ctx.rec.skip(
                     id,
                     &l.label,
@@ -319,6 +320,9 @@ pub async fn run(ctx: &Ctx) {
             ),
             None,
         );
+    }
+    if ctx.enabled("pagination.bounds") {
+        past_end(&l, &baseline).await;
     }
     if ctx.enabled("pagination.walk") {
         walk(&l, &ordered, &main_field, &baseline).await;

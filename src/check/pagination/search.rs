@@ -25,15 +25,15 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
     }
     let known: HashMap<&str, &str> = named.iter().copied().collect();
     let seed = l.ctx.opts.seed;
-    let mut targets = vec![named[pick(seed, 200, named.len())]];
-    let non_ascii: Vec<(&str, &str)> = named
-        .iter()
-        .copied()
-        .filter(|(_, n)| !n.is_ascii())
-        .collect();
+    type Named<'n> = Vec<(&'n str, &'n str)>;
+    let (ascii, non_ascii): (Named, Named) = named.iter().copied().partition(|(_, n)| n.is_ascii());
+    let first = if ascii.is_empty() { &named } else { &ascii };
+    let mut targets = vec![first[pick(seed, 200, first.len())]];
     if !non_ascii.is_empty() {
         targets.push(non_ascii[pick(seed, 201, non_ascii.len())]);
     }
+    // How the ASCII term was filtered: what a non-ASCII term must match.
+    let mut ascii_filter: Option<Filtered> = None;
     for (tag_id, name) in targets {
         let w = match l
             .walk(&[(param.clone(), name.to_string())], l.size_max)
@@ -71,6 +71,21 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
                 None,
             );
         }
+        let f = Filtered::of(name, &w, baseline);
+        if name.is_ascii() {
+            ascii_filter = Some(f);
+        } else if let Some(a) = &ascii_filter
+            && let Some((want, got)) = a.unlike(&f, w.complete && baseline.complete)
+        {
+            ok = false;
+            l.ctx.rec.violation(
+                id,
+                &l.label,
+                format!("{param}={name:?} (not ASCII) filters as an ASCII term does: {want}"),
+                got,
+                None,
+            );
+        }
         if ok {
             l.ctx.rec.pass(id, &l.label);
         }
@@ -97,6 +112,7 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
             None,
         );
     }
+    no_match(l, &param, baseline).await;
     // An empty term: accepted or rejected cleanly; what it means is the target's choice.
     let params = l.sized(&[(param.clone(), String::new())], l.size_max);
     let (x, o, items) = l.list(&params, Expect::AcceptOrReject).await;
@@ -117,4 +133,114 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
     l.ctx
         .rec
         .observe("pagination.choices", &l.label, note, Some(&x));
+}
+
+/// What a search returned, measured against the term and the whole list.
+struct Filtered {
+    /// Results whose name does not contain the term (folded: case and accents ignored).
+    strangers: Vec<String>,
+    /// Tags of the list whose name contains the term as given, left out of the results.
+    missing: Vec<String>,
+    results: usize,
+}
+
+impl Filtered {
+    fn of(term: &str, w: &Walk, baseline: &Walk) -> Filtered {
+        let folded = fold(term);
+        let name_of = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_string);
+        let strangers = w
+            .items
+            .iter()
+            .filter_map(name_of)
+            .filter(|n| !fold(n).contains(&folded))
+            .collect();
+        let got: HashSet<&str> = w.items.iter().filter_map(id_of).collect();
+        let missing = baseline
+            .items
+            .iter()
+            .filter(|v| name_of(v).is_some_and(|n| n.contains(term)))
+            .filter_map(id_of)
+            .filter(|i| !got.contains(i))
+            .map(str::to_string)
+            .collect();
+        Filtered {
+            strangers,
+            missing,
+            results: w.items.len(),
+        }
+    }
+
+    /// How `other` (a non-ASCII term) was filtered unlike `self` (the ASCII one): only what
+    /// the ASCII search did is asked of it, so any matching rule (prefix, contains, folding)
+    /// passes as long as it is applied to both. `whole`: both lists were read to the end.
+    fn unlike(&self, other: &Filtered, whole: bool) -> Option<(String, String)> {
+        let sample = |v: &[String]| v.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        if self.strangers.is_empty() && !other.strangers.is_empty() {
+            return Some((
+                "every result contains the term".into(),
+                format!(
+                    "{} of {} results do not ({})",
+                    other.strangers.len(),
+                    other.results,
+                    sample(&other.strangers)
+                ),
+            ));
+        }
+        if whole && self.missing.is_empty() && !other.missing.is_empty() {
+            return Some((
+                "every tag whose name contains the term is found".into(),
+                format!(
+                    "{} missing ({})",
+                    other.missing.len(),
+                    sample(&other.missing)
+                ),
+            ));
+        }
+        None
+    }
+}
+
+/// A term no name contains, in ASCII and not: where the ASCII one finds nothing, so must the
+/// other (a search that drops characters it does not know, or ignores such a term, finds more).
+async fn no_match(l: &Lister<'_>, param: &str, baseline: &Walk) {
+    let id = "pagination.search";
+    let terms = ["zqxjlinkcertnone", "zqxjŀinkcértñoneЖ✓"];
+    let names: Vec<String> = baseline
+        .items
+        .iter()
+        .filter_map(|v| v.get("name").and_then(Value::as_str).map(fold))
+        .collect();
+    if !baseline.complete
+        || names
+            .iter()
+            .any(|n| terms.iter().any(|t| n.contains(&fold(t))))
+    {
+        return;
+    }
+    let mut counts = Vec::new();
+    for term in terms {
+        let params = l.sized(&[(param.to_string(), term.to_string())], l.size_max);
+        let (x, o, items) = l.list(&params, Expect::AcceptOrReject).await;
+        match (o, items) {
+            (Outcome::Accepted, Some(items)) => counts.push((term, items.len(), x)),
+            _ => return,
+        }
+    }
+    let [(_, 0, _), (term, n, x)] = counts.as_slice() else {
+        return;
+    };
+    if *n == 0 {
+        l.ctx.rec.pass(id, &l.label);
+    } else {
+        l.ctx.rec.violation(
+            id,
+            &l.label,
+            format!(
+                "{param}={term:?}, which no name contains, finds nothing (as {param}={:?} does)",
+                terms[0]
+            ),
+            format!("{n} tags"),
+            Some(x),
+        );
+    }
 }

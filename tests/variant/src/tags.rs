@@ -52,7 +52,18 @@ pub fn list(ws: &Workspace, q: Option<&str>) -> Response {
 
 fn listed(ws: &Workspace, q: Option<&str>) -> Result<Response, String> {
     let q = query(q)?;
-    let page = whole(q.get("page"), "page", 1, u64::MAX)?;
+    // Digits beyond 64 bits are still a page greater than 0: past the end, an empty page
+    // (the reference refuses them; both are legal).
+    let page = match q.get("page") {
+        Some(v)
+            if !v.is_empty()
+                && v.bytes().all(|b| b.is_ascii_digit())
+                && v.parse::<u64>().is_err() =>
+        {
+            u64::MAX
+        }
+        v => whole(v, "page", 1, u64::MAX)?,
+    };
     let page_size = whole(q.get("pageSize"), "pageSize", 25, 100)?;
     let by_name = match q.get("sortBy").map(String::as_str) {
         None | Some("createdAt") => false,

@@ -7,7 +7,8 @@
 //! A fixture belongs to a workspace, so it is deactivated with a key of that workspace: the
 //! plan it is bound to (`--partner advanced=ID`), or else each key whose plan may deactivate,
 //! strongest first, until one does not answer 404. A fixture no key owns is a setup problem,
-//! reported as a skip that says how to bind it, never the target's failure.
+//! reported as a skip that says how to bind it, never the target's failure. With
+//! --allow-destructive the first request for a fixture carries `null` for the other field.
 
 use serde_json::{Value, json};
 
@@ -17,6 +18,9 @@ use super::probe::{Exchange, Req};
 use crate::http::{error_code, is_envelope};
 use crate::spec::Operation;
 use crate::target::{Fixture, PlanKey};
+
+mod nulls;
+use nulls::{null_beside, nulls};
 
 const UNKNOWN_PARTNER: &str = "pn_linkcert_does_not_exist";
 const UNKNOWN_TENANT: &str = "tn_linkcert_does_not_exist";
@@ -246,6 +250,9 @@ pub async fn run(ctx: &Ctx) {
     if ctx.enabled("partners.neither") {
         neither(&d).await;
     }
+    if ctx.enabled("partners.null") {
+        nulls(&d).await;
+    }
     if !DESTRUCTIVE.iter().any(|id| ctx.enabled(id)) {
         return;
     }
@@ -432,7 +439,10 @@ async fn deactivate_fixture(
         } else {
             Expect::Any
         };
-        let (x, o) = d.send_as(&k, json!({ field: f.id }), expect).await;
+        let (x, o) = match null_beside(d, &k, field, &f.id).await {
+            Some(answer) => answer,
+            None => d.send_as(&k, json!({ field: f.id }), expect).await,
+        };
         let not_found = x.status() == Some(404);
         if f.plan.is_none() && not_found {
             tried.push(key_name(&k));

@@ -154,7 +154,7 @@ async fn open_credential_forms(ctx: &Ctx) {
         let (x, o) = ctx.exchange(op, req, Expect::Any).await;
         let Some(r) = x.resp() else { continue };
         let code = error_code(r).unwrap_or_default();
-        let refused = r.status == 401 && code == "unauthorized";
+        let refused = ctx.is_error(r, 401);
         match o {
             Outcome::Throttled | Outcome::Transport => {}
             Outcome::Accepted => {
@@ -441,7 +441,7 @@ async fn paid_params(ctx: &Ctx) {
                 };
                 let clean = match o {
                     Outcome::Accepted | Outcome::CleanRejection(_) => true,
-                    _ => r.status == 403 && code == "forbidden",
+                    _ => ctx.is_error(r, 403),
                 };
                 if ctx.enabled(observe) {
                     ctx.rec.observe(observe, &op.label(), what, Some(&x));

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{Deactivator, UNKNOWN_PARTNER, UNKNOWN_TENANT, status_text};
 use crate::check::conformance::{Expect, Outcome};
 use crate::check::probe::Exchange;
-use crate::http::{error_code, is_envelope};
+use crate::http::is_envelope;
 use crate::target::PlanKey;
 
 /// `partners.null`: `null` for either field, both, or beside an unknown id of the other. None
@@ -29,7 +29,7 @@ pub(super) async fn nulls(d: &Deactivator<'_>) {
         let clean = match o {
             Outcome::Throttled | Outcome::Transport => continue,
             Outcome::CleanRejection(_) => true,
-            _ => r.status == 404 && error_code(r).as_deref() == Some("not_found"),
+            _ => d.ctx.is_error(r, 404),
         };
         if clean {
             d.ctx.rec.pass(id, &d.label);

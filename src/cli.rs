@@ -21,6 +21,9 @@ const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
 
 /// Exit code when linkcert could not run at all (bad arguments, unreachable target, bad spec).
 pub const EXIT_CANNOT_RUN: u8 = 2;
+/// Exit code of a `check` run that is incomplete: no failure, but checks attempted and not
+/// judged (a fixture no key owns, a target that stopped answering in the middle of the run).
+pub const EXIT_INCOMPLETE: u8 = 3;
 
 #[derive(Parser)]
 #[command(
@@ -43,7 +46,9 @@ pub struct Cli {
 enum Command {
     /// Run the reference implementation of the service.
     Serve(ServeArgs),
-    /// Certify a target against the spec. Exit 0: no failure, 1: failures, 2: could not run.
+    /// Certify a target against the spec. Exit 0: passed, 1: failures, 2: could not run,
+    /// 3: incomplete (checks attempted and not judged: a fixture no key owns, a target that
+    /// stopped answering; see the reason and what to do).
     Check(CheckArgs),
     /// List every check and load rule (id, title, clauses, level, what it needs) and every
     /// clause of the spec document with the checks and rules that enforce it, or why none does.
@@ -77,6 +82,15 @@ pub struct TargetArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_long_help = "\
+Exit codes: 0 passed; 1 the target fails checks (not waived; --fail-on); 2 could not run (bad
+arguments, target unreachable); 3 incomplete: no failure, but checks were attempted and not
+judged, so the run is neither a pass nor a failure. Incomplete runs say why and what to do:
+a fixture every key answered 404 for (bind it: --partner PLAN=ID, --tenant PLAN=ID, and check
+that it exists and is active), or a target that stopped answering in the middle of the run
+(when, how: refused, reset or timeout; which checks were not judged: check the target). A run
+with failures and checks not judged exits 1. report.json says the same in `outcome` (passed,
+failed, incomplete) and `incomplete` (reason, what_to_do, outage, not_judged).")]
 struct CheckArgs {
     #[command(flatten)]
     target: TargetArgs,
@@ -102,6 +116,10 @@ struct CheckArgs {
     /// Properties run at once.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
+    /// Longest wait for one answer, in seconds. A target that stops answering in the middle
+    /// of a run is noticed within a few of these: the run stops and is incomplete (exit 3).
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    request_timeout: f64,
     /// Where the reports go (default: reports/<timestamp>/).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -352,7 +370,14 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     target.tenant_ids.extend(args.tenants.iter().map(parse));
     target.allow_destructive |= args.allow_destructive;
     let replay = replay_command(&args, &target, reference.is_some());
+    if !(args.request_timeout.is_finite() && args.request_timeout > 0.0) {
+        anyhow::bail!(
+            "--request-timeout must be a positive number of seconds, got {}",
+            args.request_timeout
+        );
+    }
     let opts = CheckOptions {
+        request_timeout: Duration::from_secs_f64(args.request_timeout),
         seed: args.seed,
         cases: args.cases.max(1),
         concurrency: args.concurrency.max(1),
@@ -406,6 +431,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(if report.fails(args.fail_on) {
         ExitCode::from(1)
+    } else if report.incomplete.is_some() {
+        ExitCode::from(EXIT_INCOMPLETE)
     } else {
         ExitCode::SUCCESS
     })

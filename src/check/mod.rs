@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod cases;
 pub mod conformance;
+pub mod outage;
 pub mod pagination;
 pub mod partners;
 pub mod probe;
@@ -160,7 +161,7 @@ pub async fn run(
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
     reachable(&target.base_url).await?;
     let mut ctx = Ctx {
-        rec: Recorder::new(target.secrets()),
+        rec: Recorder::watching(target.secrets(), probe.watch()),
         progress: Progress::new(opts.progress),
         spec: spec.clone(),
         probe,
@@ -184,19 +185,29 @@ pub async fn run(
     let cross_cutting = ["status", "envelope", "schema"]
         .iter()
         .any(|f| ctx.family_enabled(f));
+    let watch = ctx.probe.watch();
     for (name, family) in families {
+        if watch.gone() {
+            // The target went away: nothing more is sent; what these would have judged is
+            // listed as not judged by the recorder.
+            continue;
+        }
         if ctx.family_enabled(name) || (name == "status" && cross_cutting) {
             ctx.progress.family(name);
-            family(&ctx).await;
+            // A family stops where it is when the target goes away.
+            tokio::select! {
+                () = family(&ctx) => {}
+                () = watch.until_gone() => {}
+            }
         } else {
             ctx.skip_family(name, "not selected (--only/--skip)");
         }
     }
     ctx.progress.finish();
-    let mut results = ctx.rec.results();
+    let mut results = ctx.rec.results(|id| ctx.enabled(id));
     results.retain(|r| ctx.enabled(&r.id));
     let coverage = registry::coverage::of(Command::Check, &results);
-    Ok(Report::new(
+    let mut report = Report::new(
         &spec,
         &ctx.target,
         ctx.opts.seed,
@@ -206,7 +217,9 @@ pub async fn run(
         ctx.probe.throttled_met(),
         results,
         coverage,
-    ))
+    );
+    report.settle(watch.outage().map(|(_, o)| o));
+    Ok(report)
 }
 
 /// Checks that judge every operation of the spec one by one: where a stand-in is not served,

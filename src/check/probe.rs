@@ -4,15 +4,19 @@
 //!
 //! Paced sends respect the target's own X-RateLimit-Remaining/-Reset and Retry-After, so
 //! functional checks are not drowned in 429s on low plans.
+//!
+//! Every exchange also tells the `outage::Watch` whether an answer came back: a target that
+//! goes away in the middle of a run is noticed here, and nothing more is sent to it.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use http::Method;
 use serde_json::Value;
 
+use super::outage::Watch;
 use crate::clock::now_epoch;
 use crate::http::{Resp, read_capped};
 use crate::rate_headers;
@@ -264,6 +268,7 @@ pub struct Probe {
     sent: AtomicU64,
     throttled: AtomicU64,
     failures_in_a_row: AtomicU64,
+    watch: Arc<Watch>,
 }
 
 impl Probe {
@@ -282,12 +287,19 @@ impl Probe {
             sent: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
             failures_in_a_row: AtomicU64::new(0),
+            watch: Arc::new(Watch::new()),
         }
     }
 
-    /// Whether the target stopped answering (too many transport failures in a row).
+    /// Whether the target stopped answering: too many transport failures in a row, or an
+    /// outage the watch confirmed.
     pub fn gave_up(&self) -> bool {
-        self.failures_in_a_row.load(Ordering::Relaxed) >= GIVE_UP_AFTER
+        self.failures_in_a_row.load(Ordering::Relaxed) >= GIVE_UP_AFTER || self.watch.gone()
+    }
+
+    /// What the probe knows of the target's being there (shared with the recorder).
+    pub fn watch(&self) -> Arc<Watch> {
+        self.watch.clone()
     }
 
     pub fn base_url(&self) -> &str {
@@ -388,12 +400,29 @@ impl Probe {
             ));
         }
         let result = self.transmit_once(req, url).await;
-        if result.is_ok() {
-            self.failures_in_a_row.store(0, Ordering::Relaxed);
-        } else {
-            self.failures_in_a_row.fetch_add(1, Ordering::Relaxed);
+        match &result {
+            Ok(_) => {
+                self.failures_in_a_row.store(0, Ordering::Relaxed);
+                self.watch.answered();
+            }
+            Err(e) => {
+                self.failures_in_a_row.fetch_add(1, Ordering::Relaxed);
+                if self.watch.failed(e) {
+                    self.watch.confirmed(self.still_there().await);
+                }
+            }
         }
         result
+    }
+
+    /// After transport failures in a row: does the target answer anything at all? A plain
+    /// `GET /` (not counted as a check's request); any HTTP status is an answer.
+    async fn still_there(&self) -> bool {
+        let url = format!("{}/", self.base_url);
+        match self.client.get(&url).send().await {
+            Ok(mut r) => read_capped(&mut r, 64 * 1024).await.is_ok(),
+            Err(_) => false,
+        }
     }
 
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {

@@ -90,22 +90,31 @@ impl Watch {
         })
     }
 
-    /// What the plain request asked after a suspicious streak found: `alive` ends the streak
-    /// (its failures are the target's); otherwise the target is gone.
-    pub fn confirmed(&self, alive: bool) {
+    /// What the plain request asked after a suspicious streak found: an answer ends the
+    /// streak (its failures are the target's); a transport failure means the target is gone,
+    /// and its kind is how (what a new client meets now).
+    pub fn confirmed(&self, asked: Result<(), String>) {
         let detected = self.started.elapsed();
         self.with(|s| {
             s.confirming = false;
-            if alive {
-                s.in_a_row = 0;
-                s.first = None;
-                return;
-            }
+            let now = match asked {
+                Ok(()) => {
+                    s.in_a_row = 0;
+                    s.first = None;
+                    return;
+                }
+                Err(e) => TransportKind::of(&e),
+            };
             if s.tripped.is_some() {
                 return;
             }
-            let Some((epoch, since, kind, error)) = s.first.clone() else {
+            let Some((epoch, since, first_kind, error)) = s.first.clone() else {
                 return;
+            };
+            let kind = if now == TransportKind::Other {
+                first_kind
+            } else {
+                now
             };
             s.tripped = Some((
                 s.streak,
@@ -181,13 +190,18 @@ mod tests {
         assert!(!w.failed("request failed: connection reset by peer"));
         assert!(w.open_streak().is_some());
         assert!(w.failed("timed out"));
-        w.confirmed(true);
+        w.confirmed(Ok(()));
         assert_eq!(w.open_streak(), None, "alive: the streak is over");
         assert!(!w.failed("timed out"));
         assert!(w.failed("timed out"));
-        w.confirmed(false);
+        w.confirmed(Err("could not connect: Connection refused".into()));
         let (_, o) = w.outage().unwrap();
-        assert_eq!(o.kind, TransportKind::Timeout);
+        assert_eq!(
+            o.kind,
+            TransportKind::Refused,
+            "how it is now, not how it began"
+        );
+        assert_eq!(o.first_error, "timed out");
         assert_eq!(o.failures_in_a_row, 3);
         assert!(w.gone());
     }
@@ -195,11 +209,23 @@ mod tests {
     #[test]
     fn kinds_are_read_from_the_error() {
         for (e, k) in [
-            ("could not connect: tcp connect error: Connection refused (os error 111)", TransportKind::Refused),
-            ("request failed: connection closed before message completed", TransportKind::Reset),
-            ("request failed: Connection reset by peer (os error 104)", TransportKind::Reset),
+            (
+                "could not connect: tcp connect error: Connection refused (os error 111)",
+                TransportKind::Refused,
+            ),
+            (
+                "request failed: connection closed before message completed",
+                TransportKind::Reset,
+            ),
+            (
+                "request failed: Connection reset by peer (os error 104)",
+                TransportKind::Reset,
+            ),
             ("timed out: operation timed out", TransportKind::Timeout),
-            ("request failed: invalid HTTP version parsed", TransportKind::Other),
+            (
+                "request failed: invalid HTTP version parsed",
+                TransportKind::Other,
+            ),
         ] {
             assert_eq!(TransportKind::of(e), k, "{e}");
         }

@@ -9,8 +9,8 @@
 //! goes away in the middle of a run is noticed here, and nothing more is sent to it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::Method;
@@ -269,6 +269,9 @@ pub struct Probe {
     throttled: AtomicU64,
     failures_in_a_row: AtomicU64,
     watch: Arc<Watch>,
+    /// Asks whether the target is still there: keeps no idle connection, so it sees the
+    /// target as a new client would (refused, reset, silent), not a pooled connection's end.
+    fresh: Option<reqwest::Client>,
 }
 
 impl Probe {
@@ -288,7 +291,14 @@ impl Probe {
             throttled: AtomicU64::new(0),
             failures_in_a_row: AtomicU64::new(0),
             watch: Arc::new(Watch::new()),
+            fresh: None,
         }
+    }
+
+    /// The client that asks whether the target is still there (one without idle connections).
+    pub fn with_fresh_client(mut self, client: reqwest::Client) -> Probe {
+        self.fresh = Some(client);
+        self
     }
 
     /// Whether the target stopped answering: too many transport failures in a row, or an
@@ -417,12 +427,14 @@ impl Probe {
 
     /// After transport failures in a row: does the target answer anything at all? A plain
     /// `GET /` (not counted as a check's request); any HTTP status is an answer.
-    async fn still_there(&self) -> bool {
+    async fn still_there(&self) -> Result<(), String> {
         let url = format!("{}/", self.base_url);
-        match self.client.get(&url).send().await {
-            Ok(mut r) => read_capped(&mut r, 64 * 1024).await.is_ok(),
-            Err(_) => false,
-        }
+        let client = self.fresh.as_ref().unwrap_or(&self.client);
+        let mut r = client.get(&url).send().await.map_err(describe)?;
+        read_capped(&mut r, 64 * 1024)
+            .await
+            .map(drop)
+            .map_err(describe)
     }
 
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {

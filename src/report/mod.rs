@@ -460,7 +460,11 @@ impl Report {
                 let _ = writeln!(
                     s,
                     "{}: {}. What to do: {}.",
-                    if self.passed() { "" } else { "; and incomplete" },
+                    if self.passed() {
+                        ""
+                    } else {
+                        "; and incomplete"
+                    },
                     i.reason,
                     i.what_to_do
                 );

@@ -139,7 +139,7 @@ impl Outage {
     /// One sentence: when and how the target went away.
     pub fn sentence(&self) -> String {
         format!(
-            "the target stopped answering {:.1} s into the run ({}): {} (first: {}); sure after              {} failures in a row at {:.1} s, nothing sent after",
+            "the target stopped answering {:.1} s into the run ({}): {} (first: {}); sure after {} failures in a row at {:.1} s, nothing sent after",
             self.first_failure_secs,
             self.first_failure_at,
             self.kind.words(),
@@ -340,7 +340,7 @@ impl Report {
             let (reason, what_to_do) = match &outage {
                 Some(o) => (
                     format!("{}; {} check(s) not judged", o.sentence(), not_judged.len()),
-                    "check that the target is up and reachable (and not overloaded:                      --concurrency, --request-timeout), then run again"
+                    "check that the target is up and reachable (and not overloaded: --concurrency, --request-timeout), then run again"
                         .to_string(),
                 ),
                 None => (
@@ -348,7 +348,7 @@ impl Report {
                         "{} check(s) attempted and not judged (see each one's reason)",
                         not_judged.len()
                     ),
-                    "bind each fixture to the key of the workspace that owns it (--partner                      PLAN=ID, --tenant PLAN=ID, or [fixtures] in the profile), make sure it                      exists and is active, then run again"
+                    "bind each fixture to the key of the workspace that owns it (--partner PLAN=ID, --tenant PLAN=ID, or [fixtures] in the profile), make sure it exists and is active, then run again"
                         .to_string(),
                 ),
             };

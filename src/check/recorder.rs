@@ -34,7 +34,7 @@ struct Entry {
 }
 
 enum Held {
-    Finding(Verdict, Option<Finding>),
+    Finding(Verdict, Option<Box<Finding>>),
     Skip(String),
 }
 
@@ -62,7 +62,7 @@ impl Entry {
         for (streak, held) in std::mem::take(&mut self.held) {
             match (outage.filter(|(n, _)| *n == streak), held) {
                 (Some((_, why)), _) => self.not_judged(why.to_string()),
-                (None, Held::Finding(v, f)) => self.count(v, f),
+                (None, Held::Finding(v, f)) => self.count(v, f.map(|f| *f)),
                 (None, Held::Skip(why)) => self.skip(why),
             }
         }
@@ -177,21 +177,27 @@ impl Recorder {
         actual: String,
         exchange: Option<&Exchange>,
     ) {
-        let def = registry::check(id);
-        let finding = Finding {
-            verdict,
-            message: self.redact(&format!(
-                "{}: expected {expected}, got {actual}",
-                def.map_or(id, |d| d.title)
-            )),
-            expected: self.redact(&expected),
-            actual: self.redact(&actual),
-            exchange: exchange.map(|x| x.record(&self.secrets)),
-        };
         let streak = self.watch.open_streak();
+        // Written down only while it may be kept (an exchange's record costs).
+        let keep = streak.is_some() || self.with(id, op, |e| e.findings.len() < KEEP_FINDINGS);
+        let finding = keep.then(|| {
+            let def = registry::check(id);
+            Finding {
+                verdict,
+                message: self.redact(&format!(
+                    "{}: expected {expected}, got {actual}",
+                    def.map_or(id, |d| d.title)
+                )),
+                expected: self.redact(&expected),
+                actual: self.redact(&actual),
+                exchange: exchange.map(|x| x.record(&self.secrets)),
+            }
+        });
         self.with(id, op, |e| match streak {
-            Some(n) => e.held.push((n, Held::Finding(verdict, Some(finding)))),
-            None => e.count(verdict, Some(finding)),
+            Some(n) => e
+                .held
+                .push((n, Held::Finding(verdict, finding.map(Box::new)))),
+            None => e.count(verdict, finding),
         });
     }
 

@@ -399,6 +399,12 @@ impl Report {
     pub fn fails(&self, fail_on: FailOn) -> bool {
         gate::fails(fail_on, self.passed(), self.baseline.as_ref())
     }
+
+    /// The exit code (`gate::exit_code`): 0 passed, 1 failed, 3 incomplete.
+    pub fn exit_code(&self, fail_on: FailOn) -> u8 {
+        let incomplete = self.incomplete.is_some();
+        gate::exit_code(fail_on, self.passed(), self.baseline.as_ref(), incomplete)
+    }
 }
 
 impl CheckResult {

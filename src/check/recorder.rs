@@ -291,3 +291,40 @@ impl Recorder {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What comes during a streak of transport failures is held: the target's failure when the
+    /// target answers again, not judged when the streak was an outage.
+    #[test]
+    fn a_streak_settles_as_the_targets_failure_or_as_not_judged() {
+        let id = "status.valid-accepted";
+        let watch = Arc::new(Watch::new());
+        let rec = Recorder::watching(Vec::new(), watch.clone());
+        watch.answered();
+        watch.failed("request failed: connection reset by peer");
+        rec.violation(id, "GET /a", "an answer", "could not connect", None);
+        watch.answered();
+        watch.failed("timed out");
+        rec.violation(id, "GET /b", "an answer", "timed out", None);
+        assert!(watch.failed("timed out"));
+        watch.confirmed(Err("timed out".into()));
+        rec.violation(id, "GET /c", "an answer", "not sent", None);
+        let results = rec.results(|c| c == id);
+        let verdict = |op: &str| results.iter().find(|r| r.operation == op).unwrap().verdict;
+        assert_eq!(
+            verdict("GET /a"),
+            Verdict::Fail,
+            "one failure among answers"
+        );
+        assert_eq!(verdict("GET /b"), Verdict::NotJudged);
+        assert_eq!(verdict("GET /c"), Verdict::NotJudged);
+        assert!(
+            results
+                .iter()
+                .all(|r| r.violations == u64::from(r.operation == "GET /a"))
+        );
+    }
+}

@@ -35,6 +35,8 @@ fn run_into_outage(imp: Impl, mode: Mode) -> (std::process::Output, Duration, st
         "6",
         "--request-timeout",
         "2",
+        "--ci",
+        "github",
         "--out",
         dir.to_str().unwrap(),
     ]
@@ -45,7 +47,12 @@ fn run_into_outage(imp: Impl, mode: Mode) -> (std::process::Output, Duration, st
         args.extend(["--key".into(), format!("{}={}", k.plan, k.key)]);
     }
     let started = Instant::now();
-    let out = Command::new(BIN).args(&args).output().unwrap();
+    let _ = std::fs::create_dir_all(&dir);
+    let out = Command::new(BIN)
+        .args(&args)
+        .env("GITHUB_STEP_SUMMARY", dir.join("step-summary.md"))
+        .output()
+        .unwrap();
     let took = started.elapsed();
     drop(proxy);
     drop(upstream);
@@ -66,6 +73,18 @@ fn assert_incomplete_by_outage(imp: Impl, mode: Mode, kind: &str, words: &str) {
     );
     assert!(stdout.contains(words), "{ctx}");
     assert!(stdout.contains("check that the target is up"), "{ctx}");
+    // GitHub: one error for the run, a warning per check not judged, no clause failure.
+    assert!(
+        stdout.contains("::error title=linkcert run incomplete::"),
+        "{ctx}"
+    );
+    assert!(stdout.contains("::warning title=linkcert "), "{ctx}");
+    assert_eq!(stdout.matches("::error").count(), 1, "{ctx}");
+    let summary = std::fs::read_to_string(dir.join("step-summary.md")).unwrap();
+    assert!(
+        summary.starts_with("# linkcert report: INCOMPLETE"),
+        "{summary}"
+    );
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["outcome"], "incomplete", "{ctx}");

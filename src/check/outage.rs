@@ -7,6 +7,9 @@
 //! probe stops sending, the runner stops the families, and what the recorder was told during the
 //! streak is "not judged", not the target's failure. A target that never answered is not an
 //! outage (it is certified, and fails), and a transport failure among answers stays a finding.
+//!
+//! Nothing here is `check`'s alone: `load` can feed a `Watch` from its answers the same way
+//! (`answered`, `failed`, then `confirmed` with a plain request) and write its `Outage`.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -14,6 +14,9 @@ pub enum Verdict {
     Informational,
     /// A deviation from what the spec prefers but does not require.
     NonStrict,
+    /// Attempted and not judged: a fixture no key owns, a target that stopped answering.
+    /// Neither a pass nor a failure: the run is incomplete.
+    NotJudged,
     /// A failure the user accepted (a waiver with its reason): counted apart, not a failure
     /// of the run.
     Accepted,
@@ -27,6 +30,7 @@ impl Verdict {
             Verdict::Skipped => "skipped",
             Verdict::Informational => "informational",
             Verdict::NonStrict => "non-strict",
+            Verdict::NotJudged => "not-judged",
             Verdict::Accepted => "accepted",
             Verdict::Fail => "fail",
         }

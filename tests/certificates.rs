@@ -762,6 +762,7 @@ fn result(
         skipped: skipped.map(str::to_string),
         partly_skipped: None,
         accepted: None,
+        not_judged: None,
     }
 }
 

@@ -7,8 +7,10 @@
 pub mod auth;
 pub mod cases;
 pub mod conformance;
+pub mod exchange;
 pub mod http;
 pub mod long_body;
+pub mod outage;
 pub mod pagination;
 pub mod partners;
 pub mod probe;
@@ -157,12 +159,13 @@ pub async fn run(
     let clock = Instant::now();
     let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
     let max_wait = target.rate_window + Duration::from_secs(2);
-    let probe = Probe::new(client, &target.base_url, target.insecure, max_wait);
+    let probe = Probe::new(client, &target.base_url, target.insecure, max_wait)
+        .with_fresh_client(target.client(opts.request_timeout, 0)?);
     // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
     reachable(&target.base_url).await?;
     let mut ctx = Ctx {
-        rec: Recorder::new(target.secrets()),
+        rec: Recorder::watching(target.secrets(), probe.watch()),
         progress: Progress::new(opts.progress),
         spec: spec.clone(),
         probe,
@@ -188,19 +191,29 @@ pub async fn run(
     let cross_cutting = ["status", "envelope", "schema"]
         .iter()
         .any(|f| ctx.family_enabled(f));
+    let watch = ctx.probe.watch();
     for (name, family) in families {
+        if watch.gone() {
+            // The target went away: nothing more is sent; what these would have judged is
+            // listed as not judged by the recorder.
+            continue;
+        }
         if ctx.family_enabled(name) || (name == "status" && cross_cutting) {
             ctx.progress.family(name);
-            family(&ctx).await;
+            // A family stops where it is when the target goes away.
+            tokio::select! {
+                () = family(&ctx) => {}
+                () = watch.until_gone() => {}
+            }
         } else {
             ctx.skip_family(name, "not selected (--only/--skip)");
         }
     }
     ctx.progress.finish();
-    let mut results = ctx.rec.results();
+    let mut results = ctx.rec.results(|id| ctx.enabled(id));
     results.retain(|r| ctx.enabled(&r.id));
     let coverage = registry::coverage::of(Command::Check, &results);
-    Ok(Report::new(
+    let mut report = Report::new(
         &spec,
         &ctx.target,
         ctx.opts.seed,
@@ -210,7 +223,9 @@ pub async fn run(
         ctx.probe.throttled_met(),
         results,
         coverage,
-    ))
+    );
+    report.settle(watch.outage().map(|(_, o)| o));
+    Ok(report)
 }
 
 /// Checks that judge every operation of the spec one by one: where a stand-in is not served,

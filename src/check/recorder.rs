@@ -1,10 +1,16 @@
 //! The recorder every check family writes to: cases judged, violations (at the level the
 //! registry gives the check), observations and skips, per check and operation. Its results
 //! are the checks of the run's report (`crate::report::model`).
+//!
+//! What is recorded while the target's transport fails in a row (`outage::Watch`) is held
+//! back: if the streak turns out to be an outage, it is "not judged"; otherwise it counts as
+//! recorded. A check attempted and not judged (`not_judged`) is not a skip: it makes the run
+//! incomplete.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use super::outage::Watch;
 use super::probe::Exchange;
 use crate::registry;
 use crate::report::model::{CheckResult, Finding};
@@ -22,19 +28,66 @@ struct Entry {
     findings: Vec<Finding>,
     observations: BTreeMap<String, u64>,
     skipped: Option<String>,
+    not_judged: Option<String>,
+    /// Recorded during a streak of transport failures (its number): settled in `results`.
+    held: Vec<(u64, Held)>,
+}
+
+enum Held {
+    Finding(Verdict, Option<Box<Finding>>),
+    Skip(String),
+}
+
+impl Entry {
+    fn count(&mut self, verdict: Verdict, finding: Option<Finding>) {
+        self.cases += 1;
+        self.violations += 1;
+        self.worst = self.worst.max(Some(verdict));
+        if let Some(f) = finding.filter(|_| self.findings.len() < KEEP_FINDINGS) {
+            self.findings.push(f);
+        }
+    }
+    fn skip(&mut self, why: String) {
+        if self.skipped.is_none() {
+            self.skipped = Some(why);
+        }
+    }
+    fn not_judged(&mut self, why: String) {
+        if self.not_judged.is_none() {
+            self.not_judged = Some(why);
+        }
+    }
+    /// What was held back: the outage's (not judged) or the target's (counted).
+    fn settle(&mut self, outage: Option<(u64, &str)>) {
+        for (streak, held) in std::mem::take(&mut self.held) {
+            match (outage.filter(|(n, _)| *n == streak), held) {
+                (Some((_, why)), _) => self.not_judged(why.to_string()),
+                (None, Held::Finding(v, f)) => self.count(v, f.map(|f| *f)),
+                (None, Held::Skip(why)) => self.skip(why),
+            }
+        }
+    }
 }
 
 /// Thread-safe collector the check families write to.
 pub struct Recorder {
     secrets: Vec<Secret>,
     entries: Mutex<BTreeMap<(String, String), Entry>>,
+    watch: Arc<Watch>,
 }
 
 impl Recorder {
     pub fn new(secrets: Vec<Secret>) -> Recorder {
+        Recorder::watching(secrets, Arc::new(Watch::new()))
+    }
+
+    /// A recorder that holds back what comes during a streak of transport failures `watch`
+    /// (the probe's) sees.
+    pub fn watching(secrets: Vec<Secret>, watch: Arc<Watch>) -> Recorder {
         Recorder {
             secrets,
             entries: Mutex::new(BTreeMap::new()),
+            watch,
         }
     }
 
@@ -124,15 +177,12 @@ impl Recorder {
         actual: String,
         exchange: Option<&Exchange>,
     ) {
-        let keep = self.with(id, op, |e| {
-            e.cases += 1;
-            e.violations += 1;
-            e.worst = e.worst.max(Some(verdict));
-            e.findings.len() < KEEP_FINDINGS
-        });
-        if keep {
+        let streak = self.watch.open_streak();
+        // Written down only while it may be kept (an exchange's record costs).
+        let keep = streak.is_some() || self.with(id, op, |e| e.findings.len() < KEEP_FINDINGS);
+        let finding = keep.then(|| {
             let def = registry::check(id);
-            let finding = Finding {
+            Finding {
                 verdict,
                 message: self.redact(&format!(
                     "{}: expected {expected}, got {actual}",
@@ -141,19 +191,31 @@ impl Recorder {
                 expected: self.redact(&expected),
                 actual: self.redact(&actual),
                 exchange: exchange.map(|x| x.record(&self.secrets)),
-            };
-            self.with(id, op, |e| e.findings.push(finding));
-        }
+            }
+        });
+        self.with(id, op, |e| match streak {
+            Some(n) => e
+                .held
+                .push((n, Held::Finding(verdict, finding.map(Box::new)))),
+            None => e.count(verdict, finding),
+        });
     }
 
     /// The check could not run here, and why.
     pub fn skip(&self, id: &str, op: &str, why: impl Into<String>) {
         let why = why.into();
-        self.with(id, op, |e| {
-            if e.skipped.is_none() {
-                e.skipped = Some(why);
-            }
+        let streak = self.watch.open_streak();
+        self.with(id, op, |e| match streak {
+            Some(n) => e.held.push((n, Held::Skip(why))),
+            None => e.skip(why),
         });
+    }
+
+    /// The check was attempted here and could not be judged, and why: not a skip (the user
+    /// gave what it needs), so the run is incomplete.
+    pub fn not_judged(&self, id: &str, op: &str, why: impl Into<String>) {
+        let why = self.redact(&why.into());
+        self.with(id, op, |e| e.not_judged(why));
     }
 
     pub fn redact(&self, s: &str) -> String {
@@ -168,16 +230,40 @@ impl Recorder {
             .count()
     }
 
-    /// Results in the registry's order, then operation.
-    pub fn results(&self) -> Vec<CheckResult> {
-        let map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+    /// Results in the registry's order, then operation. After an outage, every check
+    /// `enabled` selects that recorded nothing is listed as not judged too.
+    pub fn results(&self, enabled: impl Fn(&str) -> bool) -> Vec<CheckResult> {
+        let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let outage = self.watch.outage();
+        let why = outage.as_ref().map(|(_, o)| {
+            format!(
+                "not judged: {} ({:.1} s into the run)",
+                o.kind.words(),
+                o.first_failure_secs
+            )
+        });
+        let settle_with = outage.as_ref().map(|(n, _)| *n).zip(why.as_deref());
+        for e in map.values_mut() {
+            e.settle(settle_with);
+        }
+        if let Some(why) = &why {
+            for d in registry::CHECKS.iter().filter(|d| enabled(d.id)) {
+                if !map.keys().any(|(id, _)| id == d.id) {
+                    map.entry((d.id.to_string(), "*".to_string()))
+                        .or_default()
+                        .not_judged(why.clone());
+                }
+            }
+        }
         let mut out: Vec<CheckResult> = map
             .iter()
             .map(|((id, op), e)| {
                 let def = registry::check(id);
-                let verdict = match (e.worst, &e.skipped) {
-                    (Some(v), _) => v,
-                    (None, Some(_)) if e.cases == 0 => Verdict::Skipped,
+                let verdict = match (e.worst, &e.not_judged, &e.skipped) {
+                    (Some(Verdict::Fail), _, _) => Verdict::Fail,
+                    (_, Some(_), _) => Verdict::NotJudged,
+                    (Some(v), _, _) => v,
+                    (None, _, Some(_)) if e.cases == 0 => Verdict::Skipped,
                     _ => Verdict::Pass,
                 };
                 CheckResult {
@@ -192,6 +278,7 @@ impl Recorder {
                     skipped: e.skipped.clone().filter(|_| e.cases == 0),
                     partly_skipped: e.skipped.clone().filter(|_| e.cases > 0),
                     accepted: None,
+                    not_judged: e.not_judged.clone(),
                 }
             })
             .collect();
@@ -202,5 +289,42 @@ impl Recorder {
                 .then_with(|| a.operation.cmp(&b.operation))
         });
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What comes during a streak of transport failures is held: the target's failure when the
+    /// target answers again, not judged when the streak was an outage.
+    #[test]
+    fn a_streak_settles_as_the_targets_failure_or_as_not_judged() {
+        let id = "status.valid-accepted";
+        let watch = Arc::new(Watch::new());
+        let rec = Recorder::watching(Vec::new(), watch.clone());
+        watch.answered();
+        watch.failed("request failed: connection reset by peer");
+        rec.violation(id, "GET /a", "an answer", "could not connect", None);
+        watch.answered();
+        watch.failed("timed out");
+        rec.violation(id, "GET /b", "an answer", "timed out", None);
+        assert!(watch.failed("timed out"));
+        watch.confirmed(Err("timed out".into()));
+        rec.violation(id, "GET /c", "an answer", "not sent", None);
+        let results = rec.results(|c| c == id);
+        let verdict = |op: &str| results.iter().find(|r| r.operation == op).unwrap().verdict;
+        assert_eq!(
+            verdict("GET /a"),
+            Verdict::Fail,
+            "one failure among answers"
+        );
+        assert_eq!(verdict("GET /b"), Verdict::NotJudged);
+        assert_eq!(verdict("GET /c"), Verdict::NotJudged);
+        assert!(
+            results
+                .iter()
+                .all(|r| r.violations == u64::from(r.operation == "GET /a"))
+        );
     }
 }

@@ -30,6 +30,30 @@ fn read_text(path: &std::path::Path) -> Result<(String, String), GateError> {
     Ok((text, p))
 }
 
+/// `check`'s exit codes (`--help` and the README document them).
+pub const EXIT_PASSED: u8 = 0;
+/// The target fails checks (not waived; `--fail-on`).
+pub const EXIT_FAILED: u8 = 1;
+/// No failure, but checks attempted and not judged (a fixture no key owns, a target that
+/// stopped answering in the middle of the run): neither a pass nor a failure.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// The exit code of a `check` run: failures first (they are certain), then incompleteness.
+pub fn exit_code(
+    fail_on: FailOn,
+    passed: bool,
+    baseline: Option<&BaselineDiff>,
+    incomplete: bool,
+) -> u8 {
+    if fails(fail_on, passed, baseline) {
+        EXIT_FAILED
+    } else if incomplete {
+        EXIT_INCOMPLETE
+    } else {
+        EXIT_PASSED
+    }
+}
+
 /// Which failures make the exit code 1 (`--fail-on`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {

@@ -20,9 +20,28 @@ fn property(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// The annotations, one line per failing check and operation.
+/// The annotations, one line per failing check and operation; an incomplete run says so
+/// (one error: why, and what to do) and names each check not judged (a warning each).
 pub fn annotations(report: &Report) -> String {
     let mut out = String::new();
+    if let Some(i) = &report.incomplete {
+        out.push_str(&format!(
+            "::error title={}::{}\n",
+            property("linkcert run incomplete"),
+            data(&format!("{}. What to do: {}.", i.reason, i.what_to_do))
+        ));
+        for c in report
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::NotJudged)
+        {
+            out.push_str(&format!(
+                "::warning title={}::{}\n",
+                property(&format!("linkcert {} on {} not judged", c.id, c.operation)),
+                data(c.not_judged.as_deref().unwrap_or("not judged"))
+            ));
+        }
+    }
     for c in report.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
         let msg = match c.findings.first() {
             Some(f) => format!(

@@ -14,14 +14,14 @@ const CSS: &str = "
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:12px;color:#1b1f24}
 h1{font-size:1.6em;margin:.2em 0}h2{margin-top:1.6em;border-bottom:1px solid #ccd;padding-bottom:.2em}
 .verdict{padding:10px 14px;border-radius:6px;font-size:1.15em;font-weight:600}
-.ok{background:#e6f4ea;color:#0f5323}.ko{background:#fdecea;color:#8a1c12}
+.ok{background:#e6f4ea;color:#0f5323}.ko{background:#fdecea;color:#8a1c12}.incomplete{background:#fff8c5;color:#7d4e00}
 table{border-collapse:collapse;margin:.5em 0;max-width:100%;display:block;overflow-x:auto}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f5f7}.num{text-align:right}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px}dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 details{border:1px solid #d0d7de;border-radius:6px;margin:6px 0;padding:4px 10px}
 details>summary{cursor:pointer;overflow-wrap:anywhere}
 .v{display:inline-block;min-width:7.5em;font-weight:600}
-.v-fail{color:#b42318}.v-pass{color:#1a7f37}.v-accepted{color:#9a6700}.v-non-strict{color:#8250df}.v-informational{color:#0969da}.v-skipped{color:#57606a}
+.v-fail{color:#b42318}.v-pass{color:#1a7f37}.v-accepted{color:#9a6700}.v-non-strict{color:#8250df}.v-informational{color:#0969da}.v-skipped{color:#57606a}.v-not-judged{color:#9a6700}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:6px;border-radius:4px;font-size:.9em}
 .qr{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}.qr img{max-width:260px;border:1px solid #ccd;image-rendering:pixelated}
 @media print{details{break-inside:avoid}details:not([open])>*:not(summary){display:none}}
@@ -39,7 +39,14 @@ impl Report {
             esc(&self.run.target)
         );
         let t = &self.totals;
-        let words = if passed {
+        let incomplete = self.incomplete.as_ref().filter(|_| passed);
+        let words = if let Some(i) = incomplete {
+            format!(
+                "Incomplete: not certified, and no failure found. {} (not judged), {} passed. {}. \
+                 What to do: {}.",
+                t.not_judged, t.pass, i.reason, i.what_to_do
+            )
+        } else if passed {
             format!(
                 "Certified: the target conforms to every check that ran ({} passed{}).",
                 t.pass,
@@ -51,14 +58,23 @@ impl Report {
             )
         } else {
             format!(
-                "Not certified: {} check(s) failed, {} passed.",
-                t.fail, t.pass
+                "Not certified: {} check(s) failed, {} passed.{}",
+                t.fail,
+                t.pass,
+                self.incomplete.as_ref().map_or(String::new(), |i| format!(
+                    " Incomplete as well: {}. What to do: {}.",
+                    i.reason, i.what_to_do
+                ))
             )
         };
         let _ = writeln!(
             h,
             "<h1>linkcert certificate</h1>\n<p class=\"verdict {}\" id=\"verdict\">{}</p>",
-            if passed { "ok" } else { "ko" },
+            match (passed, incomplete) {
+                (true, None) => "ok",
+                (true, Some(_)) => "incomplete",
+                _ => "ko",
+            },
             esc(&words)
         );
         let _ = writeln!(
@@ -95,9 +111,10 @@ impl Report {
     fn html_summary(&self, h: &mut String) {
         h.push_str(
             "<h2>Summary</h2>\n<table id=\"summary\"><tr><th>family</th><th>pass</th><th>fail</th>\
-             <th>accepted</th><th>non-strict</th><th>informational</th><th>skipped</th></tr>\n",
+             <th>accepted</th><th>non-strict</th><th>informational</th><th>skipped</th>\
+             <th>not judged</th></tr>\n",
         );
-        let row = |h: &mut String, name: &str, r: [u64; 6]| {
+        let row = |h: &mut String, name: &str, r: [u64; 7]| {
             let _ = write!(h, "<tr><td>{}</td>", esc(name));
             for n in r {
                 let _ = write!(h, "<td class=\"num\">{n}</td>");
@@ -118,6 +135,7 @@ impl Report {
                 t.non_strict,
                 t.informational,
                 t.skipped,
+                t.not_judged,
             ],
         );
         h.push_str("</table>\n");

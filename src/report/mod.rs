@@ -6,6 +6,7 @@
 
 pub mod github;
 mod html;
+mod junit;
 
 pub use html::coverage_html;
 pub mod model;
@@ -43,104 +44,10 @@ impl Report {
         Ok(out)
     }
 
-    pub fn junit(&self) -> String {
-        let mut by_family: BTreeMap<&str, Vec<&CheckResult>> = BTreeMap::new();
-        for c in &self.checks {
-            by_family
-                .entry(c.id.split('.').next().unwrap_or(""))
-                .or_default()
-                .push(c);
-        }
-        let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            x,
-            "<testsuites name=\"linkcert\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-            self.checks.len(),
-            self.totals.fail,
-            self.totals.skipped + self.totals.accepted,
-            self.run.duration_secs
-        );
-        for (family, checks) in by_family {
-            let fails = checks.iter().filter(|c| c.verdict == Verdict::Fail).count();
-            let skipped = checks
-                .iter()
-                .filter(|c| matches!(c.verdict, Verdict::Skipped | Verdict::Accepted))
-                .count();
-            let _ = writeln!(
-                x,
-                "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\" skipped=\"{skipped}\">",
-                escape(family),
-                checks.len()
-            );
-            for c in checks {
-                let _ = write!(
-                    x,
-                    "    <testcase classname=\"{}\" name=\"{} {}\">",
-                    escape(&c.id),
-                    escape(&c.id),
-                    escape(&c.operation)
-                );
-                match c.verdict {
-                    Verdict::Fail => {
-                        let first = c.findings.first();
-                        let _ = write!(
-                            x,
-                            "<failure message=\"{}\">{}</failure>",
-                            escape(first.map_or("failed", |f| f.message.as_str())),
-                            escape(&finding_text(c))
-                        );
-                    }
-                    Verdict::Skipped => {
-                        let _ = write!(
-                            x,
-                            "<skipped message=\"{}\"/>",
-                            escape(c.skipped.as_deref().unwrap_or("skipped"))
-                        );
-                    }
-                    Verdict::Accepted => {
-                        let _ = write!(
-                            x,
-                            "<skipped message=\"{}\">{}</skipped>",
-                            escape(&accepted_text(c)),
-                            escape(&finding_text(c))
-                        );
-                    }
-                    Verdict::NonStrict | Verdict::Informational => {
-                        let _ = write!(
-                            x,
-                            "<system-out>{}: {}</system-out>",
-                            c.verdict.as_str(),
-                            escape(&finding_text(c))
-                        );
-                    }
-                    Verdict::Pass => {}
-                }
-                x.push_str("</testcase>\n");
-            }
-            x.push_str("  </testsuite>\n");
-        }
-        // Clause coverage, where JUnit readers show it: a suite's properties and output.
-        let c = &self.coverage;
-        let _ = writeln!(
-            x,
-            "  <testsuite name=\"clause-coverage\" tests=\"0\"><properties>\
-             <property name=\"clauses.exercised\" value=\"{}\"/>\
-             <property name=\"clauses.enforceable\" value=\"{}\"/>\
-             <property name=\"clauses.total\" value=\"{}\"/></properties>\
-             <system-out>{}</system-out></testsuite>",
-            c.exercised,
-            c.enforceable,
-            c.total,
-            escape(&self.coverage_markdown())
-        );
-        x.push_str("</testsuites>\n");
-        x
-    }
-
     pub fn markdown(&self) -> String {
         let mut m = String::new();
-        let verdict = if self.passed() { "PASSED" } else { "FAILED" };
-        let _ = writeln!(m, "# linkcert report: {verdict}\n");
+        let _ = writeln!(m, "# linkcert report: {}\n", self.outcome.word());
+        m.push_str(&self.incomplete_markdown());
         let _ = writeln!(
             m,
             "- target: `{}`\n- spec: {} {}\n- seed: {} (replay with `--seed {}`)\n- started: {}, took {:.1} s, {} requests ({} throttled and retried)\n- plans with keys: {}\n",
@@ -171,8 +78,8 @@ impl Report {
         let t = &self.totals;
         let _ = writeln!(
             m,
-            "| pass | fail | accepted | non-strict | informational | skipped |\n|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} | {} |\n",
-            t.pass, t.fail, t.accepted, t.non_strict, t.informational, t.skipped
+            "| pass | fail | not judged | accepted | non-strict | informational | skipped |\n|---|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} | {} | {} |\n",
+            t.pass, t.fail, t.not_judged, t.accepted, t.non_strict, t.informational, t.skipped
         );
         m.push_str(&self.baseline_markdown());
         m.push_str("## Checks\n\n| verdict | check | operation | cases | clause |\n|---|---|---|---|---|\n");
@@ -190,6 +97,7 @@ impl Report {
         }
         for (title, v) in [
             ("Failures", Verdict::Fail),
+            ("Not judged", Verdict::NotJudged),
             ("Accepted deviations (waived)", Verdict::Accepted),
             ("Non-strict", Verdict::NonStrict),
             (
@@ -231,6 +139,9 @@ impl Report {
                 if let Some(why) = &c.skipped {
                     let _ = writeln!(m, "Skipped: {why}\n");
                 }
+                if let Some(why) = &c.not_judged {
+                    let _ = writeln!(m, "Not judged: {why}\n");
+                }
                 if c.accepted.is_some() {
                     let _ = writeln!(m, "Accepted: {}\n", md(&accepted_text(c)));
                 }
@@ -264,6 +175,26 @@ impl Report {
         }
         m.push_str(&self.waivers_markdown());
         m.push_str(&self.coverage_markdown());
+        m
+    }
+
+    /// Why the run is incomplete and what to do, at the top of report.md.
+    fn incomplete_markdown(&self) -> String {
+        let Some(i) = &self.incomplete else {
+            return String::new();
+        };
+        let mut m = format!(
+            "**Incomplete: neither a pass nor a failure.** {}.\n\nWhat to do: {}.\n\n",
+            md(&i.reason),
+            md(&i.what_to_do)
+        );
+        if !i.not_judged.is_empty() {
+            m.push_str("Not judged:\n\n");
+            for c in &i.not_judged {
+                let _ = writeln!(m, "- `{c}`");
+            }
+            m.push('\n');
+        }
         m
     }
 
@@ -321,21 +252,28 @@ impl Report {
     /// The table printed at the end of a run: families by verdict, then the failing checks.
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8}\n",
-            "family", "pass", "fail", "accepted", "non-strict", "info", "skipped"
+            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8} {:>10}\n",
+            "family", "pass", "fail", "accepted", "non-strict", "info", "skipped", "not-judged"
         );
         for (f, r) in self.by_family() {
             let _ = writeln!(
                 s,
-                "{f:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8}",
-                r[0], r[1], r[2], r[3], r[4], r[5]
+                "{f:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8} {:>10}",
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6]
             );
         }
         let t = &self.totals;
         let _ = writeln!(
             s,
-            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8}",
-            "total", t.pass, t.fail, t.accepted, t.non_strict, t.informational, t.skipped
+            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8} {:>10}",
+            "total",
+            t.pass,
+            t.fail,
+            t.accepted,
+            t.non_strict,
+            t.informational,
+            t.skipped,
+            t.not_judged
         );
         for c in self.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
             let first = c
@@ -395,26 +333,46 @@ impl Report {
         // Setup problems (fixtures no key owns, ...) are the user's to fix: say them here too.
         for c in &self.checks {
             let why = c.skipped.as_deref().or(c.partly_skipped.as_deref());
-            if let Some(why) = why.filter(|w| w.starts_with("setup:")) {
+            let why = why.filter(|w| w.starts_with("setup:"));
+            if let Some(why) = c.not_judged.as_deref().or(why) {
                 let _ = writeln!(s, "NOT JUDGED {} on {}: {why}", c.id, c.operation);
             }
         }
-        let _ = writeln!(
+        if let Some(o) = self.incomplete.as_ref().and_then(|i| i.outage.as_ref()) {
+            let _ = writeln!(s, "OUTAGE {}", o.sentence());
+        }
+        let _ = write!(
             s,
             "{} in {:.1} s, {} requests, seed {}",
-            if self.passed() { "PASSED" } else { "FAILED" },
+            self.outcome.word(),
             self.run.duration_secs,
             self.requests,
             self.seed
         );
+        match &self.incomplete {
+            Some(i) => {
+                let _ = writeln!(
+                    s,
+                    "{}: {}. What to do: {}.",
+                    if self.passed() {
+                        ""
+                    } else {
+                        "; and incomplete"
+                    },
+                    i.reason,
+                    i.what_to_do
+                );
+            }
+            None => s.push('\n'),
+        }
         s
     }
 }
 
 impl Report {
-    /// Per family: pass, fail, accepted, non-strict, informational, skipped.
-    pub fn by_family(&self) -> BTreeMap<&str, [u64; 6]> {
-        let mut by_family: BTreeMap<&str, [u64; 6]> = BTreeMap::new();
+    /// Per family: pass, fail, accepted, non-strict, informational, skipped, not judged.
+    pub fn by_family(&self) -> BTreeMap<&str, [u64; 7]> {
+        let mut by_family: BTreeMap<&str, [u64; 7]> = BTreeMap::new();
         for c in &self.checks {
             let row = by_family.entry(c.family()).or_default();
             row[match c.verdict {
@@ -424,6 +382,7 @@ impl Report {
                 Verdict::NonStrict => 3,
                 Verdict::Informational => 4,
                 Verdict::Skipped => 5,
+                Verdict::NotJudged => 6,
             }] += 1;
         }
         by_family

@@ -67,6 +67,98 @@ pub struct CheckResult {
     /// The waiver that turned this failure into `accepted`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted: Option<Acceptance>,
+    /// Attempted, and (for some or all of its cases) not judged: why (a fixture no key owns,
+    /// the target stopped answering). Its verdict is `not-judged` unless it also failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<String>,
+}
+
+/// How a run ended, for people and CI: the verdict line, `report.json`'s `outcome` and the
+/// exit code (0, 1, 3) say the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Every check that ran was judged, and none failed.
+    Passed,
+    /// The target contradicts the spec (failures not waived).
+    Failed,
+    /// No failure, but some check was attempted and not judged (a fixture no key owns, a
+    /// target that stopped answering): neither a pass nor a failure.
+    Incomplete,
+}
+
+impl Outcome {
+    /// As the verdict line says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Passed => "PASSED",
+            Outcome::Failed => "FAILED",
+            Outcome::Incomplete => "INCOMPLETE",
+        }
+    }
+}
+
+/// How a transport failure happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransportKind {
+    /// Connections refused: nothing listens any more.
+    Refused,
+    /// Connections accepted, then reset or closed before an answer.
+    Reset,
+    /// Nothing answered within the request timeout.
+    Timeout,
+    Other,
+}
+
+impl TransportKind {
+    pub fn words(self) -> &'static str {
+        match self {
+            TransportKind::Refused => "connections refused",
+            TransportKind::Reset => "connections reset",
+            TransportKind::Timeout => "no answer within the request timeout (stalled)",
+            TransportKind::Other => "requests failing",
+        }
+    }
+}
+
+/// A target that stopped answering in the middle of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outage {
+    pub kind: TransportKind,
+    /// When the first failure of the streak came (UTC), and how far into the run.
+    pub first_failure_at: String,
+    pub first_failure_secs: f64,
+    /// When linkcert was sure (a plain request failed too) and stopped sending.
+    pub detected_secs: f64,
+    pub failures_in_a_row: u64,
+    pub first_error: String,
+}
+
+impl Outage {
+    /// One sentence: when and how the target went away.
+    pub fn sentence(&self) -> String {
+        format!(
+            "the target stopped answering {:.1} s into the run ({}): {} (first: {}); sure after {} failures in a row at {:.1} s, nothing sent after",
+            self.first_failure_secs,
+            self.first_failure_at,
+            self.kind.words(),
+            self.first_error,
+            self.failures_in_a_row,
+            self.detected_secs
+        )
+    }
+}
+
+/// Why a run is incomplete, and what to do about it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Incomplete {
+    pub reason: String,
+    pub what_to_do: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
+    /// The checks not judged, as `id on operation`.
+    pub not_judged: Vec<String>,
 }
 
 /// What every run's report starts with, `check`'s and `load`'s alike (flattened into their
@@ -129,6 +221,11 @@ pub struct Report {
     pub waivers: Option<Waivers>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineDiff>,
+    /// passed, failed or incomplete (what the exit code says: 0, 1, 3).
+    pub outcome: Outcome,
+    /// Why the run could not judge everything it attempted, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<Incomplete>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -150,6 +247,7 @@ impl Totals {
                 Verdict::Fail => t.fail += 1,
                 Verdict::Skipped => t.skipped += 1,
                 Verdict::Accepted => t.accepted += 1,
+                Verdict::NotJudged => t.not_judged += 1,
             }
         }
         t
@@ -165,6 +263,8 @@ pub struct Totals {
     pub skipped: u64,
     /// Failures a waiver accepted.
     pub accepted: u64,
+    /// Attempted and not judged (the run is incomplete).
+    pub not_judged: u64,
 }
 
 impl Report {
@@ -200,7 +300,7 @@ impl Report {
         for (k, s) in target.keys.iter().zip(target.secrets()) {
             replay.push_str(&format!(" --key {}=\"${}\"", k.plan, s.var));
         }
-        Report {
+        let mut report = Report {
             replay,
             run: RunHeader::new(REPORT_SCHEMA_VERSION, spec, target, started_epoch, took),
             seed,
@@ -213,11 +313,59 @@ impl Report {
             coverage,
             waivers: None,
             baseline: None,
-        }
+            outcome: Outcome::Passed,
+            incomplete: None,
+        };
+        report.settle(None);
+        report
     }
 
+    /// No failure (accepted ones aside). An incomplete run has none either: see `outcome`.
     pub fn passed(&self) -> bool {
         self.totals.fail == 0
+    }
+
+    /// The run's outcome and why it is incomplete, from its checks and the outage if any.
+    pub fn settle(&mut self, outage: Option<Outage>) {
+        let outage = outage.or_else(|| self.incomplete.take().and_then(|i| i.outage));
+        let not_judged: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| c.not_judged.is_some())
+            .map(|c| format!("{} on {}", c.id, c.operation))
+            .collect();
+        self.incomplete = if outage.is_none() && not_judged.is_empty() {
+            None
+        } else {
+            let (reason, what_to_do) = match &outage {
+                Some(o) => (
+                    format!("{}; {} check(s) not judged", o.sentence(), not_judged.len()),
+                    "check that the target is up and reachable (and not overloaded: --concurrency, --request-timeout), then run again"
+                        .to_string(),
+                ),
+                None => (
+                    format!(
+                        "{} check(s) attempted and not judged (see each one's reason)",
+                        not_judged.len()
+                    ),
+                    "bind each fixture to the key of the workspace that owns it (--partner PLAN=ID, --tenant PLAN=ID, or [fixtures] in the profile), make sure it exists and is active, then run again"
+                        .to_string(),
+                ),
+            };
+            Some(Incomplete {
+                reason,
+                what_to_do,
+                outage,
+                not_judged,
+            })
+        };
+        self.outcome = if !self.passed() {
+            Outcome::Failed
+        } else if self.incomplete.is_some() {
+            Outcome::Incomplete
+        } else {
+            Outcome::Passed
+        };
     }
 
     /// Turn the failures the waivers match into `accepted` (`gate::accept` decides which), and
@@ -237,6 +385,7 @@ impl Report {
         }
         self.totals = Totals::of(&self.checks);
         self.waivers = Some(uses);
+        self.settle(None);
     }
 
     /// Compare with the baseline and record the difference.
@@ -249,6 +398,12 @@ impl Report {
     /// Whether the run fails the gate (`--fail-on`).
     pub fn fails(&self, fail_on: FailOn) -> bool {
         gate::fails(fail_on, self.passed(), self.baseline.as_ref())
+    }
+
+    /// The exit code (`gate::exit_code`): 0 passed, 1 failed, 3 incomplete.
+    pub fn exit_code(&self, fail_on: FailOn) -> u8 {
+        let incomplete = self.incomplete.is_some();
+        gate::exit_code(fail_on, self.passed(), self.baseline.as_ref(), incomplete)
     }
 }
 
@@ -272,6 +427,6 @@ impl Judgement for CheckResult {
         self.cases > 0 && self.verdict != Verdict::Skipped
     }
     fn skipped(&self) -> Option<&str> {
-        self.skipped.as_deref()
+        self.skipped.as_deref().or(self.not_judged.as_deref())
     }
 }

@@ -6,9 +6,11 @@
 //! partners given (--partner/--tenant), at most once per fixture (bar one deliberate repeat).
 //! A fixture belongs to a workspace, so it is deactivated with a key of that workspace: the
 //! plan it is bound to (`--partner advanced=ID`), or else each key whose plan may deactivate,
-//! strongest first, until one does not answer 404. A fixture no key owns is a setup problem,
-//! reported as a skip that says how to bind it, never the target's failure. With
-//! --allow-destructive the first request for a fixture carries `null` for the other field.
+//! strongest first, until one does not answer 404. A fixture every key answered 404 for was
+//! attempted and not judged (a setup problem, or a target whose deactivation is broken: linkcert
+//! cannot tell): never the target's failure, never a skip either; the run is incomplete, and
+//! the reason says how to bind it.
+//! With --allow-destructive the first request for a fixture carries `null` for the other field.
 
 use serde_json::{Value, json};
 
@@ -334,7 +336,7 @@ fn judge_deactivation(
     let id = "partners.deactivate";
     match (o, x.resp()) {
         (Outcome::Throttled | Outcome::Transport, _) | (_, None) => {
-            d.ctx.rec.skip(
+            d.ctx.rec.not_judged(
                 id,
                 &d.label,
                 format!("{what}: no judgeable answer ({})", status_text(x)),
@@ -343,7 +345,7 @@ fn judge_deactivation(
         }
         (_, Some(r)) if r.status == 409 => {
             // Most likely the fixture was deactivated by an earlier run.
-            d.ctx.rec.skip(
+            d.ctx.rec.not_judged(
                 id,
                 &d.label,
                 format!("{what}: 409 conflict; is the fixture an active partner?"),
@@ -450,7 +452,7 @@ async fn deactivate_fixture(
         }
         return Some((k, x, o));
     }
-    d.ctx.rec.skip(
+    d.ctx.rec.not_judged(
         id,
         &d.label,
         format!(

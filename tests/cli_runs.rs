@@ -231,25 +231,33 @@ fn a_fixture_every_key_answered_404_for_is_not_judged_and_the_run_incomplete_exi
     let v = rt.block_on(common::variant::start(6.0));
     let t = v.target();
     let dir = tempdir("fixtures-variant");
-    let mut args: Vec<String> = vec![
-        "--target".into(),
-        v.url.clone(),
-        "--rate-window".into(),
-        "6".into(),
-        "--allow-destructive".into(),
+    let mut args = destructive_args(&v.url, &t);
+    args.extend([
         "--only".into(),
         "partners".into(),
         "--partner".into(),
         format!("advanced={}", t.partner_ids[0].id),
         "--tenant".into(),
         "tn_nobody_owns_this".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_unowned_fixture_not_judged(&check(&args, &dir), &dir);
+    drop(v);
+}
+
+/// `check` aimed at `url` with every key of `t`, its 6 s window and deactivation allowed.
+fn destructive_args(url: &str, t: &linkcert::target::Target) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "--target".into(),
+        url.into(),
+        "--rate-window".into(),
+        "6".into(),
+        "--allow-destructive".into(),
     ];
     for k in &t.keys {
         args.extend(["--key".into(), format!("{}={}", k.plan, k.key)]);
     }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_unowned_fixture_not_judged(&check(&args, &dir), &dir);
-    drop(v);
+    args
 }
 
 #[test]
@@ -258,16 +266,7 @@ fn check_certifies_the_second_implementation_with_exit_0() {
     let v = rt.block_on(common::variant::start(6.0));
     let t = v.target();
     let dir = tempdir("variant");
-    let mut args: Vec<String> = vec![
-        "--target".into(),
-        v.url.clone(),
-        "--rate-window".into(),
-        "6".into(),
-        "--allow-destructive".into(),
-    ];
-    for k in &t.keys {
-        args.extend(["--key".into(), format!("{}={}", k.plan, k.key)]);
-    }
+    let mut args = destructive_args(&v.url, &t);
     for p in &t.partner_ids {
         args.extend(["--partner".into(), format!("advanced={}", p.id)]);
     }

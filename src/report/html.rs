@@ -121,23 +121,10 @@ impl Report {
             }
             h.push_str("</tr>\n");
         };
-        for (f, r) in self.by_family() {
-            row(h, f, r);
+        for (f, t) in self.by_family() {
+            row(h, f, t.row());
         }
-        let t = &self.totals;
-        row(
-            h,
-            "total",
-            [
-                t.pass,
-                t.fail,
-                t.accepted,
-                t.non_strict,
-                t.informational,
-                t.skipped,
-                t.not_judged,
-            ],
-        );
+        row(h, "total", self.totals.row());
         h.push_str("</table>\n");
     }
 

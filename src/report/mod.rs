@@ -255,26 +255,18 @@ impl Report {
             "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8} {:>10}\n",
             "family", "pass", "fail", "accepted", "non-strict", "info", "skipped", "not-judged"
         );
-        for (f, r) in self.by_family() {
+        let rows = self
+            .by_family()
+            .into_iter()
+            .chain([("total", self.totals.clone())]);
+        for (f, t) in rows {
+            let r = t.row();
             let _ = writeln!(
                 s,
                 "{f:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8} {:>10}",
                 r[0], r[1], r[2], r[3], r[4], r[5], r[6]
             );
         }
-        let t = &self.totals;
-        let _ = writeln!(
-            s,
-            "{:<12} {:>5} {:>5} {:>8} {:>10} {:>6} {:>8} {:>10}",
-            "total",
-            t.pass,
-            t.fail,
-            t.accepted,
-            t.non_strict,
-            t.informational,
-            t.skipped,
-            t.not_judged
-        );
         for c in self.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
             let first = c
                 .findings
@@ -370,20 +362,11 @@ impl Report {
 }
 
 impl Report {
-    /// Per family: pass, fail, accepted, non-strict, informational, skipped, not judged.
-    pub fn by_family(&self) -> BTreeMap<&str, [u64; 7]> {
-        let mut by_family: BTreeMap<&str, [u64; 7]> = BTreeMap::new();
+    /// Per family, the totals of its checks.
+    pub fn by_family(&self) -> BTreeMap<&str, Totals> {
+        let mut by_family: BTreeMap<&str, Totals> = BTreeMap::new();
         for c in &self.checks {
-            let row = by_family.entry(c.family()).or_default();
-            row[match c.verdict {
-                Verdict::Pass => 0,
-                Verdict::Fail => 1,
-                Verdict::Accepted => 2,
-                Verdict::NonStrict => 3,
-                Verdict::Informational => 4,
-                Verdict::Skipped => 5,
-                Verdict::NotJudged => 6,
-            }] += 1;
+            by_family.entry(c.family()).or_default().add(c.verdict);
         }
         by_family
     }

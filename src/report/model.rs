@@ -240,17 +240,36 @@ impl Totals {
     pub fn of(checks: &[CheckResult]) -> Totals {
         let mut t = Totals::default();
         for c in checks {
-            match c.verdict {
-                Verdict::Pass => t.pass += 1,
-                Verdict::NonStrict => t.non_strict += 1,
-                Verdict::Informational => t.informational += 1,
-                Verdict::Fail => t.fail += 1,
-                Verdict::Skipped => t.skipped += 1,
-                Verdict::Accepted => t.accepted += 1,
-                Verdict::NotJudged => t.not_judged += 1,
-            }
+            t.add(c.verdict);
         }
         t
+    }
+
+    /// Counts one more result of this verdict.
+    pub fn add(&mut self, v: Verdict) {
+        match v {
+            Verdict::Pass => self.pass += 1,
+            Verdict::NonStrict => self.non_strict += 1,
+            Verdict::Informational => self.informational += 1,
+            Verdict::Fail => self.fail += 1,
+            Verdict::Skipped => self.skipped += 1,
+            Verdict::Accepted => self.accepted += 1,
+            Verdict::NotJudged => self.not_judged += 1,
+        }
+    }
+
+    /// The counts in the order of the summary tables' columns: pass, fail, accepted,
+    /// non-strict, informational, skipped, not judged.
+    pub fn row(&self) -> [u64; 7] {
+        [
+            self.pass,
+            self.fail,
+            self.accepted,
+            self.non_strict,
+            self.informational,
+            self.skipped,
+            self.not_judged,
+        ]
     }
 }
 

@@ -39,9 +39,8 @@ async fn run_in(
 ) -> LoadReport {
     let _turn = ONE_AT_A_TIME.lock().await;
     let opts = LoadOptions {
-        out: out_dir(name),
-        progress: false,
         sequential,
+        ..LoadOptions::new(out_dir(name))
     };
     let report = load::run(common::spec(), target, scenarios, &opts)
         .await

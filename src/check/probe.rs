@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 pub use super::exchange::{Exchange, Req, redact};
 use super::outage::Watch;
 use crate::clock::now_epoch;
-use crate::http::{Resp, read_capped};
+use crate::http::{Resp, describe, read_capped};
 use crate::rate_headers;
 pub use crate::report::model::ExchangeRecord;
 
@@ -210,11 +210,11 @@ impl Probe {
     async fn still_there(&self) -> Result<(), String> {
         let url = format!("{}/", self.base_url);
         let client = self.fresh.as_ref().unwrap_or(&self.client);
-        let mut r = client.get(&url).send().await.map_err(describe)?;
+        let mut r = client.get(&url).send().await.map_err(|e| describe(&e))?;
         read_capped(&mut r, 64 * 1024)
             .await
             .map(drop)
-            .map_err(describe)
+            .map_err(|e| describe(&e))
     }
 
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {
@@ -227,7 +227,7 @@ impl Probe {
             b = b.body(body.clone());
         }
         let started = Instant::now();
-        let mut resp = b.send().await.map_err(describe)?;
+        let mut resp = b.send().await.map_err(|e| describe(&e))?;
         let status = resp.status().as_u16();
         let headers = resp
             .headers()
@@ -241,7 +241,7 @@ impl Probe {
             .collect();
         let body = read_capped(&mut resp, MAX_BODY)
             .await
-            .map_err(|e| format!("reading the body failed: {}", describe(e)))?;
+            .map_err(|e| format!("reading the body failed: {}", describe(&e)))?;
         Ok(Resp {
             status,
             headers,
@@ -250,25 +250,6 @@ impl Probe {
             elapsed: started.elapsed(),
         })
     }
-}
-
-/// reqwest errors name their source chain; keep it, it says what broke.
-fn describe(e: reqwest::Error) -> String {
-    use std::error::Error;
-    let mut s = if e.is_timeout() {
-        "timed out".to_string()
-    } else if e.is_connect() {
-        "could not connect".to_string()
-    } else {
-        "request failed".to_string()
-    };
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 /// What an answer received `now` (UTC epoch seconds) says about when quota is back.

@@ -5,7 +5,8 @@
 //! certificate to trust) and the one place a `reqwest::ClientBuilder` is made (goose takes the
 //! builder, so it is handed out; `check` builds it); reading a body up to a cap
 //! (`read_capped`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
-//! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`).
+//! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a
+//! request without an answer ran into (`describe`, `is_local_refusal`).
 //!
 //! Not here: what a request is and how it is paced and written down (`check::probe`), what the
 //! rate-limit headers mean (`rate_headers`), and which code each status must carry (the spec's
@@ -14,7 +15,9 @@
 mod answer;
 mod client;
 mod envelope;
+mod failure;
 
 pub use answer::*;
 pub use client::*;
 pub use envelope::*;
+pub use failure::*;

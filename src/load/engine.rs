@@ -1,7 +1,13 @@
-//! The generator, built on goose: goose users run one transaction that takes the next due
+//! The generator, built on goose, with an open arrival rate: every scheduled request is sent
+//! at its due time whether or not earlier answers have come back (k6's constant-arrival-rate,
+//! Gatling's open injection). goose sends one request per user at a time, so there are as many
+//! goose users as requests may be in flight: the scenario's peak rate times the request
+//! timeout, under a ceiling (`Sending::max_in_flight`). Each user loops: it takes the next
 //! slot of the schedule, waits until it is due, sends it through `GooseUser::request` (so
-//! goose's metrics and reports see every request) and records status, rate-limit headers,
-//! and the planned and actual send times from the reqwest response goose hands back.
+//! goose's metrics and reports see every request) and records status, rate-limit headers, when
+//! it took the slot and the planned and actual send times. Users share one client (one
+//! connection pool). The run ends when the schedule is exhausted and every answer is in (each
+//! bounded by the request timeout): goose runs one iteration per user, no fixed tail.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -10,6 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use goose::GooseAttack;
+use goose::client::GooseClientBuilder;
 use goose::config::GooseConfiguration;
 use goose::goose::{
     GooseMethod, GooseRequest, GooseUser, Scenario as GooseScenario, Transaction,
@@ -21,7 +28,7 @@ use super::LoadError;
 use super::scenario::{Resolved, Shape};
 use super::schedule::{self, Slot};
 use crate::clock::now_epoch;
-use crate::http::{ClientConfig, body_error_code, read_capped};
+use crate::http::{ClientConfig, body_error_code, describe, read_capped};
 use crate::rate_headers;
 use crate::target::{Target, TargetError};
 
@@ -31,8 +38,6 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 const MAX_BODY: usize = 8 * 1024 * 1024;
 /// Header values kept at most this long.
 const MAX_HEADER: usize = 64;
-/// Per-request timeout.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// A Retry-After longer than this is not waited out by the retry shape.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(120);
 
@@ -58,6 +63,9 @@ pub struct Record {
     pub error: Option<String>,
     /// The retry of the retry-after shape (not a slot of the schedule).
     pub retry: bool,
+    /// Seconds from t = 0 to when a user was free to take this slot: after `due`, every user
+    /// was busy when it fell due (the in-flight ceiling held the send back).
+    pub claimed: f64,
 }
 
 impl Record {
@@ -99,7 +107,10 @@ pub struct Run {
     pub records: Vec<Record>,
     /// Wall clock (UTC epoch seconds) at the start of the run.
     pub wall0: f64,
+    /// goose users: the in-flight ceiling of this run.
     pub users: usize,
+    /// The most requests that were in flight at once.
+    pub peak_in_flight: usize,
     /// Requests goose's own metrics counted.
     pub goose_requests: u64,
     /// goose's reports, when it wrote them.
@@ -109,7 +120,10 @@ pub struct Run {
 struct Shared {
     slots: Vec<Slot>,
     next: AtomicUsize,
-    t0: Instant,
+    /// t = 0 of the schedule: the launch lead after the first user started (goose builds its
+    /// users before it launches them, so the lead counts from the first launch).
+    t0: OnceLock<Instant>,
+    lead: Duration,
     /// `Bearer <key>` per scenario key.
     auth: Vec<String>,
     /// Path with query and request name, per operation.
@@ -117,8 +131,9 @@ struct Shared {
     records: Mutex<Vec<Record>>,
     retry_shape: bool,
     retry_claimed: AtomicBool,
-    /// Each goose user's client.
-    client: ClientConfig,
+    /// The client every goose user shares.
+    client: reqwest::Client,
+    peak_in_flight: AtomicUsize,
     live: Arc<Live>,
 }
 
@@ -130,20 +145,23 @@ pub struct Live {
     /// Seconds from t = 0 to the last slot, and the slots planned.
     pub span: OnceLock<f64>,
     pub total: AtomicUsize,
+    pub in_flight: AtomicUsize,
     pub done: AtomicU64,
     pub admitted: AtomicU64,
     pub throttled: AtomicU64,
 }
 
 impl Live {
-    /// `name 12.3/18.0 s, 120/360 sent, 60 admitted, 60 throttled` (or `name starting`).
+    /// `name 12.3/18.0 s, 120/360 sent, 4 in flight, 60 admitted, 60 throttled` (or
+    /// `name waiting for its keys`).
     pub fn line(&self, name: &str) -> String {
         match (self.t0.get(), self.span.get()) {
             (Some(t0), Some(span)) => format!(
-                "{name} {:.1}/{span:.1} s, {}/{} sent, {} admitted, {} throttled",
+                "{name} {:.1}/{span:.1} s, {}/{} sent, {} in flight, {} admitted, {} throttled",
                 Instant::now().saturating_duration_since(*t0).as_secs_f64(),
-                self.done.load(Ordering::Relaxed),
+                self.done.load(Ordering::Relaxed) + self.in_flight.load(Ordering::Relaxed) as u64,
                 self.total.load(Ordering::Relaxed),
+                self.in_flight.load(Ordering::Relaxed),
                 self.admitted.load(Ordering::Relaxed),
                 self.throttled.load(Ordering::Relaxed),
             ),
@@ -178,8 +196,47 @@ impl LiveBoard {
     }
 }
 
+/// How the generator sends: the request timeout, and the ceiling on requests in flight.
+#[derive(Clone, Copy, Debug)]
+pub struct Sending {
+    /// Per request: an answer slower than this is a transport error (no answer).
+    pub request_timeout: Duration,
+    /// At most this many requests in flight (goose users) per scenario, whatever the rate.
+    pub max_in_flight: usize,
+}
+
+/// The default ceiling on requests in flight per scenario: 60 requests per second (the
+/// Advanced plan's overload at the real window) with answers up to 10 s fit under it.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+/// The default request timeout of `load`.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Default for Sending {
+    fn default() -> Self {
+        Sending {
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
+}
+
+impl Sending {
+    /// Requests that may be in flight for a schedule whose peak rate is `peak` per second:
+    /// enough that no answer faster than the timeout can hold back a send, under the ceiling.
+    pub fn in_flight(&self, peak: f64) -> usize {
+        let need = (peak * self.request_timeout.as_secs_f64()).ceil();
+        let need = if need.is_finite() {
+            need as usize
+        } else {
+            usize::MAX
+        };
+        need.clamp(1, self.max_in_flight.max(1))
+    }
+}
+
 /// How long a run lasts: goose users, their launch lead, the schedule's span and the tail
-/// left for the last answers. One computation for the run and for the plan's estimate.
+/// expected for the last answers (the run itself waits for them up to the request timeout).
+/// One computation for the run and for the plan's estimate.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
     pub users: usize,
@@ -189,20 +246,18 @@ pub struct Timing {
 }
 
 impl Timing {
-    pub fn of(r: &Resolved, slots: &[Slot]) -> Timing {
-        let peak = schedule::peak_rate(slots);
-        // Enough users that none is busy when its next slot is due: 30 ms of the peak rate in
-        // flight at once, a floor for bursts of slow answers, a ceiling for the machine.
-        let users = ((peak * 0.03).ceil() as usize + 8).clamp(8, 256);
+    pub fn of(r: &Resolved, slots: &[Slot], sending: &Sending) -> Timing {
+        let users = sending.in_flight(schedule::peak_rate(slots));
         let span = slots.last().map_or(0.0, |s| s.due.as_secs_f64());
-        // Time for the last answers (and for the retry shape, a window's Retry-After).
+        // Expected time for the last answers (and for the retry shape, a window's
+        // Retry-After); the run waits for them as long as they take, up to the timeout.
         let tail = if r.scenario.shape == Shape::RetryAfter {
             r.window.as_secs_f64() + 1.5
         } else {
             0.5
         };
-        // Users are launched before the schedule starts.
-        let lead = Duration::from_millis(400 + users as u64 * 2);
+        // Users are launched before the schedule starts (goose: about one a millisecond).
+        let lead = Duration::from_millis(300 + users as u64 * 3 / 2);
         Timing {
             users,
             lead,
@@ -211,15 +266,10 @@ impl Timing {
         }
     }
 
-    /// goose's run time, whole seconds.
-    pub fn run_secs(&self) -> usize {
-        (self.lead.as_secs_f64() + self.span + self.tail).ceil() as usize
-    }
-
-    /// Wall time of the run, goose's start and shutdown included (about a second).
-    pub fn estimate(r: &Resolved) -> Duration {
-        let t = Timing::of(r, &schedule::build(r));
-        Duration::from_secs(t.run_secs() as u64 + 1)
+    /// Expected wall time of the run, goose's start and shutdown included (about a second).
+    pub fn estimate(r: &Resolved, sending: &Sending) -> Duration {
+        let t = Timing::of(r, &schedule::build(r), sending);
+        Duration::from_secs_f64(t.lead.as_secs_f64() + t.span + t.tail + 1.0)
     }
 }
 
@@ -242,15 +292,26 @@ async fn read_body(mut r: reqwest::Response, cap: usize) -> Vec<u8> {
 }
 
 async fn on_start(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
-    // `run` built this configuration once before the users started, so it builds here too.
-    // On failure the user keeps goose's own client; its errors are recorded per request.
-    if let Ok(b) = s.client.builder() {
-        let _ = user.set_client_builder(b).await;
-    }
+    // One client (one connection pool, one TLS configuration) for every user.
+    user.client = s.client.clone();
+    let _ = s.live.t0.set(s.t0());
     Ok(())
 }
 
-async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: bool) -> Record {
+impl Shared {
+    fn t0(&self) -> Instant {
+        *self.t0.get_or_init(|| Instant::now() + self.lead)
+    }
+}
+
+async fn send(
+    s: &Shared,
+    user: &mut GooseUser,
+    slot: Slot,
+    due: f64,
+    claimed: f64,
+    retry: bool,
+) -> Record {
     let (path, name) = &s.requests[slot.op];
     let mut rec = Record {
         key: slot.key,
@@ -266,6 +327,7 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
         code: None,
         error: None,
         retry,
+        claimed,
     };
     let builder = match user.get_request_builder(&GooseMethod::Get, path) {
         Ok(b) => b.header("authorization", &s.auth[slot.key]),
@@ -280,10 +342,14 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
         .name(name.as_str())
         .set_request_builder(builder)
         .build();
+    let t0 = s.t0();
     let sent = Instant::now();
-    rec.sent = secs_since(s.t0, sent);
+    rec.sent = secs_since(t0, sent);
+    let now = s.live.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+    s.peak_in_flight.fetch_max(now, Ordering::Relaxed);
     let result = user.request(req).await;
-    rec.recv = secs_since(s.t0, Instant::now());
+    s.live.in_flight.fetch_sub(1, Ordering::Relaxed);
+    rec.recv = secs_since(t0, Instant::now());
     let resp = match result {
         Ok(g) => g.response,
         Err(e) => {
@@ -294,7 +360,7 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
     let r = match resp {
         Ok(r) => r,
         Err(e) => {
-            rec.error = Some(super::redact_error(&e.to_string()));
+            rec.error = Some(super::redact_error(&describe(&e)));
             return rec;
         }
     };
@@ -312,33 +378,38 @@ async fn send(s: &Shared, user: &mut GooseUser, slot: Slot, due: f64, retry: boo
     rec
 }
 
+/// One goose user's whole run: slot after slot, each sent at its due time, until the schedule
+/// is exhausted (goose runs this once per user).
 async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
-    let i = s.next.fetch_add(1, Ordering::SeqCst);
-    let Some(slot) = s.slots.get(i).copied() else {
-        // The schedule is exhausted: idle until goose ends the run.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        return Ok(());
-    };
-    tokio::time::sleep_until((s.t0 + slot.due).into()).await;
-    let due = slot.due.as_secs_f64();
-    let rec = send(&s, user, slot, due, false).await;
-    let retry = s.retry_shape && rec.throttled() && !s.retry_claimed.swap(true, Ordering::SeqCst);
-    let wait = rec
-        .retry_after
-        .as_deref()
-        .and_then(rate_headers::parse_retry_after)
-        .map(|ra| ra.wait_secs(now_epoch()));
-    let recv = rec.recv;
-    note(&s, rec);
-    if retry && let Some(wait) = wait {
-        let wait = Duration::from_secs_f64(wait).min(MAX_RETRY_WAIT);
-        // Exactly what Retry-After says, counted from when the 429 arrived.
-        let at = s.t0 + Duration::from_secs_f64(recv) + wait;
-        tokio::time::sleep_until(at.into()).await;
-        let rec = send(&s, user, slot, secs_since(s.t0, at), true).await;
+    let t0 = s.t0();
+    loop {
+        let i = s.next.fetch_add(1, Ordering::SeqCst);
+        let Some(slot) = s.slots.get(i).copied() else {
+            return Ok(());
+        };
+        let claimed = secs_since(t0, Instant::now());
+        tokio::time::sleep_until((t0 + slot.due).into()).await;
+        let due = slot.due.as_secs_f64();
+        let rec = send(&s, user, slot, due, claimed, false).await;
+        let retry =
+            s.retry_shape && rec.throttled() && !s.retry_claimed.swap(true, Ordering::SeqCst);
+        let wait = rec
+            .retry_after
+            .as_deref()
+            .and_then(rate_headers::parse_retry_after)
+            .map(|ra| ra.wait_secs(now_epoch()));
+        let recv = rec.recv;
         note(&s, rec);
+        if retry && let Some(wait) = wait {
+            let wait = Duration::from_secs_f64(wait).min(MAX_RETRY_WAIT);
+            // Exactly what Retry-After says, counted from when the 429 arrived.
+            let at = t0 + Duration::from_secs_f64(recv) + wait;
+            tokio::time::sleep_until(at.into()).await;
+            let t = secs_since(t0, at);
+            let rec = send(&s, user, slot, t, t, true).await;
+            note(&s, rec);
+        }
     }
-    Ok(())
 }
 
 fn note(s: &Shared, rec: Record) {
@@ -358,39 +429,39 @@ fn note(s: &Shared, rec: Record) {
 pub async fn run(
     target: &Target,
     r: &Resolved,
+    sending: &Sending,
     goose_dir: &Path,
     live: Arc<Live>,
 ) -> Result<Run, LoadError> {
-    let client = ClientConfig {
-        user_agent: Some(concat!("linkcert-load/", env!("CARGO_PKG_VERSION"))),
-        ..target.client_config(REQUEST_TIMEOUT, 2)
-    };
-    // A certificate that does not parse stops the run here, as it stops `check`.
-    client.build().map_err(TargetError::from)?;
     let slots = schedule::build(r);
-    let timing = Timing::of(r, &slots);
+    let timing = Timing::of(r, &slots, sending);
     let Timing {
         users, lead, span, ..
     } = timing;
-    let run_secs = timing.run_secs();
-    let t0 = Instant::now() + lead;
+    // Idle connections kept: as many as may be in flight, so none is reopened mid-run. A
+    // certificate that does not parse stops the run here, as it stops `check`.
+    let client = ClientConfig {
+        user_agent: Some(concat!("linkcert-load/", env!("CARGO_PKG_VERSION"))),
+        ..target.client_config(sending.request_timeout, users)
+    };
+    let client = client.build().map_err(TargetError::from)?;
     live.total.store(slots.len(), Ordering::Relaxed);
     let _ = live.span.set(span);
-    let _ = live.t0.set(t0);
 
     let shared = Arc::new(Shared {
         slots: slots.clone(),
         next: AtomicUsize::new(0),
-        t0,
+        t0: OnceLock::new(),
+        lead,
         auth: r.keys.iter().map(|k| format!("Bearer {}", k.key)).collect(),
         requests: r.requests.clone(),
         records: Mutex::new(Vec::with_capacity(slots.len() + 1)),
         retry_shape: r.scenario.shape == Shape::RetryAfter,
         retry_claimed: AtomicBool::new(false),
         client,
+        peak_in_flight: AtomicUsize::new(0),
         live,
     });
-    let wall0 = now_epoch() + lead.as_secs_f64();
 
     let s1 = shared.clone();
     let start: TransactionFunction = Arc::new(move |user| {
@@ -409,12 +480,12 @@ pub async fn run(
     cfg.host = Some(target.base_url.clone());
     cfg.users = Some(users);
     cfg.increase_rate = Some("2000".into());
-    cfg.run_time = Some(run_secs.to_string());
+    // Each user runs the whole schedule once (`step` loops); the run ends when all are done.
+    cfg.iterations = Some(1);
     cfg.no_telnet = true;
     cfg.no_print_metrics = true;
     cfg.no_error_summary = true;
-    // Metrics are reset once every user is launched, before the schedule starts (and goose
-    // then prints nothing to stdout).
+    // With iterations goose never resets its metrics: every request counts.
     cfg.no_reset_metrics = false;
     cfg.quiet = 1;
     cfg.accept_invalid_certs = target.insecure;
@@ -422,9 +493,16 @@ pub async fn run(
     let scenario = GooseScenario::new(name)
         .register_transaction(Transaction::new(start).set_name("connect").set_on_start())
         .register_transaction(Transaction::new(tx).set_name("scheduled request"));
+    // goose builds one client for its users to share (ours replaces it in `on_start`), not
+    // one per user: building a client is the costly part of making a user.
     let attack = GooseAttack::initialize_with_config(cfg)
+        .and_then(|a| {
+            a.set_client_builder_without_cookies(GooseClientBuilder::new().without_cookies())
+        })
         .map_err(|e| LoadError::Goose(e.to_string()))?
         .register_scenario(scenario);
+    // UTC epoch seconds at t = 0: the wall clock now, plus how far t = 0 lies ahead.
+    let wall_now = (now_epoch(), Instant::now());
 
     let metrics = attack.execute().await;
     let metrics = metrics.map_err(|e| LoadError::Goose(e.to_string()))?;
@@ -433,6 +511,8 @@ pub async fn run(
         .values()
         .map(|a| (a.success_count + a.fail_count) as u64)
         .sum();
+    let t0 = shared.t0();
+    let wall0 = wall_now.0 + secs_since(wall_now.1, t0);
     let mut records =
         std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
     records.sort_by(|a, b| a.sent.total_cmp(&b.sent));
@@ -447,6 +527,7 @@ pub async fn run(
         records,
         wall0,
         users,
+        peak_in_flight: shared.peak_in_flight.load(Ordering::Relaxed),
         goose_requests,
         goose_reports,
     })

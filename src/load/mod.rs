@@ -23,7 +23,7 @@ pub use judge::{ScenarioResult, ScenarioVerdict};
 pub use report::LoadReport;
 use scenario::Resolved;
 pub use scenario::Scenario;
-use scheduler::{Job, Plan, Step, quota_back, startable};
+use scheduler::{Job, Mode, Plan, Running, Step, quota_back, startable};
 
 use crate::spec::Spec;
 use crate::target::Target;
@@ -52,6 +52,33 @@ pub struct LoadOptions {
     pub progress: bool,
     /// One scenario at a time, in the order given (`--sequential`).
     pub sequential: bool,
+    /// Scenarios run together peak at most at this many requests per second (`--max-rate`).
+    pub max_rate: f64,
+    /// The request timeout and the in-flight ceiling (`--request-timeout`, `--max-in-flight`).
+    pub sending: engine::Sending,
+}
+
+/// The default of `--max-rate`: what one client process holds with room to spare, measured
+/// in a debug build on a busy 2-core machine (README, "Load generator").
+pub const DEFAULT_MAX_RATE: f64 = 2000.0;
+
+impl LoadOptions {
+    /// Reports in `out`, no progress lines, scenarios together, the defaults of the flags.
+    pub fn new(out: PathBuf) -> LoadOptions {
+        LoadOptions {
+            out,
+            progress: false,
+            sequential: false,
+            max_rate: DEFAULT_MAX_RATE,
+            sending: engine::Sending::default(),
+        }
+    }
+    fn mode(&self) -> Mode {
+        Mode {
+            sequential: self.sequential,
+            max_rate: self.max_rate,
+        }
+    }
 }
 
 /// Labels `plan#n` of the target's keys, by position.
@@ -84,13 +111,13 @@ pub struct Prepared {
     labels: Vec<String>,
 }
 
-/// Validate and resolve the scenarios and estimate the plan. `sequential`: one at a time in
-/// the order given (otherwise scenarios on different keys run together).
+/// Validate and resolve the scenarios and estimate the plan (`opts`: together or one at a
+/// time, the rate budget, how requests are sent).
 pub fn prepare(
     spec: &Spec,
     target: &Target,
     scenarios: Vec<Scenario>,
-    sequential: bool,
+    opts: &LoadOptions,
 ) -> Result<Prepared, LoadError> {
     target.validate(spec)?;
     for s in &scenarios {
@@ -109,6 +136,7 @@ pub fn prepare(
             end: 0.0,
             ran: None,
             skipped: None,
+            rerun: None,
         };
         match r {
             Ok(r) => {
@@ -120,8 +148,10 @@ pub fn prepare(
                 jobs.push(Job {
                     step: i,
                     keys,
-                    estimate: engine::Timing::estimate(r),
+                    estimate: engine::Timing::estimate(r, &opts.sending),
                     window: r.window,
+                    rate: schedule::peak_rate(&schedule::build(r)),
+                    alone: false,
                 });
             }
             Err(why) => step.skipped = Some(why.clone()),
@@ -129,7 +159,7 @@ pub fn prepare(
         steps.push(step);
     }
     Ok(Prepared {
-        plan: Plan::estimate(steps, &jobs, sequential),
+        plan: Plan::estimate(steps, &jobs, opts.mode()),
         scenarios,
         resolved,
         jobs,
@@ -144,7 +174,7 @@ pub async fn run(
     scenarios: Vec<Scenario>,
     opts: &LoadOptions,
 ) -> Result<LoadReport, LoadError> {
-    let prepared = prepare(&spec, &target, scenarios, opts.sequential)?;
+    let prepared = prepare(&spec, &target, scenarios, opts)?;
     execute(spec, target, prepared, opts).await
 }
 
@@ -164,7 +194,7 @@ pub async fn execute(
         mut plan,
         scenarios,
         resolved,
-        jobs,
+        mut jobs,
         labels,
     } = prepared;
     let started = Instant::now();
@@ -179,7 +209,10 @@ pub async fn execute(
         }
     }
     let mut pending: Vec<usize> = (0..jobs.len()).collect();
-    let mut busy: BTreeSet<usize> = BTreeSet::new();
+    let mut now = Running::default();
+    // The jobs running now, and for each job the scenarios that ran beside it.
+    let mut active: Vec<usize> = Vec::new();
+    let mut beside: HashMap<usize, BTreeSet<String>> = HashMap::new();
     let mut quota: HashMap<usize, Instant> = HashMap::new();
     let mut running = FuturesUnordered::new();
     let mut canceled = false;
@@ -203,15 +236,21 @@ pub async fn execute(
         let can_start = if canceled {
             Vec::new()
         } else {
-            startable(&pending, &jobs, &busy, running.len(), plan.sequential)
+            startable(&pending, &jobs, &now, opts.mode())
         };
         for j in can_start {
             pending.retain(|p| *p != j);
             let job = &jobs[j];
-            busy.extend(job.keys.iter().copied());
             let Some(Ok(r)) = resolved.get(job.step) else {
                 continue;
             };
+            for &o in &active {
+                let other = scenarios[jobs[o].step].name.clone();
+                beside.entry(j).or_default().insert(other);
+                beside.entry(o).or_default().insert(r.scenario.name.clone());
+            }
+            active.push(j);
+            now.start(job);
             let not_before = job
                 .keys
                 .iter()
@@ -243,13 +282,14 @@ pub async fn execute(
             }
             let target = &target;
             let out = &opts.out;
+            let sending = &opts.sending;
             running.push(async move {
                 tokio::time::sleep_until(not_before.into()).await;
                 let began = Instant::now();
                 let run = if goose::is_killswitch_triggered() {
                     None
                 } else {
-                    Some(engine::run(target, r, out, l).await)
+                    Some(engine::run(target, r, sending, out, l).await)
                 };
                 (j, began, run)
             });
@@ -257,15 +297,14 @@ pub async fn execute(
         let Some((j, began, run)) = running.next().await else {
             break;
         };
-        let job = &jobs[j];
+        let job = jobs[j].clone();
         let step = job.step;
+        active.retain(|a| *a != j);
+        now.end(&job);
         let Some(Ok(r)) = resolved.get(step) else {
             continue;
         };
         board.remove(&r.scenario.name);
-        for k in &job.keys {
-            busy.remove(k);
-        }
         // Ctrl-C stops the running goose attacks; start no more.
         let Some(run) = run else {
             canceled = true;
@@ -295,6 +334,26 @@ pub async fn execute(
         if opts.progress {
             clear_line();
             eprintln!("[{}/{total}] {}", step + 1, report::one_line(&result));
+        }
+        // Running together must not change a verdict: a scenario the client could not hold
+        // beside others runs again, alone, once its keys' quota is back.
+        let others = beside.remove(&j).unwrap_or_default();
+        let saturated = result.generator.as_ref().is_some_and(|g| g.saturated);
+        if saturated && !job.alone && !others.is_empty() && !canceled {
+            let why = format!(
+                "the client could not hold its schedule beside {}",
+                others.into_iter().collect::<Vec<_>>().join(", ")
+            );
+            if opts.progress {
+                eprintln!(
+                    "[{}/{total}] {}: again, alone: {why}",
+                    step + 1,
+                    r.scenario.name
+                );
+            }
+            plan.steps[step].rerun = Some(why);
+            jobs.push(Job { alone: true, ..job });
+            pending.insert(0, jobs.len() - 1);
         }
         results[step] = Some(result);
     }

@@ -1,7 +1,10 @@
-//! When each scenario runs. Scenarios whose keys do not overlap run at the same time; those
+//! When each scenario runs. Scenarios whose keys do not overlap run at the same time, as long
+//! as their combined peak rate stays within the client's budget (`Mode::max_rate`); those
 //! sharing a key run in the order given, each once the key's quota is back (`quota_back`,
 //! read from the target's own answers). Sequential mode runs them one at a time, in order.
-//! The same rule (`startable`) lays out the estimated plan and drives the real run.
+//! A scenario the client could not hold beside others runs again alone (`Job::alone`), so
+//! running together never changes a verdict. The same rule (`startable`) lays out the
+//! estimated plan and drives the real run.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -31,12 +34,17 @@ pub struct Step {
     /// Why it does not run, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Why it ran a second time, alone, and when (its verdict is the second run's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
 }
 
 /// The schedule of a load run, estimated before it starts.
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
     pub sequential: bool,
+    /// The combined peak rate (requests per second) of scenarios run together.
+    pub max_rate: f64,
     pub steps: Vec<Step>,
     /// Estimated wall time of the whole run.
     pub estimated_secs: f64,
@@ -55,32 +63,85 @@ pub struct Job {
     pub estimate: Duration,
     /// Its rate class's window: the estimated cool-down after it.
     pub window: Duration,
+    /// Its schedule's peak rate, requests per second.
+    pub rate: f64,
+    /// Runs with nothing beside it (a second run after the client saturated beside others).
+    pub alone: bool,
+}
+
+/// How scenarios may share the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Mode {
+    /// One at a time, in order (`--sequential`).
+    pub sequential: bool,
+    /// Scenarios together peak at most at this many requests per second (`--max-rate`); one
+    /// scenario alone may exceed it.
+    pub max_rate: f64,
+}
+
+/// What runs now.
+#[derive(Clone, Debug, Default)]
+pub struct Running {
+    pub keys: BTreeSet<usize>,
+    pub count: usize,
+    /// Combined peak rate of the running scenarios.
+    pub rate: f64,
+    /// One of them runs alone.
+    pub alone: bool,
+}
+
+impl Running {
+    pub fn start(&mut self, job: &Job) {
+        self.keys.extend(job.keys.iter().copied());
+        self.count += 1;
+        self.rate += job.rate;
+        self.alone |= job.alone;
+    }
+    pub fn end(&mut self, job: &Job) {
+        for k in &job.keys {
+            self.keys.remove(k);
+        }
+        self.count = self.count.saturating_sub(1);
+        self.rate = if self.count == 0 {
+            0.0
+        } else {
+            (self.rate - job.rate).max(0.0)
+        };
+        self.alone &= !job.alone && self.count > 0;
+    }
 }
 
 /// The pending jobs (positions in `jobs`, in order) that may start now: none of their keys is
-/// busy or wanted by an earlier pending job, so a key's scenarios keep their order. In
-/// sequential mode only the first pending job, and only when nothing runs.
-pub fn startable(
-    pending: &[usize],
-    jobs: &[Job],
-    busy: &BTreeSet<usize>,
-    running: usize,
-    sequential: bool,
-) -> Vec<usize> {
-    if sequential {
+/// busy or wanted by an earlier pending job, so a key's scenarios keep their order, and the
+/// combined peak rate stays within `mode.max_rate` (the first of a group may exceed it alone).
+/// A job that runs alone waits until nothing runs, and nothing starts beside it or after it
+/// until it has started. In sequential mode only the first pending job, when nothing runs.
+pub fn startable(pending: &[usize], jobs: &[Job], now: &Running, mode: Mode) -> Vec<usize> {
+    if mode.sequential || now.alone {
         return match pending.first() {
-            Some(&j) if running == 0 => vec![j],
+            Some(&j) if now.count == 0 => vec![j],
             _ => Vec::new(),
         };
     }
-    let mut claimed = busy.clone();
-    let mut out = Vec::new();
+    let mut claimed = now.keys.clone();
+    let mut rate = now.rate;
+    let mut out: Vec<usize> = Vec::new();
     for &j in pending {
-        let keys = &jobs[j].keys;
-        if keys.iter().all(|k| !claimed.contains(k)) {
-            out.push(j);
+        let job = &jobs[j];
+        if job.alone {
+            if now.count == 0 && out.is_empty() {
+                out.push(j);
+            }
+            break;
         }
-        claimed.extend(keys.iter().copied());
+        let first = now.count == 0 && out.is_empty();
+        if job.keys.iter().all(|k| !claimed.contains(k))
+            && (first || rate + job.rate <= mode.max_rate)
+        {
+            out.push(j);
+            rate += job.rate;
+        }
+        claimed.extend(job.keys.iter().copied());
     }
     out
 }
@@ -88,15 +149,15 @@ pub fn startable(
 impl Plan {
     /// Lay the jobs out with their estimated durations; `steps` holds every scenario (those
     /// that cannot run carry their reason and are left as they are).
-    pub fn estimate(mut steps: Vec<Step>, jobs: &[Job], sequential: bool) -> Plan {
+    pub fn estimate(mut steps: Vec<Step>, jobs: &[Job], mode: Mode) -> Plan {
         let mut pending: Vec<usize> = (0..jobs.len()).collect();
-        let mut busy = BTreeSet::new();
+        let mut now_running = Running::default();
         let mut free_at: HashMap<usize, f64> = HashMap::new();
         let mut running: Vec<(f64, usize)> = Vec::new();
         let mut now = 0.0f64;
         let mut chain: HashMap<usize, f64> = HashMap::new();
         loop {
-            for j in startable(&pending, jobs, &busy, running.len(), sequential) {
+            for j in startable(&pending, jobs, &now_running, mode) {
                 let job = &jobs[j];
                 pending.retain(|p| *p != j);
                 let start = job
@@ -105,7 +166,7 @@ impl Plan {
                     .filter_map(|k| free_at.get(k))
                     .fold(now, |a, b| a.max(*b));
                 let end = start + job.estimate.as_secs_f64();
-                busy.extend(job.keys.iter().copied());
+                now_running.start(job);
                 running.push((end, j));
                 if let Some(s) = steps.get_mut(job.step) {
                     s.start = start;
@@ -121,8 +182,8 @@ impl Plan {
             now = end;
             let job = &jobs[j];
             let cool = job.window.as_secs_f64() + MARGIN_SECS;
+            now_running.end(job);
             for k in &job.keys {
-                busy.remove(k);
                 free_at.insert(*k, end + cool);
                 // The key's own chain: its runs and the cool-downs between them.
                 let c = chain.entry(*k).or_insert(0.0);
@@ -135,7 +196,8 @@ impl Plan {
         let estimated_secs = steps.iter().map(|s| s.end).fold(0.0, f64::max);
         let longest_key_chain_secs = chain.values().copied().fold(0.0, f64::max);
         Plan {
-            sequential,
+            sequential: mode.sequential,
+            max_rate: mode.max_rate,
             steps,
             estimated_secs,
             longest_key_chain_secs,
@@ -163,9 +225,12 @@ impl Plan {
             "\n## Schedule\n\n{}; estimated {}, longest key chain {}.\n\n\
              | scenario | keys | estimated | ran |\n|---|---|---|---|\n",
             if self.sequential {
-                "One scenario at a time (`--sequential`)"
+                "One scenario at a time (`--sequential`)".to_string()
             } else {
-                "Scenarios on different keys together; a key's scenarios in order, each once its quota was back"
+                format!(
+                    "Scenarios on different keys together, at most {} requests/s at their combined peak (`--max-rate`); a key's scenarios in order, each once its quota was back",
+                    self.max_rate
+                )
             },
             mmss(self.estimated_secs),
             mmss(self.longest_key_chain_secs)
@@ -175,9 +240,12 @@ impl Plan {
                 o.push_str(&format!("| {} | - | skipped: {why} | - |\n", s.name));
                 continue;
             }
-            let ran = s
+            let mut ran = s
                 .ran
                 .map_or("-".to_string(), |(a, b)| format!("{}-{}", mmss(a), mmss(b)));
+            if let Some(why) = &s.rerun {
+                ran.push_str(&format!(" (again, alone: {why})"));
+            }
             o.push_str(&format!(
                 "| {} | {} | {}-{} | {ran} |\n",
                 s.name,
@@ -201,9 +269,12 @@ impl fmt::Display for Plan {
             f,
             "plan ({}): estimated wall time {} (longest key chain {})",
             if self.sequential {
-                "sequential, one scenario at a time"
+                "sequential, one scenario at a time".to_string()
             } else {
-                "scenarios on different keys run together"
+                format!(
+                    "scenarios on different keys run together, at most {} requests/s combined",
+                    self.max_rate
+                )
             },
             mmss(self.estimated_secs),
             mmss(self.longest_key_chain_secs)
@@ -283,7 +354,26 @@ mod tests {
             keys: keys.to_vec(),
             estimate: Duration::from_secs(secs),
             window: Duration::from_secs(60),
+            rate: 10.0,
+            alone: false,
         }
+    }
+
+    const TOGETHER: Mode = Mode {
+        sequential: false,
+        max_rate: 1000.0,
+    };
+    const SEQUENTIAL: Mode = Mode {
+        sequential: true,
+        max_rate: 1000.0,
+    };
+
+    fn running(jobs: &[Job], which: &[usize]) -> Running {
+        let mut r = Running::default();
+        for &j in which {
+            r.start(&jobs[j]);
+        }
+        r
     }
 
     fn steps(n: usize) -> Vec<Step> {
@@ -295,6 +385,7 @@ mod tests {
                 end: 0.0,
                 ran: None,
                 skipped: None,
+                rerun: None,
             })
             .collect()
     }
@@ -308,7 +399,7 @@ mod tests {
             job(2, &[0], 30),
             job(3, &[0, 1], 20),
         ];
-        let p = Plan::estimate(steps(4), &jobs, false);
+        let p = Plan::estimate(steps(4), &jobs, TOGETHER);
         let at = |i: usize| (p.steps[i].start, p.steps[i].end);
         assert_eq!(at(0), (0.0, 100.0));
         assert_eq!(at(1), (0.0, 150.0));
@@ -321,7 +412,7 @@ mod tests {
         assert_eq!(p.estimated_secs, 270.5);
         assert_eq!(p.longest_key_chain_secs, 270.5);
 
-        let seq = Plan::estimate(steps(4), &jobs, true);
+        let seq = Plan::estimate(steps(4), &jobs, SEQUENTIAL);
         assert_eq!(seq.steps[1].start, 100.0, "one at a time, in order");
         assert_eq!(seq.steps[2].start, 250.0);
         // s3 waits for key 0's quota: one window after s2.
@@ -332,20 +423,49 @@ mod tests {
     #[test]
     fn a_later_scenario_never_overtakes_an_earlier_one_on_its_key() {
         let jobs = [job(0, &[0], 10), job(1, &[0, 1], 10), job(2, &[1], 10)];
-        let busy = BTreeSet::from([0]);
         // s1 waits for key 0; s2 must not take key 1 ahead of it.
+        let busy = running(&jobs, &[0]);
         assert_eq!(
-            startable(&[1, 2], &jobs, &busy, 1, false),
+            startable(&[1, 2], &jobs, &busy, TOGETHER),
             Vec::<usize>::new()
         );
+        let idle = Running::default();
+        assert_eq!(startable(&[1, 2], &jobs, &idle, TOGETHER), vec![1]);
+        let mut other = idle.clone();
+        other.count = 1;
         assert_eq!(
-            startable(&[1, 2], &jobs, &BTreeSet::new(), 0, false),
-            vec![1]
-        );
-        assert_eq!(
-            startable(&[1, 2], &jobs, &BTreeSet::new(), 1, true),
+            startable(&[1, 2], &jobs, &other, SEQUENTIAL),
             Vec::<usize>::new()
         );
+    }
+
+    #[test]
+    fn together_the_combined_rate_stays_within_the_budget_and_a_rerun_runs_alone() {
+        let mut jobs = vec![job(0, &[0], 10), job(1, &[1], 10), job(2, &[2], 10)];
+        jobs[0].rate = 600.0;
+        jobs[1].rate = 300.0;
+        jobs[2].rate = 200.0;
+        let mode = Mode {
+            sequential: false,
+            max_rate: 1000.0,
+        };
+        let idle = Running::default();
+        // 600 + 300 fit, 200 more would not: s2 waits.
+        assert_eq!(startable(&[0, 1, 2], &jobs, &idle, mode), vec![0, 1]);
+        // Alone, one scenario may exceed the budget.
+        jobs[2].rate = 5000.0;
+        assert_eq!(startable(&[2, 0], &jobs, &idle, mode), vec![2]);
+        // When s1 ends, s2 (200) fits beside s0.
+        jobs[2].rate = 200.0;
+        let mut now = running(&jobs, &[0, 1]);
+        now.end(&jobs[1]);
+        assert_eq!(startable(&[2], &jobs, &now, mode), vec![2]);
+        // A job to run alone waits for everything to end, and holds back those after it.
+        jobs[1].alone = true;
+        assert_eq!(startable(&[1, 2], &jobs, &now, mode), Vec::<usize>::new());
+        assert_eq!(startable(&[1, 2], &jobs, &idle, mode), vec![1]);
+        let alone = running(&jobs, &[1]);
+        assert_eq!(startable(&[2], &jobs, &alone, mode), Vec::<usize>::new());
     }
 
     fn answer(recv: f64, status: u16, reset: Option<String>, retry_after: Option<&str>) -> Record {
@@ -363,6 +483,7 @@ mod tests {
             code: None,
             error: None,
             retry: false,
+            claimed: recv,
         }
     }
 
@@ -374,6 +495,7 @@ mod tests {
             records,
             wall0,
             users: 1,
+            peak_in_flight: 1,
             goose_requests: 0,
             goose_reports: Vec::new(),
         };

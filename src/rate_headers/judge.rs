@@ -74,9 +74,11 @@ pub fn judge_shared(answers: &[Answer], window: Duration) -> Vec<(&'static str, 
     .collect()
 }
 
-/// X-RateLimit-Reset on every admitted or throttled answer: epoch seconds, between receipt less
+/// X-RateLimit-Reset on every admitted or throttled answer: epoch seconds, between now less
 /// the slack and one window (plus the slack) ahead, and never moving back between exchanges
-/// that did not overlap. None: no answer carried one.
+/// that did not overlap. None: no answer carried one. "Now" is when the server decided, which
+/// the client only knows lies between its send and its receipt: a far target's round trip is
+/// allowed for by judging the lower bound from the send and the upper from the receipt.
 pub fn judge_resets(answers: &[Answer], window: Duration) -> Option<Judged> {
     let w = window.as_secs_f64();
     let expected = format!("UTC epoch seconds between now and now + {window:?}, never backwards");
@@ -101,9 +103,9 @@ pub fn judge_resets(answers: &[Answer], window: Duration) -> Option<Judged> {
             }
             ResetUnit::EpochSeconds(v) => {
                 let f = v as f64;
-                if f < a.recv - SLACK_SECS {
+                if f < a.sent - SLACK_SECS {
                     out_of_range
-                        .get_or_insert((i, format!("{v} ({:.0} s in the past)", a.recv - f)));
+                        .get_or_insert((i, format!("{v} ({:.0} s in the past)", a.sent - f)));
                 } else if f > a.recv + w + SLACK_SECS {
                     out_of_range.get_or_insert((
                         i,
@@ -205,9 +207,10 @@ pub fn judge_retry_afters(answers: &[Answer], window: Duration) -> Option<Judged
         }
         // Quota is back once the window resets: asking to wait longer contradicts Reset. A
         // shorter wait is the limiter's to give (one unit may free before the whole window);
-        // whether it is honest is judged by retrying after it.
+        // whether it is honest is judged by retrying after it. Both count from when the
+        // server decided, at the send at the earliest: the longest wait Reset allows.
         if let Some(ResetUnit::EpochSeconds(reset)) = a.reset.map(reset_unit) {
-            let by_reset = reset as f64 - a.recv;
+            let by_reset = reset as f64 - a.sent;
             if wait > by_reset + SLACK_SECS {
                 return Some(Judged::fail(
                     format!("a wait no longer than X-RateLimit-Reset announces ({by_reset:.0} s)"),

@@ -244,6 +244,7 @@ fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
         code: None,
         error: None,
         retry: false,
+        claimed: 0.0,
     };
     let by_load = header_fault(&ON_EVERY_ANSWER, |n| rec.rate_header(n));
     let fault = |name: &str| HeaderFault::NotInteger {
@@ -281,4 +282,28 @@ fn quota_is_back_when_reset_or_retry_after_says_in_any_unit() {
         quota_back(429, Some("soon"), Some(&date), NOW).latest(),
         Some(NOW + 5.0)
     );
+}
+
+/// A target 4 s away (a slow answer): the server decided somewhere between the send and the
+/// receipt, so a Reset and a Retry-After true at the send are not failed for the round trip;
+/// a Reset before the send still is.
+#[test]
+fn times_allow_for_the_round_trip() {
+    let slow = |reset: &'static str, retry: Option<&'static str>| Answer {
+        sent: NOW,
+        recv: NOW + 4.0,
+        status: 429,
+        remaining: Some("0"),
+        reset: Some(reset),
+        retry_after: retry,
+    };
+    let at_send = "1800000001";
+    let resets = judge_resets(&[slow(at_send, Some("1"))], W).unwrap();
+    assert_eq!(resets.verdict, Verdict::Pass, "{resets:?}");
+    let retry = judge_retry_afters(&[slow(at_send, Some("1"))], W).unwrap();
+    assert_eq!(retry.verdict, Verdict::Pass, "{retry:?}");
+    let before_send = judge_resets(&[slow("1799999995", Some("1"))], W).unwrap();
+    assert_eq!(before_send.verdict, Verdict::Fail, "{before_send:?}");
+    let longer = judge_retry_afters(&[slow(at_send, Some("9"))], W).unwrap();
+    assert_eq!(longer.verdict, Verdict::Fail, "{longer:?}");
 }

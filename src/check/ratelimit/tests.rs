@@ -103,6 +103,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
             code: Some("rate_limit_exceeded".into()),
             error: None,
             retry: false,
+            claimed: 0.0,
         })
         .collect();
     let run = Run {
@@ -111,6 +112,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         records,
         wall0: WALL0,
         users: 1,
+        peak_in_flight: 1,
         goose_requests: 0,
         goose_reports: Vec::new(),
     };

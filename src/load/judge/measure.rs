@@ -2,15 +2,19 @@
 //! generator's account, per-second buckets and per-key figures of each key, and the header
 //! trace. No verdicts here: the rules read these figures.
 //!
-//! Memory: counts, buckets (one per second) and the send span are flat in the number of
-//! answers. Three figures keep one value per answer until `finish`, because they are exact in
-//! load.json and load.md today: the latency percentiles (per key and per second) and the
-//! header trace (sampled to 600 points per key, a step known only once the count is).
+//! Latency is the target's: from the send to the answer's headers (lateness of the send is the
+//! client's, counted apart).
+//!
+//! Memory: counts, buckets (one per second), latency histograms and the send span are flat in
+//! the number of answers. The header trace keeps one point per 2xx or 429 until `finish`
+//! (sampled to 600 points per key, a step known only once the count is).
 
 use std::collections::BTreeMap;
 
+use super::histogram::Histogram;
 use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
-use super::{LATE_SECS, SATURATION_SHARE, percentiles};
+use super::{LATE_SECS, SATURATION_SHARE};
+use crate::http::is_local_refusal;
 use crate::load::engine::Record;
 use crate::load::schedule::{Slot, peak_rate};
 use crate::rate_headers;
@@ -29,8 +33,13 @@ pub(super) struct Measure<'a> {
     sent: u64,
     late: u64,
     max_late_ms: f64,
+    /// Late sends whose slot found no free user at its due time (the in-flight ceiling), and
+    /// the rest (the send loop's own lag); requests this machine could not open a socket for.
+    late_at_ceiling: u64,
+    local_refusals: u64,
     /// First and last send of a non-retry record.
     sends: Span,
+    latency: Histogram,
     keys: Vec<KeyMeasure>,
 }
 
@@ -60,10 +69,10 @@ struct KeyMeasure {
     /// Buckets by the second a record was sent in (retries may run past the schedule:
     /// folded into the last second at `finish`), and lateness by the second it was due in.
     secs: Vec<Second>,
-    lat: Vec<Vec<f64>>,
+    lat: Vec<Histogram>,
     late_by_due: Vec<u64>,
     figures: KeyFigures,
-    latencies: Vec<f64>,
+    latencies: Histogram,
     /// Answers with rate-limit headers, with their send times (the trace is in send order).
     trace: Vec<(f64, TracePoint)>,
 }
@@ -86,7 +95,7 @@ pub(super) struct KeyFigures {
     pub sends: Span,
     /// First and last send of a 429.
     pub throttled_sends: Span,
-    /// From the planned send time to the answer's headers, ms (answered records).
+    /// From the send to the answer's headers, ms (answered records): the target's latency.
     pub latency_ms: Percentiles,
 }
 
@@ -126,19 +135,21 @@ pub(super) struct Measurements {
     pub answered: u64,
     pub answered_404: u64,
     pub generator: Generator,
+    /// The target's latency over every answer of the run.
+    pub latency_ms: Percentiles,
     pub keys: Vec<KeyFigures>,
     pub seconds: Vec<Second>,
     pub trace: Vec<TracePoint>,
 }
 
-fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Vec<f64>>, key: usize, i: usize) -> usize {
+fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Histogram>, key: usize, i: usize) -> usize {
     while v.len() <= i {
         v.push(Second {
             t: v.len() as u64,
             key,
             ..Second::default()
         });
-        lat.push(Vec::new());
+        lat.push(Histogram::default());
     }
     i
 }
@@ -156,7 +167,10 @@ impl<'a> Measure<'a> {
             sent: 0,
             late: 0,
             max_late_ms: 0.0,
+            late_at_ceiling: 0,
+            local_refusals: 0,
             sends: Span::default(),
+            latency: Histogram::default(),
             keys: (0..keys).map(|_| KeyMeasure::default()).collect(),
         };
         for sl in slots {
@@ -178,6 +192,9 @@ impl<'a> Measure<'a> {
             self.primary += 1;
             self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
             self.late += u64::from(late);
+            // Taken after it was due: every user was busy (half the lateness allowed).
+            self.late_at_ceiling += u64::from(late && x.claimed - x.due > LATE_SECS / 2.0);
+            self.local_refusals += u64::from(x.error.as_deref().is_some_and(is_local_refusal));
             self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
             self.sends.add(x.sent);
         }
@@ -207,8 +224,10 @@ impl<'a> Measure<'a> {
                 k.late_by_due[i] += 1;
             }
         }
+        let latency = (x.recv - x.sent) * 1000.0;
         if x.status.is_some() {
-            k.latencies.push((x.recv - x.due) * 1000.0);
+            k.latencies.add(latency);
+            self.latency.add(latency);
         }
         let i = bucket(&mut k.secs, &mut k.lat, x.key, x.sent.max(0.0) as usize);
         let b = &mut k.secs[i];
@@ -219,7 +238,9 @@ impl<'a> Measure<'a> {
             Some(_) => b.other += 1,
         }
         b.sent += 1;
-        k.lat[i].push((x.recv - x.due) * 1000.0);
+        if x.status.is_some() {
+            k.lat[i].add(latency);
+        }
         if x.admitted() || x.throttled() {
             k.trace.push((
                 x.sent,
@@ -237,8 +258,9 @@ impl<'a> Measure<'a> {
         }
     }
 
-    /// The figures, once every answer is in. `users` and `goose_requests`: goose's account.
-    pub fn finish(self, users: usize, goose_requests: u64) -> Measurements {
+    /// The figures, once every answer is in. `users` (the in-flight ceiling), `peak_in_flight`
+    /// and `goose_requests`: the engine's and goose's account.
+    pub fn finish(self, users: usize, peak_in_flight: usize, goose_requests: u64) -> Measurements {
         let scheduled = self.slots.len() as u64;
         let unsent = scheduled.saturating_sub(self.primary);
         let rate_of = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
@@ -257,8 +279,17 @@ impl<'a> Measure<'a> {
             peak_rate: peak_rate(self.slots),
             max_late_ms: self.max_late_ms,
             users,
+            peak_in_flight,
+            late_at_ceiling: self.late_at_ceiling,
+            local_refusals: self.local_refusals,
             goose_requests,
-            saturated: (self.late + unsent) as f64 > (SATURATION_SHARE * scheduled as f64).max(1.0),
+            saturated: (self.late + unsent + self.local_refusals) as f64
+                > (SATURATION_SHARE * scheduled as f64).max(1.0),
+            limit_met: None,
+        };
+        let generator = Generator {
+            limit_met: generator.limit_met(),
+            ..generator
         };
         // Seconds of the run: through the last planned or sent (non-retry) request.
         let seconds =
@@ -267,6 +298,7 @@ impl<'a> Measure<'a> {
             answered: self.answered,
             answered_404: self.answered_404,
             generator,
+            latency_ms: self.latency.percentiles(),
             keys: Vec::new(),
             seconds: Vec::new(),
             trace: Vec::new(),
@@ -283,7 +315,7 @@ impl<'a> Measure<'a> {
                 last.throttled += b.throttled;
                 last.other += b.other;
                 last.sent += b.sent;
-                k.lat[seconds - 1].extend(l);
+                k.lat[seconds - 1].merge(&l);
             }
             let key_slots = || self.slots.iter().filter(move |x| x.key == key);
             for sl in key_slots() {
@@ -310,10 +342,11 @@ impl<'a> Measure<'a> {
                     b.failed_to_send += 1;
                 }
             }
-            for (b, l) in k.secs.iter_mut().zip(k.lat) {
-                b.p99_ms = percentiles(l).p99;
+            for (b, l) in k.secs.iter_mut().zip(&k.lat) {
+                let p = l.percentiles();
+                (b.p50_ms, b.p99_ms) = (p.p50, p.p99);
             }
-            f.latency_ms = percentiles(k.latencies);
+            f.latency_ms = k.latencies.percentiles();
             out.seconds.extend(k.secs);
             // Trace of headers, in send order (at most TRACE_POINTS per key).
             k.trace.sort_by(|a, b| a.0.total_cmp(&b.0));

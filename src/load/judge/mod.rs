@@ -2,9 +2,11 @@
 //! saturated", never judged as throttling), then the limiter as seen from outside.
 //!
 //! Rules and their slack (N: the plan's limit per window W; k: windows the key was loaded):
-//! - load.generator: more than 2% of the schedule sent late (over 20 ms) or never sent:
-//!   client saturated, reported as such. Verdicts follow from what was actually sent, so
-//!   every rule is still judged on the real send times.
+//! - load.generator: more than 2% of the schedule sent late (over 20 ms), never sent, or
+//!   refused a socket by this machine: client saturated, reported as such with the limit it
+//!   met (`Generator::limit_met`: the in-flight ceiling, local sockets, the send loop's lag).
+//!   Verdicts follow from what was actually sent, so every rule is still judged on the real
+//!   send times.
 //! - load.admitted: under sustained overload, admitted (2xx) lies within
 //!   [N(k-1), N(ceil(k)+1)] widened by max(2, 2% of N) per window boundary (ceil(k)+1 of
 //!   them), k the windows spanned by the real sends: a span of k windows touches at most
@@ -45,7 +47,7 @@
 //! Memory: no rule holds the list of answers. Rule state is counts, firsts and lowests, plus
 //! what one window or the answers in flight hold (rolling-window count, echoes, Reset order);
 //! the limiter's run and Reset-step lengths are kept as histograms. What still grows with the
-//! run is in `measure.rs` (exact latency percentiles, the trace before sampling), and
+//! run is in `measure.rs` (the trace before sampling), and
 //! `order.rs` holds answers until those sent earlier are in.
 
 use std::collections::BTreeMap;
@@ -67,6 +69,7 @@ mod admitted;
 mod answers;
 mod behaviour;
 mod headers;
+mod histogram;
 mod isolation;
 mod measure;
 mod order;
@@ -203,7 +206,9 @@ impl<'a> Judging<'a> {
         self.feed(rest);
         let (r, s, n) = (self.r, &self.r.scenario, self.r.limit);
         let w = r.window.as_secs_f64();
-        let m = self.measure.finish(run.users, run.goose_requests);
+        let m = self
+            .measure
+            .finish(run.users, run.peak_in_flight, run.goose_requests);
         let mut result = ScenarioResult {
             limit: n,
             window_secs: w,
@@ -265,6 +270,7 @@ impl<'a> Judging<'a> {
             result.keys.push(stats);
         }
         result.generator = Some(m.generator);
+        result.latency_ms = m.latency_ms;
         result.seconds = m.seconds;
         result.trace = m.trace;
         result.roll_up(j.findings);
@@ -281,12 +287,14 @@ fn generator(j: &mut Judge, g: &Generator) {
             "load.generator",
             Verdict::Fail,
             None,
-            "the generator could not hold the schedule: client saturated, throttling not judged"
-                .into(),
-            format!("at most 2% of {scheduled} late (>20 ms) or unsent"),
             format!(
-                "{late} late, {unsent} unsent; {:.1}/s sent of {:.1}/s scheduled",
-                g.achieved_rate, g.scheduled_rate
+                "the generator could not hold the schedule: client saturated, throttling not judged; {}",
+                g.limit_met.as_deref().unwrap_or("")
+            ),
+            format!("at most 2% of {scheduled} late (>20 ms), unsent or refused by this machine"),
+            format!(
+                "{late} late, {unsent} unsent, {} refused locally; {:.1}/s sent of {:.1}/s scheduled",
+                g.local_refusals, g.achieved_rate, g.scheduled_rate
             ),
         );
     } else {

@@ -75,20 +75,6 @@ pub struct Percentiles {
     pub max: f64,
 }
 
-pub(super) fn percentiles(mut v: Vec<f64>) -> Percentiles {
-    if v.is_empty() {
-        return Percentiles::default();
-    }
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    Percentiles {
-        p50: at(0.5),
-        p90: at(0.9),
-        p99: at(0.99),
-        max: v[v.len() - 1],
-    }
-}
-
 #[derive(Clone, Debug, Serialize)]
 pub struct KeyStats {
     /// `plan#n`: the n-th key of the plan given (keys are never shown).
@@ -105,7 +91,8 @@ pub struct KeyStats {
     pub errors: u64,
     pub late: u64,
     pub unsent: u64,
-    /// From the planned send time to the answer's headers (no coordinated omission), ms.
+    /// From the send to the answer's headers, ms: the target's latency (sends are on time or
+    /// counted late apart).
     pub latency_ms: Percentiles,
     /// Windows the key was loaded (first to last send).
     pub windows_loaded: f64,
@@ -131,6 +118,8 @@ pub struct Second {
     pub errors: u64,
     /// Offered in this second but sent late or never.
     pub failed_to_send: u64,
+    /// The target's latency (send to answer) of the answers sent in this second, ms.
+    pub p50_ms: f64,
     pub p99_ms: f64,
 }
 
@@ -159,9 +148,46 @@ pub struct Generator {
     pub peak_rate: f64,
     /// Worst lateness of a send, ms.
     pub max_late_ms: f64,
+    /// goose users: the ceiling on requests in flight; the most that were in flight at once.
     pub users: usize,
+    pub peak_in_flight: usize,
+    /// Late sends that waited for a free user (the in-flight ceiling held them back); the
+    /// other late sends are the send loop's own lag.
+    pub late_at_ceiling: u64,
+    /// Requests this machine could not open a socket for (files, ports, buffers).
+    pub local_refusals: u64,
     pub goose_requests: u64,
     pub saturated: bool,
+    /// When saturated: which of the client's limits it met, with the figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_met: Option<String>,
+}
+
+impl Generator {
+    /// Which limit of the client's a saturated run met, with its figure; None when it held.
+    pub(super) fn limit_met(&self) -> Option<String> {
+        if !self.saturated {
+            return None;
+        }
+        let lagging = self.late.saturating_sub(self.late_at_ceiling);
+        let ceiling = self.late_at_ceiling + self.unsent;
+        Some(if self.local_refusals >= ceiling.max(lagging) {
+            format!(
+                "this machine refused {} sockets (open files, ports or buffers ran out): raise `ulimit -n`, or lower the rate",
+                self.local_refusals
+            )
+        } else if ceiling >= lagging {
+            format!(
+                "the in-flight ceiling of {} requests was reached ({} sends waited for a free slot, {} never sent): answers were slower than {} / {:.1} per s; raise --max-in-flight or --request-timeout",
+                self.users, self.late_at_ceiling, self.unsent, self.users, self.peak_rate
+            )
+        } else {
+            format!(
+                "the send loop lagged: {lagging} sends late by up to {:.0} ms while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
+                self.max_late_ms, self.peak_in_flight, self.users
+            )
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -186,6 +212,8 @@ pub struct ScenarioResult {
     pub limiter: Option<Limiter>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generator: Option<Generator>,
+    /// The target's latency over the run's answers (send to answer), ms.
+    pub latency_ms: Percentiles,
     pub keys: Vec<KeyStats>,
     pub seconds: Vec<Second>,
     pub trace: Vec<TracePoint>,
@@ -211,6 +239,7 @@ impl ScenarioResult {
             behaviour: None,
             limiter: None,
             generator: None,
+            latency_ms: Percentiles::default(),
             keys: Vec::new(),
             seconds: Vec::new(),
             trace: Vec::new(),

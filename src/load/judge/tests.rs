@@ -58,6 +58,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
                 code: None,
                 error: None,
                 retry: false,
+                claimed: 0.0,
             }
         })
         .collect();
@@ -67,6 +68,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         records,
         wall0,
         users: 8,
+        peak_in_flight: 1,
         goose_requests: 0,
         goose_reports: Vec::new(),
     };
@@ -120,6 +122,7 @@ fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::load::engine
         code: None,
         error: None,
         retry: false,
+        claimed: 0.0,
     }
 }
 
@@ -140,8 +143,9 @@ fn measurements_take_answers_one_at_a_time() {
     let wall0 = 1_800_000_000.0;
     let sl = slots(&[0.1, 0.5, 1.2, 1.5, 2.9]);
     let mut late = rec(1.5, Some(200), Some(1_800_000_003));
-    late.sent = 1.6; // 100 ms late
+    late.sent = 1.6; // 100 ms late: no user was free until 1.58 s
     late.recv = 1.65;
+    late.claimed = 1.58;
     let records = [
         rec(0.1, Some(200), Some(1_800_000_003)),
         rec(0.5, Some(429), Some(1_800_000_003)),
@@ -154,11 +158,19 @@ fn measurements_take_answers_one_at_a_time() {
     for x in records.iter().rev() {
         m.observe(x);
     }
-    let m = m.finish(3, 4);
+    let m = m.finish(3, 1, 4);
     let g = &m.generator;
     assert_eq!((g.scheduled, g.sent, g.late, g.unsent), (5, 4, 1, 1));
     assert_eq!((g.users, g.goose_requests), (3, 4));
     assert!((g.max_late_ms - 100.0).abs() < 1e-6);
+    // The late send waited for a free user: the in-flight ceiling is named, with its figure.
+    assert_eq!(g.late_at_ceiling, 1);
+    assert!(g.saturated);
+    let blame = g.limit_met.as_deref().unwrap_or_default();
+    assert!(
+        blame.starts_with("the in-flight ceiling of 3 requests"),
+        "{blame}"
+    );
     let k = &m.keys[0];
     assert_eq!((k.scheduled, k.sent, k.admitted, k.throttled), (5, 4, 2, 1));
     assert_eq!(k.other.get(&503), Some(&1));
@@ -185,7 +197,23 @@ fn measurements_take_answers_one_at_a_time() {
         [(0, 2, 2, 1, 1, 0), (1, 2, 2, 1, 0, 1), (2, 1, 0, 0, 0, 1)]
     );
     assert_eq!(m.seconds[1].other, 1);
-    assert!((m.seconds[1].p99_ms - 150.0).abs() < 1e-6);
+    // The target's latency, from the send: 1 ms and 50 ms in second 1 (histogram: within 2%).
+    assert!(
+        (m.seconds[1].p99_ms - 50.0).abs() < 1.0,
+        "{}",
+        m.seconds[1].p99_ms
+    );
+    // Of two, the median ranks round(0.5) = the upper one, as the sorted list gave it.
+    assert!(
+        (m.seconds[1].p50_ms - 50.0).abs() < 1.0,
+        "{}",
+        m.seconds[1].p50_ms
+    );
+    assert!(
+        (m.seconds[0].p50_ms - 1.0).abs() < 0.02,
+        "{}",
+        m.seconds[0].p50_ms
+    );
     // The trace: 2xx and 429 only, in send order, Reset as seconds from the answer.
     let trace: Vec<(u16, Option<u64>)> = m.trace.iter().map(|p| (p.status, p.remaining)).collect();
     assert_eq!(trace, [(200, Some(0)), (429, Some(0)), (200, Some(0))]);
@@ -203,7 +231,7 @@ fn the_trace_is_sampled_to_600_points() {
     for d in &dues {
         m.observe(&rec(*d, Some(200), None));
     }
-    let m = m.finish(1, 0);
+    let m = m.finish(1, 1, 0);
     assert_eq!(m.trace.len(), 750);
     assert_eq!(m.trace[1].t, dues[2] + 0.001);
     assert_eq!(m.seconds.len(), 15);
@@ -276,6 +304,7 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
         records,
         wall0,
         users: 8,
+        peak_in_flight: 1,
         goose_requests: 0,
         goose_reports: Vec::new(),
     };

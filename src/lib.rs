@@ -15,6 +15,7 @@ pub mod clock;
 pub mod gate;
 pub mod http;
 pub mod load;
+pub mod outage;
 pub mod qr;
 pub mod rate_headers;
 pub mod registry;

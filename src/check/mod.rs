@@ -10,7 +10,6 @@ pub mod conformance;
 pub mod exchange;
 pub mod http;
 pub mod long_body;
-pub mod outage;
 pub mod pagination;
 pub mod partners;
 pub mod probe;

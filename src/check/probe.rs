@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use super::exchange::{Exchange, Req, redact};
-use super::outage::Watch;
 use crate::clock::now_epoch;
 use crate::http::{Resp, describe, read_capped};
+use crate::outage::Watch;
 use crate::rate_headers;
 pub use crate::report::model::ExchangeRecord;
 

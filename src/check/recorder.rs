@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::outage::Watch;
 use super::probe::Exchange;
+use crate::outage::Watch;
 use crate::registry;
 use crate::report::model::{CheckResult, Finding};
 use crate::target::Secret;

@@ -1,4 +1,10 @@
-//! The command line, in one place. Subcommands hand their work to the library modules.
+//! The command line, in one place (`load`'s arguments in `load.rs`). Subcommands hand their
+//! work to the library modules.
+
+mod load;
+
+pub use load::LOAD_REFERENCE_WINDOW_SECS;
+use load::{LoadArgs, load};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -500,139 +506,4 @@ fn timestamp() -> String {
         .replace('T', "-")
         .trim_end_matches('Z')
         .to_string()
-}
-
-// ---------------------------------------------------------------------------------------------
-// `linkcert load` (src/load/): throttling under load.
-// ---------------------------------------------------------------------------------------------
-
-/// The standard window the in-process reference runs with for `load`: long enough that the
-/// Advanced scenario's rate stays within what the generator holds, short enough that every
-/// built-in scenario runs in about a minute.
-pub const LOAD_REFERENCE_WINDOW_SECS: f64 = 6.0;
-
-#[derive(clap::Args)]
-#[command(after_long_help = "\
-Scenarios are TOML files (scenarios/README.md): a plan, a rate class, an operation mix, an
-offered rate as a multiple of the plan's limit, a duration in windows and a shape (steady,
-burst-then-steady, straddle, two-keys, retry-after). Built-in: free-overload, pro-overload,
-boundary-straddle, business-overload, retry-after-honesty, advanced-overload,
-analytics-advanced-overload, two-keys-isolation.
-
-Every request goes through goose, at an open arrival rate: each is sent at its due time
-whether or not earlier answers have come back, with up to the scenario's peak rate times
---request-timeout requests in flight (at most --max-in-flight), so a target 500 ms away is
-loaded as on time as one on loopback. Each scenario reports, per key and per second, what was
-offered, sent, admitted (2xx), throttled (429), the target's latency (p50/p99) and what the
-client failed to send. A scenario whose generator fell more than 2% behind its schedule is
-reported as client-saturated, not judged, with the limit it met (the in-flight ceiling, sockets
-refused by this machine, or the send loop's own lag). Without --target the built-in reference
-runs in-process with a 6 s window (or --rate-window).
-
-Scenarios on different keys run at the same time, as long as their combined peak rate stays
-under --max-rate; a key's scenarios follow one another in the order given, each once the key's
-quota is back (one window after its last 2xx, or the Reset of a limiter seen to be a fixed
-window, or later if the target's Reset or Retry-After says so). A scenario the client could not
-hold beside others runs again alone, and the report says so. The plan (who runs with whom, on
-which keys, the estimated wall time) is printed first. --sequential runs one scenario at a
-time.
-
-Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated).")]
-struct LoadArgs {
-    #[command(flatten)]
-    target: TargetArgs,
-    /// A scenario: a built-in name, a name in ./scenarios/, or a path to a TOML file. Repeat
-    /// it; without it, every built-in scenario whose plan has a key.
-    #[arg(long = "scenario", value_name = "NAME|FILE")]
-    scenarios: Vec<String>,
-    /// Where the reports go (default: reports/<timestamp>-load/): load.json, load.md,
-    /// load.html and goose's own HTML and JSON reports per scenario.
-    #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Run the scenarios one at a time, in order. By default scenarios on different keys run
-    /// together, and a key's scenarios follow one another once its quota is back.
-    #[arg(long)]
-    sequential: bool,
-    /// Scenarios run together peak at most at this many requests per second, combined (one
-    /// scenario alone may exceed it).
-    #[arg(long, value_name = "PER_SECOND", default_value_t = crate::load::DEFAULT_MAX_RATE)]
-    max_rate: f64,
-    /// Seconds to wait for each answer; an answer slower than this counts as none. With the
-    /// peak rate it sets how many requests may be in flight.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-    request_timeout: f64,
-    /// The most requests in flight at once per scenario (goose users), whatever the rate and
-    /// timeout ask for.
-    #[arg(long, value_name = "N", default_value_t = crate::load::engine::DEFAULT_MAX_IN_FLIGHT)]
-    max_in_flight: usize,
-}
-
-async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    use crate::load::{self, LoadOptions, Scenario};
-    let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
-    let scenarios = if args.scenarios.is_empty() {
-        Scenario::builtin()?
-    } else {
-        args.scenarios
-            .iter()
-            .map(|s| Scenario::load(s))
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    let (target, _reference) =
-        resolve_target(&spec, &args.target, LOAD_REFERENCE_WINDOW_SECS).await?;
-    let out = args
-        .out
-        .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-load", timestamp())));
-    eprintln!(
-        "linkcert load: {} (standard window {} s), {} scenario(s), reports in {}",
-        target.base_url,
-        target.rate_window.as_secs_f64(),
-        scenarios.len(),
-        out.display()
-    );
-    if !(args.request_timeout.is_finite() && args.request_timeout > 0.0) {
-        anyhow::bail!(
-            "--request-timeout must be a positive number of seconds, got {}",
-            args.request_timeout
-        );
-    }
-    if !(args.max_rate.is_finite() && args.max_rate > 0.0) {
-        anyhow::bail!(
-            "--max-rate must be a positive number of requests per second, got {}",
-            args.max_rate
-        );
-    }
-    if args.max_in_flight == 0 {
-        anyhow::bail!("--max-in-flight must be at least 1");
-    }
-    let opts = LoadOptions {
-        progress: load::engine::progress_wanted(),
-        sequential: args.sequential,
-        max_rate: args.max_rate,
-        sending: load::engine::Sending {
-            request_timeout: Duration::from_secs_f64(args.request_timeout),
-            max_in_flight: args.max_in_flight,
-        },
-        ..LoadOptions::new(out.clone())
-    };
-    let prepared = load::prepare(&spec, &target, scenarios, &opts)?;
-    eprint!("{}", prepared.plan);
-    let report = load::execute(spec, target, prepared, &opts).await?;
-    let written = report
-        .write(&out)
-        .with_context(|| format!("writing the reports to {}", out.display()))?;
-    print_outcome(&report.summary(), &written);
-    Ok(match report.verdict {
-        load::ScenarioVerdict::Fail => ExitCode::from(1),
-        load::ScenarioVerdict::Pass
-        | load::ScenarioVerdict::Informational
-        | load::ScenarioVerdict::NonStrict => ExitCode::SUCCESS,
-        load::ScenarioVerdict::Skipped => ExitCode::from(EXIT_CANNOT_RUN),
-        load::ScenarioVerdict::ClientSaturated => {
-            eprintln!(
-                "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"
-            );
-            ExitCode::from(EXIT_CANNOT_RUN)
-        }
-    })
 }

@@ -1,15 +1,14 @@
 //! Telling a target that went away from a target that answers badly.
 //!
-//! The probe reports every exchange here: an HTTP answer (whatever its status) or a transport
-//! failure (refused, reset, timed out). A streak of transport failures after the target has
-//! answered at least once is a *suspected* outage; the probe confirms it with one plain request
-//! (`GET /`, any status is life). If that fails too, the target is gone: the watch trips, the
-//! probe stops sending, the runner stops the families, and what the recorder was told during the
-//! streak is "not judged", not the target's failure. A target that never answered is not an
-//! outage (it is certified, and fails), and a transport failure among answers stays a finding.
-//!
-//! Nothing here is `check`'s alone: `load` can feed a `Watch` from its answers the same way
-//! (`answered`, `failed`, then `confirmed` with a plain request) and write its `Outage`.
+//! Whoever sends reports every exchange here (`check`'s probe, `load`'s generator): an HTTP
+//! answer (whatever its status) or a transport failure (refused, reset, timed out). A streak of
+//! transport failures after the target has answered at least once is a *suspected* outage; the
+//! sender confirms it with one plain request (`GET /`, any status is life). If that fails too,
+//! the target is gone: the watch trips and the sender stops. In `check` the runner stops the
+//! families and what the recorder was told during the streak is "not judged"; in `load` no
+//! scenario starts after it and the one running is incomplete, not the target's failure. A
+//! target that never answered is not an outage (it is certified, and fails), and a transport
+//! failure among answers stays a finding.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

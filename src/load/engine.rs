@@ -497,7 +497,7 @@ pub async fn run(
     // one per user: building a client is the costly part of making a user.
     let attack = GooseAttack::initialize_with_config(cfg)
         .and_then(|a| {
-            a.set_client_builder_without_cookies(GooseClientBuilder::new().without_cookies())
+            a.set_client_builder_without_cookies(GooseClientBuilder::default().without_cookies())
         })
         .map_err(|e| LoadError::Goose(e.to_string()))?
         .register_scenario(scenario);

@@ -137,6 +137,7 @@ pub fn prepare(
             ran: None,
             skipped: None,
             rerun: None,
+            reran: None,
         };
         match r {
             Ok(r) => {
@@ -212,6 +213,7 @@ pub async fn execute(
     let mut now = Running::default();
     // The jobs running now, and for each job the scenarios that ran beside it.
     let mut active: Vec<usize> = Vec::new();
+    let mut superseded = Vec::new();
     let mut beside: HashMap<usize, BTreeSet<String>> = HashMap::new();
     let mut quota: HashMap<usize, Instant> = HashMap::new();
     let mut running = FuturesUnordered::new();
@@ -317,10 +319,15 @@ pub async fn execute(
         };
         let run = run?;
         canceled |= goose::is_killswitch_triggered();
-        plan.steps[step].ran = Some((
+        let span = Some((
             began.saturating_duration_since(started).as_secs_f64(),
             started.elapsed().as_secs_f64(),
         ));
+        if job.alone {
+            plan.steps[step].reran = span;
+        } else {
+            plan.steps[step].ran = span;
+        }
         let ids: Vec<(String, usize)> = job
             .keys
             .iter()
@@ -336,14 +343,19 @@ pub async fn execute(
             eprintln!("[{}/{total}] {}", step + 1, report::one_line(&result));
         }
         // Running together must not change a verdict: a scenario the client could not hold
-        // beside others runs again, alone, once its keys' quota is back.
+        // (beside others, or alone in a moment this machine was busier) runs once more, alone,
+        // once its keys' quota is back.
         let others = beside.remove(&j).unwrap_or_default();
         let saturated = result.generator.as_ref().is_some_and(|g| g.saturated);
-        if saturated && !job.alone && !others.is_empty() && !canceled {
-            let why = format!(
-                "the client could not hold its schedule beside {}",
-                others.into_iter().collect::<Vec<_>>().join(", ")
-            );
+        if saturated && !job.alone && !canceled {
+            let why = if others.is_empty() {
+                "the client could not hold its schedule".to_string()
+            } else {
+                format!(
+                    "the client could not hold its schedule beside {}",
+                    others.into_iter().collect::<Vec<_>>().join(", ")
+                )
+            };
             if opts.progress {
                 eprintln!(
                     "[{}/{total}] {}: again, alone: {why}",
@@ -354,6 +366,8 @@ pub async fn execute(
             plan.steps[step].rerun = Some(why);
             jobs.push(Job { alone: true, ..job });
             pending.insert(0, jobs.len() - 1);
+            superseded.push(result);
+            continue;
         }
         results[step] = Some(result);
     }
@@ -372,6 +386,7 @@ pub async fn execute(
     }
     let mut report = LoadReport::new(&spec, &target);
     report.scenarios = results.into_iter().flatten().collect();
+    report.superseded = superseded;
     report.run.duration_secs = started.elapsed().as_secs_f64();
     report.plan = Some(plan);
     report.finish(&labels);

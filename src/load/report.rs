@@ -42,6 +42,10 @@ pub struct LoadReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<Plan>,
     pub scenarios: Vec<ScenarioResult>,
+    /// First runs of scenarios whose generator saturated beside others: each ran again alone
+    /// and its verdict is that run's (in `scenarios`). Their requests count in `keys`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<ScenarioResult>,
     /// Clauses of the spec document exercised by this run (by the load rules).
     pub coverage: Coverage,
 }
@@ -62,6 +66,7 @@ impl LoadReport {
             keys: Vec::new(),
             plan: None,
             scenarios: Vec::new(),
+            superseded: Vec::new(),
             coverage: Coverage::default(),
         }
     }
@@ -74,7 +79,7 @@ impl LoadReport {
         }
         self.totals = totals;
         let mut keys: BTreeMap<usize, KeyTotal> = BTreeMap::new();
-        for s in &self.scenarios {
+        for s in self.scenarios.iter().chain(&self.superseded) {
             for k in &s.keys {
                 let e = keys.entry(k.target_key).or_insert_with(|| KeyTotal {
                     label: labels.get(k.target_key).cloned().unwrap_or_default(),

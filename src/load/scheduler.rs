@@ -34,9 +34,11 @@ pub struct Step {
     /// Why it does not run, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-    /// Why it ran a second time, alone, and when (its verdict is the second run's).
+    /// Why it ran a second time, alone (its verdict is the second run's), and when.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerun: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reran: Option<(f64, f64)>,
 }
 
 /// The schedule of a load run, estimated before it starts.
@@ -244,7 +246,10 @@ impl Plan {
                 .ran
                 .map_or("-".to_string(), |(a, b)| format!("{}-{}", mmss(a), mmss(b)));
             if let Some(why) = &s.rerun {
-                ran.push_str(&format!(" (again, alone: {why})"));
+                let when = s
+                    .reran
+                    .map_or(String::new(), |(a, b)| format!(" {}-{}", mmss(a), mmss(b)));
+                ran.push_str(&format!("; again, alone{when}: {why}"));
             }
             o.push_str(&format!(
                 "| {} | {} | {}-{} | {ran} |\n",
@@ -386,6 +391,7 @@ mod tests {
                 ran: None,
                 skipped: None,
                 rerun: None,
+                reran: None,
             })
             .collect()
     }

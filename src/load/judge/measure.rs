@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
+use super::SATURATION_SHARE;
 use super::histogram::Histogram;
 use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
-use super::{LATE_SECS, SATURATION_SHARE};
 use crate::http::is_local_refusal;
 use crate::load::engine::Record;
 use crate::load::schedule::{Slot, peak_rate};
@@ -26,6 +26,8 @@ const TRACE_POINTS: usize = 600;
 pub(super) struct Measure<'a> {
     slots: &'a [Slot],
     wall0: f64,
+    /// A send later than this after its due time is late.
+    late_secs: f64,
     /// Answered records (any status), and of them 404s; non-retry records, sent, late.
     answered: u64,
     answered_404: u64,
@@ -156,11 +158,12 @@ fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Histogram>, key: usize, i: usize) -
 
 impl<'a> Measure<'a> {
     /// `slots`: the run's schedule; `keys`: how many keys the scenario loads; `wall0`: UTC
-    /// epoch seconds of t = 0.
-    pub fn new(slots: &'a [Slot], keys: usize, wall0: f64) -> Measure<'a> {
+    /// epoch seconds of t = 0; `late_secs`: how late a send may be (`super::late_secs`).
+    pub fn new(slots: &'a [Slot], keys: usize, wall0: f64, late_secs: f64) -> Measure<'a> {
         let mut m = Measure {
             slots,
             wall0,
+            late_secs,
             answered: 0,
             answered_404: 0,
             primary: 0,
@@ -187,13 +190,13 @@ impl<'a> Measure<'a> {
             self.answered += 1;
             self.answered_404 += u64::from(st == 404);
         }
-        let late = x.sent - x.due > LATE_SECS;
+        let late = x.sent - x.due > self.late_secs;
         if !x.retry {
             self.primary += 1;
             self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
             self.late += u64::from(late);
             // Taken after it was due: every user was busy (half the lateness allowed).
-            self.late_at_ceiling += u64::from(late && x.claimed - x.due > LATE_SECS / 2.0);
+            self.late_at_ceiling += u64::from(late && x.claimed - x.due > self.late_secs / 2.0);
             self.local_refusals += u64::from(x.error.as_deref().is_some_and(is_local_refusal));
             self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
             self.sends.add(x.sent);
@@ -278,6 +281,7 @@ impl<'a> Measure<'a> {
             achieved_rate: rate_of(self.sent.saturating_sub(1), self.sends.secs()),
             peak_rate: peak_rate(self.slots),
             max_late_ms: self.max_late_ms,
+            late_ms: self.late_secs * 1000.0,
             users,
             peak_in_flight,
             late_at_ceiling: self.late_at_ceiling,

@@ -146,8 +146,9 @@ pub struct Generator {
     pub scheduled_rate: f64,
     pub achieved_rate: f64,
     pub peak_rate: f64,
-    /// Worst lateness of a send, ms.
+    /// Worst lateness of a send, ms, and from how late a send counted as late.
     pub max_late_ms: f64,
+    pub late_ms: f64,
     /// goose users: the ceiling on requests in flight; the most that were in flight at once.
     pub users: usize,
     pub peak_in_flight: usize,

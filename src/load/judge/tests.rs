@@ -154,7 +154,7 @@ fn measurements_take_answers_one_at_a_time() {
         // The fifth slot is never sent.
     ];
     // Out of order: answers complete in any order; the figures do not depend on it.
-    let mut m = Measure::new(&sl, 1, wall0);
+    let mut m = Measure::new(&sl, 1, wall0, super::LATE_SECS);
     for x in records.iter().rev() {
         m.observe(x);
     }
@@ -227,7 +227,7 @@ fn the_trace_is_sampled_to_600_points() {
     use super::measure::Measure;
     let dues: Vec<f64> = (0..1500).map(|i| f64::from(i) * 0.01).collect();
     let sl = slots(&dues);
-    let mut m = Measure::new(&sl, 1, 0.0);
+    let mut m = Measure::new(&sl, 1, 0.0, super::LATE_SECS);
     for d in &dues {
         m.observe(&rec(*d, Some(200), None));
     }

@@ -561,3 +561,76 @@ async fn every_implementation_at_every_delay_gets_its_near_verdicts() {
         }
     }
 }
+
+/// A target that goes away 4 s into `load` (connections reset, refused, or a stall where
+/// nothing answers), in front of both implementations: the run notices within a few request
+/// timeouts, stops sending, says when and how, and is incomplete, not a list of throttling
+/// failures ("capacity did not come back") for a target that simply died. The scenario after
+/// it on the same key never starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_that_goes_away_mid_run_leaves_the_run_incomplete() {
+    use common::outage::{self, Mode};
+    let cases: Vec<(Impl, Mode, &str)> = BOTH
+        .into_iter()
+        .flat_map(|imp| {
+            [
+                (imp, Mode::Reset, "connections reset"),
+                (imp, Mode::Refuse, "connections refused"),
+                (imp, Mode::Stall, "no answer within the request timeout"),
+            ]
+        })
+        .collect();
+    // The six runs at once: nothing here measures the generator's schedule.
+    let runs = cases.into_iter().map(|(imp, mode, words)| async move {
+        let up = Upstream::start(imp, linkcert::cli::LOAD_REFERENCE_WINDOW_SECS).await;
+        let proxy = outage::start(up.base_url(), mode, Duration::from_secs(4)).await;
+        let mut target = up.target();
+        target.base_url = proxy.url.clone();
+        let mut opts = LoadOptions::new(out_dir(&format!("outage-{imp:?}-{mode:?}")));
+        opts.sending.request_timeout = Duration::from_secs(2);
+        let started = std::time::Instant::now();
+        let scenarios = vec![
+            free_overload(),
+            Scenario::load("retry-after-honesty").expect("built-in"),
+        ];
+        let report = load::run(common::spec(), target, scenarios, &opts)
+            .await
+            .expect("load runs");
+        let took = started.elapsed();
+        let ctx = format!("{imp:?} {mode:?} after {took:?}:\n{}", report.summary());
+        assert!(took < Duration::from_secs(30), "{ctx}");
+        assert_eq!(report.verdict, ScenarioVerdict::Incomplete, "{ctx}");
+        let outage = report.outage.as_ref().expect("the outage is reported");
+        assert!(outage.sentence().contains(words), "{ctx}");
+        assert!(
+            (3.0..12.0).contains(&outage.first_failure_secs),
+            "the first failure came when the target went away: {ctx}"
+        );
+        let first = scenario_named(&report, "free-overload");
+        assert_eq!(first.verdict, ScenarioVerdict::Incomplete, "{ctx}");
+        assert!(first.findings.is_empty(), "nothing judged: {ctx}");
+        assert!(first.keys[0].admitted > 0, "what it sent is kept: {ctx}");
+        assert!(
+            first.keys[0].unsent > 0,
+            "it stopped sending when the target went away: {ctx}"
+        );
+        let second = scenario_named(&report, "retry-after-honesty");
+        assert_eq!(second.verdict, ScenarioVerdict::Skipped, "{ctx}");
+        assert!(
+            second
+                .skipped
+                .as_deref()
+                .unwrap_or("")
+                .contains("not run: the target stopped answering"),
+            "{ctx}"
+        );
+        assert!(
+            report
+                .summary()
+                .starts_with("INCOMPLETE: the target stopped answering"),
+            "{ctx}"
+        );
+        drop(proxy);
+    });
+    futures::future::join_all(runs).await;
+}

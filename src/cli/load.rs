@@ -41,7 +41,9 @@ hold beside others runs again alone, and the report says so. The plan (who runs 
 which keys, the estimated wall time) is printed first. --sequential runs one scenario at a
 time.
 
-Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated).")]
+Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated), 3
+incomplete: the target stopped answering mid-run (refused, reset, or no answer within
+--request-timeout); linkcert stops sending then, and load.json says when and how.")]
 pub(super) struct LoadArgs {
     #[command(flatten)]
     target: TargetArgs,
@@ -132,6 +134,17 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         | load::ScenarioVerdict::Informational
         | load::ScenarioVerdict::NonStrict => ExitCode::SUCCESS,
         load::ScenarioVerdict::Skipped => ExitCode::from(EXIT_CANNOT_RUN),
+        load::ScenarioVerdict::Incomplete => {
+            eprintln!(
+                "linkcert load: incomplete: {}",
+                report
+                    .outage
+                    .as_ref()
+                    .map_or("a scenario was not judged".into(), |o| o.sentence())
+            );
+            eprintln!("check that the target is up and reachable, then run again");
+            ExitCode::from(crate::gate::EXIT_INCOMPLETE)
+        }
         load::ScenarioVerdict::ClientSaturated => {
             eprintln!(
                 "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"

@@ -28,7 +28,8 @@ use super::LoadError;
 use super::scenario::{Resolved, Shape};
 use super::schedule::{self, Slot};
 use crate::clock::now_epoch;
-use crate::http::{ClientConfig, body_error_code, describe, read_capped};
+use crate::http::{ClientConfig, body_error_code, describe, is_local_refusal, read_capped};
+use crate::outage::{Outage, Watch};
 use crate::rate_headers;
 use crate::target::{Target, TargetError};
 
@@ -115,6 +116,8 @@ pub struct Run {
     pub goose_requests: u64,
     /// goose's reports, when it wrote them.
     pub goose_reports: Vec<String>,
+    /// The target went away during this run (the generator stopped sending then).
+    pub outage: Option<Outage>,
 }
 
 struct Shared {
@@ -133,6 +136,9 @@ struct Shared {
     retry_claimed: AtomicBool,
     /// The client every goose user shares.
     client: reqwest::Client,
+    /// Where a plain request asks whether the target is still there.
+    base_url: String,
+    watch: Arc<Watch>,
     peak_in_flight: AtomicUsize,
     live: Arc<Live>,
 }
@@ -360,10 +366,16 @@ async fn send(
     let r = match resp {
         Ok(r) => r,
         Err(e) => {
-            rec.error = Some(super::redact_error(&describe(&e)));
+            let described = describe(&e);
+            // A streak of failures after answers: is the target still there?
+            if !is_local_refusal(&described) && s.watch.failed(&described) {
+                s.watch.confirmed(still_there(&s.client, &s.base_url).await);
+            }
+            rec.error = Some(super::redact_error(&described));
             return rec;
         }
     };
+    s.watch.answered();
     let status = r.status().as_u16();
     rec.status = Some(status);
     rec.limit = header(&r, rate_headers::LIMIT);
@@ -383,6 +395,10 @@ async fn send(
 async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
     let t0 = s.t0();
     loop {
+        // The target went away: send nothing more (the slots left are unsent).
+        if s.watch.gone() {
+            return Ok(());
+        }
         let i = s.next.fetch_add(1, Ordering::SeqCst);
         let Some(slot) = s.slots.get(i).copied() else {
             return Ok(());
@@ -412,6 +428,16 @@ async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
     }
 }
 
+/// One plain request (`GET /`): any answer, whatever its status, means the target is there.
+async fn still_there(client: &reqwest::Client, base_url: &str) -> Result<(), String> {
+    client
+        .get(format!("{}/", base_url.trim_end_matches('/')))
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(|e| describe(&e))
+}
+
 fn note(s: &Shared, rec: Record) {
     s.live.done.fetch_add(1, Ordering::Relaxed);
     if rec.admitted() {
@@ -425,13 +451,15 @@ fn note(s: &Shared, rec: Record) {
         .push(rec);
 }
 
-/// Run one resolved scenario against the target through goose; `live` follows it.
+/// Run one resolved scenario against the target through goose; `live` follows it, `watch`
+/// (one for the whole load run) tells when the target went away.
 pub async fn run(
     target: &Target,
     r: &Resolved,
     sending: &Sending,
     goose_dir: &Path,
     live: Arc<Live>,
+    watch: Arc<Watch>,
 ) -> Result<Run, LoadError> {
     let slots = schedule::build(r);
     let timing = Timing::of(r, &slots, sending);
@@ -459,6 +487,8 @@ pub async fn run(
         retry_shape: r.scenario.shape == Shape::RetryAfter,
         retry_claimed: AtomicBool::new(false),
         client,
+        base_url: target.base_url.clone(),
+        watch: watch.clone(),
         peak_in_flight: AtomicUsize::new(0),
         live,
     });
@@ -530,6 +560,7 @@ pub async fn run(
         peak_in_flight: shared.peak_in_flight.load(Ordering::Relaxed),
         goose_requests,
         goose_reports,
+        outage: watch.outage().map(|(_, o)| o),
     })
 }
 

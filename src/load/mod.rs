@@ -214,6 +214,8 @@ pub async fn execute(
     // The jobs running now, and for each job the scenarios that ran beside it.
     let mut active: Vec<usize> = Vec::new();
     let mut superseded = Vec::new();
+    // One watch for the run: once the target is gone, nothing more starts.
+    let watch = Arc::new(crate::outage::Watch::new());
     let mut beside: HashMap<usize, BTreeSet<String>> = HashMap::new();
     let mut quota: HashMap<usize, Instant> = HashMap::new();
     let mut running = FuturesUnordered::new();
@@ -235,7 +237,7 @@ pub async fn execute(
         }
     };
     loop {
-        let can_start = if canceled {
+        let can_start = if canceled || watch.gone() {
             Vec::new()
         } else {
             startable(&pending, &jobs, &now, opts.mode())
@@ -285,13 +287,14 @@ pub async fn execute(
             let target = &target;
             let out = &opts.out;
             let sending = &opts.sending;
+            let watch = watch.clone();
             running.push(async move {
                 tokio::time::sleep_until(not_before.into()).await;
                 let began = Instant::now();
                 let run = if goose::is_killswitch_triggered() {
                     None
                 } else {
-                    Some(engine::run(target, r, sending, out, l).await)
+                    Some(engine::run(target, r, sending, out, l, watch).await)
                 };
                 (j, began, run)
             });
@@ -333,7 +336,11 @@ pub async fn execute(
             .iter()
             .map(|p| (labels.get(*p).cloned().unwrap_or_default(), *p))
             .collect();
-        let result = judge::judge(r, &run, &ids);
+        let mut result = judge::judge(r, &run, &ids);
+        // The target went away during this run: its figures are kept, nothing is judged.
+        if let Some(o) = &run.outage {
+            result.not_judged(o);
+        }
         for (i, k) in job.keys.iter().enumerate() {
             let limiter = if i == 0 { result.limiter } else { None };
             quota.insert(*k, quota_back(&run, i, r.window, limiter));
@@ -347,7 +354,7 @@ pub async fn execute(
         // once its keys' quota is back.
         let others = beside.remove(&j).unwrap_or_default();
         let saturated = result.generator.as_ref().is_some_and(|g| g.saturated);
-        if saturated && !job.alone && !canceled {
+        if saturated && !job.alone && !canceled && !watch.gone() {
             let why = if others.is_empty() {
                 "the client could not hold its schedule".to_string()
             } else {
@@ -375,18 +382,20 @@ pub async fn execute(
         t.abort();
         clear_line();
     }
+    let outage = watch.outage().map(|(_, o)| o);
     for (i, s) in scenarios.iter().enumerate() {
         if results[i].is_none() {
-            results[i] = Some(ScenarioResult::skipped(
-                s,
-                &s.class(&spec),
-                "not run: the load run was interrupted".into(),
-            ));
+            let why = match &outage {
+                Some(o) => format!("not run: {}", o.sentence()),
+                None => "not run: the load run was interrupted".into(),
+            };
+            results[i] = Some(ScenarioResult::skipped(s, &s.class(&spec), why));
         }
     }
     let mut report = LoadReport::new(&spec, &target);
     report.scenarios = results.into_iter().flatten().collect();
     report.superseded = superseded;
+    report.outage = outage;
     report.run.duration_secs = started.elapsed().as_secs_f64();
     report.plan = Some(plan);
     report.finish(&labels);

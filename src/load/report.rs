@@ -46,6 +46,9 @@ pub struct LoadReport {
     /// and its verdict is that run's (in `scenarios`). Their requests count in `keys`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub superseded: Vec<ScenarioResult>,
+    /// The target went away mid-run: when and how; the run is incomplete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outage: Option<crate::outage::Outage>,
     /// Clauses of the spec document exercised by this run (by the load rules).
     pub coverage: Coverage,
 }
@@ -67,6 +70,7 @@ impl LoadReport {
             plan: None,
             scenarios: Vec::new(),
             superseded: Vec::new(),
+            outage: None,
             coverage: Coverage::default(),
         }
     }
@@ -98,6 +102,8 @@ impl LoadReport {
         let v = |x| self.scenarios.iter().any(|s| s.verdict == x);
         self.verdict = if v(ScenarioVerdict::Fail) {
             ScenarioVerdict::Fail
+        } else if v(ScenarioVerdict::Incomplete) || self.outage.is_some() {
+            ScenarioVerdict::Incomplete
         } else if v(ScenarioVerdict::ClientSaturated) {
             ScenarioVerdict::ClientSaturated
         } else if self
@@ -159,6 +165,13 @@ impl LoadReport {
             self.run.started_at,
             self.run.duration_secs
         );
+        if let Some(out) = &self.outage {
+            let _ = writeln!(
+                o,
+                "**Incomplete**: {}. Scenarios not run or cut short were not judged; check that the target is up and reachable, then run again.\n",
+                out.sentence()
+            );
+        }
         let _ = writeln!(
             o,
             "| scenario | plan | class | shape | limit | verdict | sent | admitted | throttled | late/unsent | achieved/scheduled req/s | behaviour |"
@@ -329,6 +342,9 @@ impl LoadReport {
     /// A few lines for the terminal.
     pub fn summary(&self) -> String {
         let mut o = String::new();
+        if let Some(out) = &self.outage {
+            let _ = writeln!(o, "INCOMPLETE: {}", out.sentence());
+        }
         for s in &self.scenarios {
             let _ = writeln!(o, "{}", one_line(s));
             for f in s.findings.iter().filter(|f| f.verdict == Verdict::Fail) {
@@ -416,6 +432,9 @@ pub fn rule_judgements(scenarios: &[ScenarioResult]) -> Vec<RuleJudgement> {
                 ScenarioVerdict::ClientSaturated => {
                     Some(format!("{}: client saturated, not judged", s.name))
                 }
+                ScenarioVerdict::Incomplete => {
+                    Some(format!("{}: the target went away, not judged", s.name))
+                }
                 _ => None,
             };
             out.push(RuleJudgement {
@@ -431,7 +450,12 @@ pub fn rule_judgements(scenarios: &[ScenarioResult]) -> Vec<RuleJudgement> {
 /// One line per scenario.
 pub fn one_line(s: &ScenarioResult) -> String {
     if let Some(why) = &s.skipped {
-        return format!("{:<28} skipped: {why}", s.name);
+        let word = if s.verdict == ScenarioVerdict::Incomplete {
+            "incomplete"
+        } else {
+            "skipped"
+        };
+        return format!("{:<28} {word}: {why}", s.name);
     }
     let (sent, adm, thr) = s.keys.iter().fold((0, 0, 0), |a, k| {
         (a.0 + k.sent, a.1 + k.admitted, a.2 + k.throttled)

@@ -504,6 +504,7 @@ mod tests {
             peak_in_flight: 1,
             goose_requests: 0,
             goose_reports: Vec::new(),
+            outage: None,
         };
         quota_back(&run, 0, Duration::from_secs(60), limiter)
             .saturating_duration_since(run.t0)

@@ -115,6 +115,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         peak_in_flight: 1,
         goose_requests: 0,
         goose_reports: Vec::new(),
+        outage: None,
     };
     let result = crate::load::judge::judge(&r, &run, &[("free#1".into(), 0)]);
     let mut v: Vec<(&'static str, Verdict)> = ["reset", "retry-after", "remaining"]

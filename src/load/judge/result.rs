@@ -15,6 +15,8 @@ pub enum ScenarioVerdict {
     Informational,
     NonStrict,
     ClientSaturated,
+    /// The target went away during the run: not judged.
+    Incomplete,
     Fail,
 }
 
@@ -26,6 +28,7 @@ impl ScenarioVerdict {
             ScenarioVerdict::Informational => "informational",
             ScenarioVerdict::NonStrict => "non-strict",
             ScenarioVerdict::ClientSaturated => "client-saturated",
+            ScenarioVerdict::Incomplete => "incomplete",
             ScenarioVerdict::Fail => "fail",
         }
     }
@@ -264,6 +267,18 @@ impl ScenarioResult {
 }
 
 impl ScenarioResult {
+    /// The target went away while this scenario ran: what was sent and answered stays in the
+    /// figures, no rule is judged (a dead target is not a limiter that never gave capacity
+    /// back), and the verdict says so.
+    pub fn not_judged(&mut self, outage: &crate::outage::Outage) {
+        self.verdict = ScenarioVerdict::Incomplete;
+        self.findings.clear();
+        self.skipped = Some(format!(
+            "not judged: {}; check that the target is up and reachable, then run again",
+            outage.sentence()
+        ));
+    }
+
     /// The scenario's verdict from its findings: any rule failed (the generator's saturation
     /// aside) fails it; then client saturated, non-strict, informational (naming the limiter
     /// is not), pass.

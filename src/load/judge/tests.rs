@@ -71,6 +71,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         peak_in_flight: 1,
         goose_requests: 0,
         goose_reports: Vec::new(),
+        outage: None,
     };
     let result = super::judge(&r, &run, &[("free#1".into(), 0)]);
     let failed: Vec<&str> = result
@@ -307,6 +308,7 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
         peak_in_flight: 1,
         goose_requests: 0,
         goose_reports: Vec::new(),
+        outage: None,
     };
     let ids = [("free#1".to_string(), 0)];
     let sorted = super::judge(&r, &run(records.clone()), &ids);

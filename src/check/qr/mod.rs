@@ -21,6 +21,7 @@ mod judge;
 mod margins;
 mod matrix;
 mod rejects;
+mod sizes;
 
 const OP: &str = "getQRCode";
 /// Largest side the runner asks to be decoded; anything bigger is judged from its header.
@@ -263,6 +264,9 @@ pub async fn run(ctx: &Ctx) {
         for case in f.matrix() {
             f.render(&case).await;
         }
+    }
+    if ctx.enabled("qr.size") {
+        f.size_range().await;
     }
     if renders || ctx.enabled("qr.margin") {
         f.margins().await;

@@ -343,3 +343,36 @@ async fn hostile_bodies_fail_qr_png_without_panic_or_hang() {
     assert_fails(&bomb, "qr.png");
     assert_fails(&bomb, "qr.size");
 }
+
+/// A defect rewriting `size` before the target sees it: sizes in `range` are drawn at `to`,
+/// still accepted (a target that clamps where it should refuse).
+fn size_drawn_at(range: std::ops::RangeInclusive<f64>, to: &'static str) -> Defect {
+    Defect::before(move |inc| {
+        if inc.path != "/qr" {
+            return;
+        }
+        let asked = query_pairs(&inc.query)
+            .iter()
+            .find(|(k, _)| k == "size")
+            .and_then(|(_, v)| v.parse::<f64>().ok());
+        if asked.is_some_and(|s| range.contains(&s)) {
+            set_query(inc, "size", Some(to));
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_sizes_drawn_smaller_fail_qr_size() {
+    // 1025..=2048 px drawn at 1024: both implementations accept these sizes, and the usual
+    // matrix asks for none of them (its largest accepted size is 1000).
+    let f = failing_checks(|| size_drawn_at(1025.0..=2048.0, "1024"), &["qr.size"]).await;
+    assert_fails(&f, "qr.size");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_sizes_drawn_larger_fail_qr_size() {
+    // 32..=99 px drawn at 100: the matrix's smallest accepted size is 100, and the sizes
+    // 1 and 10 it tries are refused (not rewritten here).
+    let f = failing_checks(|| size_drawn_at(32.0..=99.0, "100"), &["qr.size"]).await;
+    assert_fails(&f, "qr.size");
+}

@@ -523,3 +523,61 @@ async fn without_allow_destructive_deactivation_is_skipped_not_failed() {
         }
     }
 }
+
+/// Rewrite one query parameter of a /tags request (decoded value in, None drops it).
+fn rewrite_tags_param(inc: &mut Incoming, name: &str, f: impl Fn(&str) -> Option<String>) {
+    if inc.path != "/tags" {
+        return;
+    }
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in url::form_urlencoded::parse(inc.query.as_bytes()) {
+        match (k == name, f(&v)) {
+            (false, _) => {
+                s.append_pair(&k, &v);
+            }
+            (true, Some(v)) => {
+                s.append_pair(&k, &v);
+            }
+            (true, None) => {}
+        }
+    }
+    inc.query = s.finish();
+}
+
+/// A target that acts on the first 50 ids of a list and silently drops the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_past_the_50th_dropped_fail_pagination_ids() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                rewrite_tags_param(inc, "ids", |v| {
+                    Some(v.split(',').take(50).collect::<Vec<_>>().join(","))
+                })
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.ids"]).await;
+        assert_fails(&r, "pagination.ids");
+    }
+}
+
+/// A target that ignores a search term longer than 255 characters (every tag comes back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_search_terms_ignored_fail_pagination_search() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                rewrite_tags_param(inc, "search", |v| {
+                    (v.chars().count() <= 255).then(|| v.to_string())
+                })
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.search"]).await;
+        assert_fails(&r, "pagination.search");
+    }
+}

@@ -581,3 +581,24 @@ async fn long_search_terms_ignored_fail_pagination_search() {
         assert_fails(&r, "pagination.search");
     }
 }
+
+/// A target that serves a pageSize from 51 to 99 as 50 (rounding down to a size it likes):
+/// never too many items, but not the page asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_sizes_between_51_and_99_served_as_50_fail_page_size() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                rewrite_tags_param(inc, "pageSize", |v| match v.parse::<u32>() {
+                    Ok(51..=99) => Some("50".to_string()),
+                    _ => Some(v.to_string()),
+                })
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.page-size"]).await;
+        assert_fails(&r, "pagination.page-size");
+    }
+}

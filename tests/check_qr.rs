@@ -376,3 +376,31 @@ async fn small_sizes_drawn_larger_fail_qr_size() {
     let f = failing_checks(|| size_drawn_at(32.0..=99.0, "100"), &["qr.size"]).await;
     assert_fails(&f, "qr.size");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_urls_losing_their_query_fail_qr_content() {
+    // A url over 100 bytes is encoded without its query string: the usual cases' urls with a
+    // query are shorter, the long ones (at each level's capacity) have none.
+    let f = failing_checks(
+        || {
+            Defect::before(|inc| {
+                if inc.path != "/qr" {
+                    return;
+                }
+                let url = query_pairs(&inc.query)
+                    .into_iter()
+                    .find(|(k, _)| k == "url")
+                    .map(|(_, v)| v);
+                if let Some(u) = url
+                    && u.len() > 100
+                    && let Some((head, _)) = u.split_once('?')
+                {
+                    set_query(inc, "url", Some(head));
+                }
+            })
+        },
+        &["qr.content"],
+    )
+    .await;
+    assert_fails(&f, "qr.content");
+}

@@ -404,3 +404,32 @@ async fn long_urls_losing_their_query_fail_qr_content() {
     .await;
     assert_fails(&f, "qr.content");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_margin_past_10_added_outside_the_size_fails_qr_size() {
+    // From margin 11 on, the quiet zone is added around an image of the size asked (size +
+    // 2 x margin px): the usual margins (0, 2, 4, 10) are drawn right, and the larger one they
+    // try (50) both implementations refuse.
+    let f = failing_checks(
+        || {
+            Defect::before(|inc| {
+                if inc.path != "/qr" {
+                    return;
+                }
+                let q = query_pairs(&inc.query);
+                let get = |k: &str| {
+                    q.iter()
+                        .find(|(n, _)| n == k)
+                        .and_then(|(_, v)| v.parse::<f64>().ok())
+                };
+                if let Some(m) = get("margin").filter(|m| (11.0..=64.0).contains(m)) {
+                    let size = get("size").unwrap_or(600.0);
+                    set_query(inc, "size", Some(&(size + 2.0 * m).to_string()));
+                }
+            })
+        },
+        &["qr.size", "qr.margin"],
+    )
+    .await;
+    assert_fails(&f, "qr.size");
+}

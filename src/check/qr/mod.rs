@@ -21,7 +21,7 @@ mod judge;
 mod margins;
 mod matrix;
 mod rejects;
-mod sizes;
+mod ranges;
 
 const OP: &str = "getQRCode";
 /// Largest side the runner asks to be decoded; anything bigger is judged from its header.
@@ -50,6 +50,9 @@ enum ContentWant {
     Observe,
     /// The url is beyond any QR code's capacity: accepting it claims the impossible.
     Impossible,
+    /// Not judged: the image is too small for any code holding the url to be read (a size
+    /// probe: its size is what the case asks).
+    Unread,
 }
 
 /// One GET /qr request and what a 200 to it must honour.
@@ -265,8 +268,8 @@ pub async fn run(ctx: &Ctx) {
             f.render(&case).await;
         }
     }
-    if ctx.enabled("qr.size") {
-        f.size_range().await;
+    if ctx.enabled("qr.size") || ctx.enabled("qr.margin") {
+        f.ranges().await;
     }
     if renders || ctx.enabled("qr.margin") {
         f.margins().await;

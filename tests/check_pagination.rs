@@ -602,3 +602,29 @@ async fn page_sizes_between_51_and_99_served_as_50_fail_page_size() {
         assert_fails(&r, "pagination.page-size");
     }
 }
+
+/// Lengths the spec does not bound are the target's to refuse: the variant refuses more than
+/// 100 ids and search terms over 256 characters (the reference takes any). Both pass, and the
+/// variant's refusals are observed, not failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusing_long_id_lists_and_search_terms_cleanly_passes() {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let r = run_check(
+            b.target(),
+            &["pagination.ids", "pagination.search", "pagination.choices"],
+        )
+        .await;
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
+        let choices = format!(
+            "{:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id == "pagination.choices")
+                .collect::<Vec<_>>()
+        );
+        let refused = choices.contains("ids with 101 ids: rejected with 400")
+            && choices.contains("search terms refused, by length in characters: 257 (400)");
+        assert_eq!(refused, imp == Impl::Variant, "{imp:?}: {choices}");
+    }
+}

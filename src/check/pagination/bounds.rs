@@ -120,7 +120,8 @@ pub(super) async fn page_size(l: &Lister<'_>, baseline: Option<&Walk>) {
     };
     let (lo, hi) = (l.size_min, l.size_max);
     let seed = l.ctx.opts.seed;
-    let between = |salt: u64, a: u64, b: u64| a + pick(seed, salt, (b.saturating_sub(a) + 1) as usize) as u64;
+    let between =
+        |salt: u64, a: u64, b: u64| a + pick(seed, salt, (b.saturating_sub(a) + 1) as usize) as u64;
     let mid = lo + (hi - lo) / 2;
     let mut sizes = vec![
         lo,
@@ -135,7 +136,9 @@ pub(super) async fn page_size(l: &Lister<'_>, baseline: Option<&Walk>) {
     sizes.sort_unstable();
     sizes.dedup();
     // The list's length, when it was read to the end.
-    let total = baseline.filter(|b| b.complete).map(|b| b.items.len() as u64);
+    let total = baseline
+        .filter(|b| b.complete)
+        .map(|b| b.items.len() as u64);
     let mut judged = false;
     for n in sizes {
         let (x, _, items) = l

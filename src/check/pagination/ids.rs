@@ -146,7 +146,8 @@ pub(super) async fn ids(l: &Lister<'_>, baseline: &Walk) {
 /// The list lengths asked for: one, two, the edges of 50 and 100 (common limits) and of the
 /// page size, every id of the list, and seeded lengths between.
 fn sample_lengths(seed: u64, n: usize, page: usize) -> Vec<usize> {
-    let between = |salt: u64, lo: usize, hi: usize| lo + pick(seed, salt, hi.saturating_sub(lo) + 1);
+    let between =
+        |salt: u64, lo: usize, hi: usize| lo + pick(seed, salt, hi.saturating_sub(lo) + 1);
     let mut v = vec![
         1,
         2,
@@ -210,7 +211,11 @@ async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
         let extra: Vec<&str> = ids.iter().copied().filter(|i| !want.contains(i)).collect();
         let dup = ids.len() != seen.len();
         // A walk cut at its bound may miss ids; a list read partly may hold strangers.
-        let missing = if complete && whole { missing } else { Vec::new() };
+        let missing = if complete && whole {
+            missing
+        } else {
+            Vec::new()
+        };
         if missing.is_empty() && extra.is_empty() && !dup {
             l.ctx.rec.pass(id, &l.label);
             continue;
@@ -220,12 +225,20 @@ async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
             actual.push_str(&format!(
                 "; {} missing ({}{})",
                 missing.len(),
-                missing.iter().take(3).copied().collect::<Vec<_>>().join(", "),
+                missing
+                    .iter()
+                    .take(3)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if missing.len() > 3 { ", ..." } else { "" }
             ));
         }
         if !extra.is_empty() {
-            actual.push_str(&format!("; not requested {}", extra.iter().take(3).copied().collect::<Vec<_>>().join(", ")));
+            actual.push_str(&format!(
+                "; not requested {}",
+                extra.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+            ));
         }
         if dup {
             actual.push_str("; duplicates");
@@ -251,7 +264,7 @@ async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
 enum Listed {
     /// Every page's items, and whether the walk reached the end.
     Items(Vec<Value>, bool),
-    Refused(u16, Exchange),
+    Refused(u16, Box<Exchange>),
     Unjudged,
 }
 
@@ -269,7 +282,7 @@ async fn walk_ids(l: &Lister<'_>, param: &str, ask: &[&str], first: Expect) -> L
         let (x, o, got) = l.list(&p, expect).await;
         let Some(got) = got else {
             return match o {
-                Outcome::CleanRejection(s) if n == 0 => Listed::Refused(s, x),
+                Outcome::CleanRejection(s) if n == 0 => Listed::Refused(s, Box::new(x)),
                 _ => Listed::Unjudged,
             };
         };

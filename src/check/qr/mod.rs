@@ -20,8 +20,8 @@ mod choices;
 mod judge;
 mod margins;
 mod matrix;
-mod rejects;
 mod ranges;
+mod rejects;
 
 const OP: &str = "getQRCode";
 /// Largest side the runner asks to be decoded; anything bigger is judged from its header.

@@ -107,7 +107,8 @@ impl Family<'_> {
         let Some((lo, lo_past)) = self.bound(dim, start, &down, &mut seen).await else {
             return seen;
         };
-        let past = |p: Option<u32>| p.map_or("none refused".to_string(), |p| format!("{p} refused"));
+        let past =
+            |p: Option<u32>| p.map_or("none refused".to_string(), |p| format!("{p} refused"));
         self.ctx.rec.observe(
             "qr.choices",
             &self.label,
@@ -119,7 +120,12 @@ impl Family<'_> {
             ),
             None,
         );
-        let mut rng = Rng(self.ctx.opts.seed ^ if dim == Dim::Size { 0x5349_5a45 } else { 0x4d41_5247 });
+        let mut rng = Rng(self.ctx.opts.seed
+            ^ if dim == Dim::Size {
+                0x5349_5a45
+            } else {
+                0x4d41_5247
+            });
         // Log-uniform over [lo, hi], shifted by one so that 0 can be drawn.
         let (l, h) = (f64::from(lo + 1).ln(), f64::from(hi + 1).ln());
         let between: Vec<u32> = (0..BETWEEN)

@@ -88,7 +88,9 @@ fn listed(ws: &Workspace, q: Option<&str>) -> Result<Response, String> {
     if ids.as_ref().is_some_and(|v| v.len() > MAX_IDS) {
         return Err(format!("ids names more than {MAX_IDS} tags"));
     }
-    if q.get("search").is_some_and(|s| s.chars().count() > MAX_SEARCH) {
+    if q.get("search")
+        .is_some_and(|s| s.chars().count() > MAX_SEARCH)
+    {
         return Err(format!("search is longer than {MAX_SEARCH} characters"));
     }
     let mut tags: Vec<&Tag> = ws

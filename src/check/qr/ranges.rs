@@ -49,6 +49,13 @@ impl Dim {
             Dim::Margin => &[1, 0],
         }
     }
+    /// Mixed into the run's seed, so each dimension draws its own values.
+    fn salt(self) -> u64 {
+        match self {
+            Dim::Size => 0x5349_5a45,
+            Dim::Margin => 0x4d41_5247,
+        }
+    }
     fn fallback(self) -> u32 {
         match self {
             Dim::Size => 600,
@@ -120,12 +127,7 @@ impl Family<'_> {
             ),
             None,
         );
-        let mut rng = Rng(self.ctx.opts.seed
-            ^ if dim == Dim::Size {
-                0x5349_5a45
-            } else {
-                0x4d41_5247
-            });
+        let mut rng = Rng(self.ctx.opts.seed ^ dim.salt());
         // Log-uniform over [lo, hi], shifted by one so that 0 can be drawn.
         let (l, h) = (f64::from(lo + 1).ln(), f64::from(hi + 1).ln());
         let between: Vec<u32> = (0..BETWEEN)
@@ -211,14 +213,13 @@ impl Family<'_> {
     /// One render with `dim` at `v`: accepted (and judged by every `qr.*` check), or refused.
     async fn probe(&self, dim: Dim, v: u32, why: &str) -> Probe {
         let case = self.case(format!("{} {v} ({why})", dim.name()), TYPICAL_URL);
-        let case = match dim {
+        let mut case = match dim {
             Dim::Size => case.size(f64::from(v)),
             Dim::Margin => case.size(f64::from(MARGIN_SIZE)).margin(f64::from(v)),
         }
         .level(EcLevel::M);
         // Below about 3 px a module (the smallest code holding the url, default margin), no
         // reader is sure to read it: the image's size, PNG and colours are still judged.
-        let mut case = case;
         let modules = min_modules(TYPICAL_URL.as_bytes(), EcLevel::M).unwrap_or(177) + 2 * 2;
         if dim == Dim::Size && f64::from(v) / f64::from(modules) < 3.0 {
             case.content = ContentWant::Unread;

@@ -628,3 +628,46 @@ async fn refusing_long_id_lists_and_search_terms_cleanly_passes() {
         assert_eq!(refused, imp == Impl::Variant, "{imp:?}: {choices}");
     }
 }
+
+/// A target whose partnerId column holds 255 characters: a longer id is a 500 (in the
+/// envelope), where an unknown id is a 404 and a refused length a clean 400/422.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_a_partner_id_over_255_characters_fails_partners_unknown() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let long = serde_json::from_slice::<Value>(&inc.body)
+                    .ok()
+                    .and_then(|v| v.get("partnerId")?.as_str().map(|s| s.chars().count()))
+                    .is_some_and(|n| n > 255);
+                if inc.path == "/partners/deactivate" && long {
+                    ans.status = 500;
+                    ans.body = serde_json::to_vec(&json!({"error": {
+                        "code": "internal_server_error",
+                        "message": "value too long for type character varying(255)"
+                    }}))
+                    .unwrap();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners.unknown"]).await;
+        assert_fails(&r, "partners.unknown");
+    }
+}
+
+/// An id length the spec does not bound is the target's to refuse: the variant refuses ids
+/// over 255 characters with 400 (the reference answers 404 for any unknown id). Both pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusing_long_partner_ids_cleanly_passes_partners_unknown() {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let r = run_check(b.target(), &["partners.unknown", "partners.choices"]).await;
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
+        let choices = format!("{:?}", r.checks);
+        let refused = choices.contains("256 (400)");
+        assert_eq!(refused, imp == Impl::Variant, "{imp:?}: {choices}");
+    }
+}

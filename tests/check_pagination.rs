@@ -523,3 +523,151 @@ async fn without_allow_destructive_deactivation_is_skipped_not_failed() {
         }
     }
 }
+
+/// Rewrite one query parameter of a /tags request (decoded value in, None drops it).
+fn rewrite_tags_param(inc: &mut Incoming, name: &str, f: impl Fn(&str) -> Option<String>) {
+    if inc.path != "/tags" {
+        return;
+    }
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in url::form_urlencoded::parse(inc.query.as_bytes()) {
+        match (k == name, f(&v)) {
+            (false, _) => {
+                s.append_pair(&k, &v);
+            }
+            (true, Some(v)) => {
+                s.append_pair(&k, &v);
+            }
+            (true, None) => {}
+        }
+    }
+    inc.query = s.finish();
+}
+
+/// A target that acts on the first 50 ids of a list and silently drops the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_past_the_50th_dropped_fail_pagination_ids() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                rewrite_tags_param(inc, "ids", |v| {
+                    Some(v.split(',').take(50).collect::<Vec<_>>().join(","))
+                })
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.ids"]).await;
+        assert_fails(&r, "pagination.ids");
+    }
+}
+
+/// A target that ignores a search term longer than 255 characters (every tag comes back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_search_terms_ignored_fail_pagination_search() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                rewrite_tags_param(inc, "search", |v| {
+                    (v.chars().count() <= 255).then(|| v.to_string())
+                })
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.search"]).await;
+        assert_fails(&r, "pagination.search");
+    }
+}
+
+/// A target that serves a pageSize from 51 to 99 as 50 (rounding down to a size it likes):
+/// never too many items, but not the page asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_sizes_between_51_and_99_served_as_50_fail_page_size() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::before(|inc| {
+                rewrite_tags_param(inc, "pageSize", |v| match v.parse::<u32>() {
+                    Ok(51..=99) => Some("50".to_string()),
+                    _ => Some(v.to_string()),
+                })
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["pagination.page-size"]).await;
+        assert_fails(&r, "pagination.page-size");
+    }
+}
+
+/// Lengths the spec does not bound are the target's to refuse: the variant refuses more than
+/// 100 ids and search terms over 256 characters (the reference takes any). Both pass, and the
+/// variant's refusals are observed, not failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusing_long_id_lists_and_search_terms_cleanly_passes() {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let r = run_check(
+            b.target(),
+            &["pagination.ids", "pagination.search", "pagination.choices"],
+        )
+        .await;
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
+        let choices = format!(
+            "{:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id == "pagination.choices")
+                .collect::<Vec<_>>()
+        );
+        let refused = choices.contains("ids with 101 ids: rejected with 400")
+            && choices.contains("search terms refused, by length in characters: 257 (400)");
+        assert_eq!(refused, imp == Impl::Variant, "{imp:?}: {choices}");
+    }
+}
+
+/// A target whose partnerId column holds 255 characters: a longer id is a 500 (in the
+/// envelope), where an unknown id is a 404 and a refused length a clean 400/422.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_for_a_partner_id_over_255_characters_fails_partners_unknown() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let long = serde_json::from_slice::<Value>(&inc.body)
+                    .ok()
+                    .and_then(|v| v.get("partnerId")?.as_str().map(|s| s.chars().count()))
+                    .is_some_and(|n| n > 255);
+                if inc.path == "/partners/deactivate" && long {
+                    ans.status = 500;
+                    ans.body = serde_json::to_vec(&json!({"error": {
+                        "code": "internal_server_error",
+                        "message": "value too long for type character varying(255)"
+                    }}))
+                    .unwrap();
+                }
+            }),
+        )
+        .await;
+        let r = run_check(b.target(), &["partners.unknown"]).await;
+        assert_fails(&r, "partners.unknown");
+    }
+}
+
+/// An id length the spec does not bound is the target's to refuse: the variant refuses ids
+/// over 255 characters with 400 (the reference answers 404 for any unknown id). Both pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusing_long_partner_ids_cleanly_passes_partners_unknown() {
+    for imp in BOTH {
+        let b = broken_on(imp, 6.0, Defect::none()).await;
+        let r = run_check(b.target(), &["partners.unknown", "partners.choices"]).await;
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
+        let choices = format!("{:?}", r.checks);
+        let refused = choices.contains("256 (400)");
+        assert_eq!(refused, imp == Impl::Variant, "{imp:?}: {choices}");
+    }
+}

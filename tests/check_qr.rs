@@ -343,3 +343,93 @@ async fn hostile_bodies_fail_qr_png_without_panic_or_hang() {
     assert_fails(&bomb, "qr.png");
     assert_fails(&bomb, "qr.size");
 }
+
+/// A defect rewriting `size` before the target sees it: sizes in `range` are drawn at `to`,
+/// still accepted (a target that clamps where it should refuse).
+fn size_drawn_at(range: std::ops::RangeInclusive<f64>, to: &'static str) -> Defect {
+    Defect::before(move |inc| {
+        if inc.path != "/qr" {
+            return;
+        }
+        let asked = query_pairs(&inc.query)
+            .iter()
+            .find(|(k, _)| k == "size")
+            .and_then(|(_, v)| v.parse::<f64>().ok());
+        if asked.is_some_and(|s| range.contains(&s)) {
+            set_query(inc, "size", Some(to));
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn big_sizes_drawn_smaller_fail_qr_size() {
+    // 1025..=2048 px drawn at 1024: both implementations accept these sizes, and the usual
+    // matrix asks for none of them (its largest accepted size is 1000).
+    let f = failing_checks(|| size_drawn_at(1025.0..=2048.0, "1024"), &["qr.size"]).await;
+    assert_fails(&f, "qr.size");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_sizes_drawn_larger_fail_qr_size() {
+    // 32..=99 px drawn at 100: the matrix's smallest accepted size is 100, and the sizes
+    // 1 and 10 it tries are refused (not rewritten here).
+    let f = failing_checks(|| size_drawn_at(32.0..=99.0, "100"), &["qr.size"]).await;
+    assert_fails(&f, "qr.size");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_urls_losing_their_query_fail_qr_content() {
+    // A url over 100 bytes is encoded without its query string: the usual cases' urls with a
+    // query are shorter, the long ones (at each level's capacity) have none.
+    let f = failing_checks(
+        || {
+            Defect::before(|inc| {
+                if inc.path != "/qr" {
+                    return;
+                }
+                let url = query_pairs(&inc.query)
+                    .into_iter()
+                    .find(|(k, _)| k == "url")
+                    .map(|(_, v)| v);
+                if let Some(u) = url
+                    && u.len() > 100
+                    && let Some((head, _)) = u.split_once('?')
+                {
+                    set_query(inc, "url", Some(head));
+                }
+            })
+        },
+        &["qr.content"],
+    )
+    .await;
+    assert_fails(&f, "qr.content");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_margin_past_10_added_outside_the_size_fails_qr_size() {
+    // From margin 11 on, the quiet zone is added around an image of the size asked (size +
+    // 2 x margin px): the usual margins (0, 2, 4, 10) are drawn right, and the larger one they
+    // try (50) both implementations refuse.
+    let f = failing_checks(
+        || {
+            Defect::before(|inc| {
+                if inc.path != "/qr" {
+                    return;
+                }
+                let q = query_pairs(&inc.query);
+                let get = |k: &str| {
+                    q.iter()
+                        .find(|(n, _)| n == k)
+                        .and_then(|(_, v)| v.parse::<f64>().ok())
+                };
+                if let Some(m) = get("margin").filter(|m| (11.0..=64.0).contains(m)) {
+                    let size = get("size").unwrap_or(600.0);
+                    set_query(inc, "size", Some(&(size + 2.0 * m).to_string()));
+                }
+            })
+        },
+        &["qr.size", "qr.margin"],
+    )
+    .await;
+    assert_fails(&f, "qr.size");
+}

@@ -187,7 +187,10 @@ async fn a_404_for_a_valid_sort_parameter_fails_valid_accepted() {
             }),
         )
         .await;
-        let r = run_status(b.target(), 7, 24).await;
+        // As many cases as the main job draws: enough that sortBy comes without a page that
+        // may be past the end (for which a 404 is tolerated). Fewer sufficed until longer
+        // strings and lists joined the valid cases and the draws shifted.
+        let r = run_status(b.target(), 7, 64).await;
         assert!(
             failed(&r).contains(&"status.valid-accepted".to_string()),
             "{imp:?}: {}",
@@ -247,5 +250,61 @@ async fn a_failure_shrinks_to_the_smallest_page_size_with_a_curl_line() {
             x.curl
         );
         assert!(x.curl.contains("$LINKCERT_KEY"), "{}", x.curl);
+    }
+}
+
+/// A target that fails (500) on a search term over 300 characters and on an ids list of more
+/// than 60 ids: the generated valid cases reach those lengths (the spec bounds neither), and
+/// the failure shrinks to the threshold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_past_a_length_fails_valid_accepted_shrunk_to_the_threshold() {
+    for imp in BOTH {
+        let b = broken_on(
+            imp,
+            6.0,
+            Defect::after(|inc, ans| {
+                let long_search =
+                    query_value(inc, "search").is_some_and(|s| s.chars().count() > 300);
+                let many_ids = query_value(inc, "ids").is_some_and(|s| s.split(',').count() > 60);
+                if inc.path == "/tags" && (long_search || many_ids) {
+                    answer_500(ans);
+                }
+            }),
+        )
+        .await;
+        let opts = CheckOptions {
+            seed: 7,
+            cases: 96,
+            concurrency: 2,
+            only: vec!["status.valid-accepted".to_string()],
+            ..CheckOptions::default()
+        };
+        let r = check::run(common::spec(), b.target(), opts)
+            .await
+            .expect("the runner runs");
+        let check = r
+            .checks
+            .iter()
+            .find(|c| c.id == "status.valid-accepted" && c.operation == "GET /tags")
+            .expect("status.valid-accepted on GET /tags");
+        assert_eq!(check.violations, 1, "{imp:?}: {}", r.summary());
+        let x = check.findings[0]
+            .exchange
+            .as_ref()
+            .expect("the finding carries the request");
+        let url = url::Url::parse(&x.url).unwrap();
+        let params: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        // Shrunk to one parameter at its threshold: 301 characters, or 61 ids.
+        assert_eq!(params.len(), 1, "{}", x.url);
+        let (k, v) = &params[0];
+        let at_threshold = match k.as_str() {
+            "search" => v.chars().count() == 301,
+            "ids" => v.split(',').count() == 61,
+            _ => false,
+        };
+        assert!(at_threshold, "{imp:?}: {k} of {} ({})", v.len(), x.url);
     }
 }

@@ -172,7 +172,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.page-size",
-        title: "a page never holds more items than pageSize",
+        title: "a page never holds more items than pageSize, and a first page is full (sizes sampled from 1 to the maximum)",
         clause: "Pagination parameters: pageSize",
         level: Fail,
         needs: "any key",
@@ -196,7 +196,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.ids",
-        title: "the ids filter returns exactly the requested existing tags",
+        title: "the ids filter returns exactly the requested existing tags (lists of 1 to every id, sampled)",
         clause: "Endpoints / GET /tags: IDs of tags to filter by",
         level: Fail,
         needs: "any key",
@@ -204,7 +204,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.search",
-        title: "a search for an existing name finds it, and only tags of the list",
+        title: "a search for an existing name finds it, and only tags of the list; terms of every length filter alike",
         clause: "Endpoints / GET /tags: search term",
         level: Fail,
         needs: "any key",
@@ -228,7 +228,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "qr.size",
-        title: "the image is size x size pixels",
+        title: "the image is size x size pixels, at every size accepted (bounds searched, sizes between sampled)",
         clause: "Endpoints / GET /qr: size in pixels",
         level: Fail,
         needs: "any key",
@@ -260,7 +260,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "qr.margin",
-        title: "the quiet zone grows with margin",
+        title: "the quiet zone grows with margin, and never shrinks across the accepted range",
         clause: "Endpoints / GET /qr: margin",
         level: Fail,
         needs: "any key",

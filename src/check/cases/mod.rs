@@ -317,6 +317,19 @@ mod tests {
             |c| c.params.iter().any(|(k, v)| k == "url" && v.len() == 32000)
                 && c.expect == Expect::AcceptOrReject
         ));
+        // Long strings and lists where the spec sets no maximum, around common limits.
+        let tag_cases = sample(tags, Property::Valid, 1, 400);
+        let values = |name: &'static str| {
+            tag_cases
+                .iter()
+                .flat_map(|c| c.params.iter())
+                .filter(move |(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        let longest_search = values("search").map(|v| v.chars().count()).max();
+        assert!(longest_search >= Some(255), "no long search term drawn");
+        let longest_ids = values("ids").map(|v| v.split(',').count()).max();
+        assert!(longest_ids >= Some(50), "no long ids list drawn");
         let invalid = sample(qr, Property::Invalid, 1, 200);
         assert!(
             invalid

@@ -152,11 +152,33 @@ pub(super) fn valid_array(p: &Param) -> BoxedStrategy<Val> {
             .prop_map(|v| Val::closed(v.join(",")))
             .boxed();
     }
+    let n2 = name.clone();
     prop_oneof![
         6 => prop::collection::vec("[a-z][a-z0-9_]{0,11}", 1..=3)
             .prop_map(|v| Val::closed(v.join(","))),
         1 => Just(Val::open("", format!("{name} empty: the spec does not say"))),
+        // Lists of every length up to hundreds (the spec sets no bound: a target may refuse a
+        // long one cleanly, never with a 5xx), shrinking towards the shortest that fails.
+        1 => long_len(4, 300, &[50, 51, 100, 101, 300]).prop_map(move |n| {
+            let items: Vec<String> = (0..n).map(|i| format!("lcid{i:03}")).collect();
+            Val::open(
+                items.join(","),
+                format!("{n2} of {n} items: the spec sets no bound on the list"),
+            )
+        }),
     ]
+    .boxed()
+}
+
+/// Lengths in `[lo, hi]`, the `edges` drawn on purpose (common limits and their neighbours),
+/// shrinking towards `lo`.
+pub(super) fn long_len(lo: usize, hi: usize, edges: &[usize]) -> BoxedStrategy<usize> {
+    EdgeInt {
+        lo: lo as i64,
+        hi: hi as i64,
+        edges: edges.iter().map(|&e| e as i64).collect(),
+    }
+    .prop_map(|n| n.max(0) as usize)
     .boxed()
 }
 
@@ -235,6 +257,21 @@ pub(super) fn valid_text(p: &Param) -> BoxedStrategy<Val> {
         options.push((
             1,
             Just(Val::closed("a".repeat(max)).noted(format!("{name} at its maxLength {max}")))
+                .boxed(),
+        ));
+    } else {
+        // No maximum: long strings, around common column limits and beyond. The spec allows
+        // them; a target may refuse a length cleanly, never with a 5xx.
+        let n3 = name.clone();
+        options.push((
+            1,
+            long_len(17, 4096, &[255, 256, 257, 1024, 4096])
+                .prop_map(move |n| {
+                    Val::open(
+                        "a".repeat(n),
+                        format!("{n3} of {n} characters: the spec sets no maximum"),
+                    )
+                })
                 .boxed(),
         ));
     }

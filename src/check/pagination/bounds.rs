@@ -107,8 +107,10 @@ pub(super) async fn bounds(l: &Lister<'_>) {
     }
 }
 
-/// `pagination.page-size`: a page never holds more than pageSize items.
-pub(super) async fn page_size(l: &Lister<'_>) {
+/// `pagination.page-size`: a page never holds more than pageSize items, and a first page
+/// holds exactly pageSize when the list (`baseline`, read whole) has that many. Sizes from the
+/// smallest to the largest the spec allows: the bounds, next to them, and seeded sizes between.
+pub(super) async fn page_size(l: &Lister<'_>, baseline: Option<&Walk>) {
     let id = "pagination.page-size";
     let Some(name) = &l.size else {
         l.ctx
@@ -116,10 +118,27 @@ pub(super) async fn page_size(l: &Lister<'_>) {
             .skip(id, &l.label, "the spec gives no page-size parameter");
         return;
     };
-    let mut sizes = vec![l.size_min, 7, l.size_max.saturating_sub(1), l.size_max];
-    sizes.retain(|s| (l.size_min..=l.size_max).contains(s));
+    let (lo, hi) = (l.size_min, l.size_max);
+    let seed = l.ctx.opts.seed;
+    let between =
+        |salt: u64, a: u64, b: u64| a + pick(seed, salt, (b.saturating_sub(a) + 1) as usize) as u64;
+    let mid = lo + (hi - lo) / 2;
+    let mut sizes = vec![
+        lo,
+        lo + 1,
+        7,
+        between(500, lo + 2, mid),
+        between(501, mid + 1, hi.saturating_sub(2)),
+        hi.saturating_sub(1),
+        hi,
+    ];
+    sizes.retain(|s| (lo..=hi).contains(s));
     sizes.sort_unstable();
     sizes.dedup();
+    // The list's length, when it was read to the end.
+    let total = baseline
+        .filter(|b| b.complete)
+        .map(|b| b.items.len() as u64);
     let mut judged = false;
     for n in sizes {
         let (x, _, items) = l
@@ -128,16 +147,29 @@ pub(super) async fn page_size(l: &Lister<'_>) {
         // No items: status.valid-accepted or schema.response has judged the answer.
         let Some(items) = items else { continue };
         judged = true;
-        if items.len() as u64 <= n {
-            l.ctx.rec.pass(id, &l.label);
-        } else {
+        let got = items.len() as u64;
+        let full = total.is_some_and(|t| t >= n);
+        if got > n {
             l.ctx.rec.violation(
                 id,
                 &l.label,
                 format!("at most {n} items for {name}={n}"),
-                format!("{} items", items.len()),
+                format!("{got} items"),
                 Some(&x),
             );
+        } else if full && got < n {
+            l.ctx.rec.violation(
+                id,
+                &l.label,
+                format!(
+                    "{n} items for {name}={n}: the first page of a list of {} items is full",
+                    total.unwrap_or_default()
+                ),
+                format!("{got} items"),
+                Some(&x),
+            );
+        } else {
+            l.ctx.rec.pass(id, &l.label);
         }
     }
     if !judged {

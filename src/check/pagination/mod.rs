@@ -285,11 +285,9 @@ pub async fn run(ctx: &Ctx) {
     if ctx.enabled("pagination.bounds") {
         bounds(&l).await;
     }
-    if ctx.enabled("pagination.page-size") {
-        page_size(&l).await;
-    }
-    // pagination.bounds too: a page past the last needs the list's length.
-    let needs_baseline = ALL[2..].iter().any(|id| ctx.enabled(id)) || ctx.enabled(ALL[0]);
+    // pagination.bounds and page-size too: a page past the last, and a full page, need the
+    // list's length.
+    let needs_baseline = ALL.iter().any(|id| ctx.enabled(id));
     if !needs_baseline {
         return;
     }
@@ -297,6 +295,9 @@ pub async fn run(ctx: &Ctx) {
     let baseline = match l.walk(&ordered, l.size_max).await {
         Ok(w) => w,
         Err(why) => {
+            if ctx.enabled("pagination.page-size") {
+                page_size(&l, None).await;
+            }
             for id in ALL[2..].iter().filter(|id| ctx.enabled(id)) {
                 ctx.rec.skip(
                     id,
@@ -320,6 +321,9 @@ pub async fn run(ctx: &Ctx) {
             ),
             None,
         );
+    }
+    if ctx.enabled("pagination.page-size") {
+        page_size(&l, Some(&baseline)).await;
     }
     if ctx.enabled("pagination.bounds") {
         past_end(&l, &baseline).await;

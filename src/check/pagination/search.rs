@@ -1,4 +1,6 @@
-//! `pagination.search`: the search term narrows the list to names that match it.
+//! `pagination.search`: the search term narrows the list to names that match it; terms of
+//! every length, sampled (a prefix of a name from one character, a name with text after it up
+//! to thousands of characters), filter as the name does.
 
 use super::*;
 
@@ -32,8 +34,10 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
     if !non_ascii.is_empty() {
         targets.push(non_ascii[pick(seed, 201, non_ascii.len())]);
     }
-    // How the ASCII term was filtered: what a non-ASCII term must match.
+    // How the ASCII term was filtered: what a non-ASCII term, and a term of another length,
+    // must match.
     let mut ascii_filter: Option<Filtered> = None;
+    let ascii_name = targets.first().map(|t| t.1).filter(|n| n.is_ascii());
     for (tag_id, name) in targets {
         let w = match l
             .walk(&[(param.clone(), name.to_string())], l.size_max)
@@ -111,6 +115,11 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
             format!("search: {note}"),
             None,
         );
+    }
+    if let (Some(name), Some(f)) = (ascii_name, &ascii_filter)
+        && f.strangers.is_empty()
+    {
+        term_lengths(l, &param, name).await;
     }
     no_match(l, &param, baseline).await;
     // An empty term: accepted or rejected cleanly; what it means is the target's choice.
@@ -243,4 +252,96 @@ async fn no_match(l: &Lister<'_>, param: &str, baseline: &Walk) {
             Some(x),
         );
     }
+}
+
+/// Terms of sampled lengths from `name`, an ASCII name whose search returned only names
+/// containing it: prefixes of it (one character, and seeded), and the name followed by text no
+/// name has, to lengths around common limits (255, 256, 257) and beyond, plus a long non-ASCII
+/// term. The spec bounds no term, so a target may refuse one cleanly; one it accepts must
+/// filter as the name did: every result contains the term (for a long term, no result).
+async fn term_lengths(l: &Lister<'_>, param: &str, name: &str) {
+    let id = "pagination.search";
+    let seed = l.ctx.opts.seed;
+    let n = name.len();
+    let mut terms: Vec<String> = vec![name[..1].to_string()];
+    if n > 2 {
+        terms.push(name[..2 + pick(seed, 210, n - 2)].to_string());
+    }
+    let mut lens = vec![
+        n + 1 + pick(seed, 211, 64usize.saturating_sub(n).max(1)),
+        255,
+        256,
+        257,
+        258 + pick(seed, 212, 1024 - 258),
+        2048,
+    ];
+    lens.retain(|&k| k > n);
+    lens.dedup();
+    for len in lens {
+        terms.push(padded(name, len));
+    }
+    terms.push("Éclair漢字ß✓ ".repeat(30));
+    let mut refused = Vec::new();
+    for term in terms {
+        let chars = term.chars().count();
+        let params = l.sized(&[(param.to_string(), term.clone())], l.size_max);
+        let (x, o, items) = l.list(&params, Expect::AcceptOrReject).await;
+        let items = match (o, items) {
+            (Outcome::Accepted, Some(items)) => items,
+            (Outcome::CleanRejection(s), _) => {
+                refused.push(format!("{chars} ({s})"));
+                continue;
+            }
+            // status.* and schema.* judged the answer; a 429 says nothing.
+            _ => continue,
+        };
+        let folded = fold(&term);
+        let strangers: Vec<&str> = items
+            .iter()
+            .filter_map(|v| v.get("name").and_then(Value::as_str))
+            .filter(|nm| !fold(nm).contains(&folded))
+            .collect();
+        if strangers.is_empty() {
+            l.ctx.rec.pass(id, &l.label);
+        } else {
+            l.ctx.rec.violation(
+                id,
+                &l.label,
+                format!(
+                    "a {chars}-character {param} filters as {param}={name:?} does: every result contains the term"
+                ),
+                format!(
+                    "{} of {} results do not ({})",
+                    strangers.len(),
+                    items.len(),
+                    strangers.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                ),
+                Some(&x),
+            );
+        }
+    }
+    if !refused.is_empty() {
+        l.ctx.rec.observe(
+            "pagination.choices",
+            &l.label,
+            format!(
+                "{param} terms refused, by length in characters: {}",
+                refused.join(", ")
+            ),
+            None,
+        );
+    }
+}
+
+/// `name`, a space and letters no tag name has, to `len` characters (ASCII).
+fn padded(name: &str, len: usize) -> String {
+    let mut t = format!("{name} ");
+    let filler = b"zqxjkvw";
+    let mut i = 0;
+    while t.len() < len {
+        t.push(filler[i % filler.len()] as char);
+        i += 1;
+    }
+    t.truncate(len.max(name.len()));
+    t
 }

@@ -21,6 +21,7 @@ use crate::http::{error_code, is_envelope};
 use crate::spec::Operation;
 use crate::target::{Fixture, PlanKey};
 
+mod lengths;
 mod nulls;
 use nulls::{null_beside, nulls};
 
@@ -248,6 +249,7 @@ pub async fn run(ctx: &Ctx) {
     };
     if ctx.enabled("partners.unknown") {
         unknown(&d).await;
+        lengths::lengths(&d).await;
     }
     if ctx.enabled("partners.neither") {
         neither(&d).await;

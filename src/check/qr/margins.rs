@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The size the margins of `ranges` are drawn at.
+const MARGIN_SIZE_PX: u32 = ranges::MARGIN_SIZE;
+
 impl Family<'_> {
     /// The quiet zone grows with margin at the same size, url and level.
     pub(super) async fn margins(&self) {
@@ -55,6 +58,38 @@ impl Family<'_> {
             "margin's unit is neither modules nor pixels"
         };
         rec.observe("qr.choices", label, format!("{unit} ({shown})"), None);
+    }
+
+    /// Over the margins sampled across the accepted range (same size, url and level), the
+    /// quiet zone never shrinks as the margin grows (by more than a pixel of rounding). Only
+    /// that: how much it grows depends on the unit and on where the pixels a module grid
+    /// cannot fill go, which the spec leaves open.
+    pub(super) fn margin_series(&self, mut seen: Vec<(u32, Option<f64>)>) {
+        let (rec, label) = (&self.ctx.rec, self.label.as_str());
+        seen.sort_by_key(|(m, _)| *m);
+        seen.dedup_by_key(|(m, _)| *m);
+        let read: Vec<(u32, f64)> = seen
+            .iter()
+            .filter_map(|(m, q)| q.map(|q| (*m, q)))
+            .collect();
+        if read.len() < 2 {
+            return;
+        }
+        match read.windows(2).find(|w| w[1].1 < w[0].1 - 1.0) {
+            None => rec.pass("qr.margin", label),
+            Some(w) => rec.violation(
+                "qr.margin",
+                label,
+                format!(
+                    "a quiet zone that never shrinks as margin grows (size {MARGIN_SIZE_PX}, same url and level)"
+                ),
+                format!(
+                    "margin {}: {:.0} px, margin {}: {:.0} px",
+                    w[0].0, w[0].1, w[1].0, w[1].1
+                ),
+                None,
+            ),
+        }
     }
 
     /// Deprecated includeMargin=false: accepted? Is the margin still included?

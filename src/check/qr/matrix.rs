@@ -125,6 +125,35 @@ impl Family<'_> {
                 .colours(&hex(fg), &hex(bg), Some((fg, bg))),
             );
         }
+        // Url lengths across the range each level holds, with a query string (a target that
+        // rewrites long urls, e.g. drops their query, is seen), seeded: accepting one is a
+        // promise the code holds it, byte for byte.
+        for i in 0..3 {
+            let level = [L, M, Q, H][rng.below(4) as usize];
+            let cap = qr::capacity_bytes(level);
+            let len = 100 + rng.below(cap.saturating_sub(100) as u64 + 1) as usize;
+            v.push(
+                self.case(
+                    format!("seeded url #{i}: {len} bytes with a query string, level {level}"),
+                    &url_with_query(len),
+                )
+                .size(600.0)
+                .level(level)
+                .expect(Expect::AcceptOrReject),
+            );
+        }
         v
     }
+}
+
+/// A url of exactly `len` bytes (at least 30), ASCII, most of it a query string.
+fn url_with_query(len: usize) -> String {
+    let mut s = String::from("https://example.com/l/qr?");
+    let mut i = 0u32;
+    while s.len() < len {
+        s.push_str(&format!("k{i}=v{}&", i.wrapping_mul(7919) % 1000));
+        i += 1;
+    }
+    s.truncate(len.max(30));
+    s
 }

@@ -20,6 +20,7 @@ mod choices;
 mod judge;
 mod margins;
 mod matrix;
+mod ranges;
 mod rejects;
 
 const OP: &str = "getQRCode";
@@ -49,6 +50,9 @@ enum ContentWant {
     Observe,
     /// The url is beyond any QR code's capacity: accepting it claims the impossible.
     Impossible,
+    /// Not judged: the image is too small for any code holding the url to be read (a size
+    /// probe: its size is what the case asks).
+    Unread,
 }
 
 /// One GET /qr request and what a 200 to it must honour.
@@ -263,6 +267,9 @@ pub async fn run(ctx: &Ctx) {
         for case in f.matrix() {
             f.render(&case).await;
         }
+    }
+    if ctx.enabled("qr.size") || ctx.enabled("qr.margin") {
+        f.ranges().await;
     }
     if renders || ctx.enabled("qr.margin") {
         f.margins().await;

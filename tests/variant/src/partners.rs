@@ -1,6 +1,7 @@
 //! POST /partners/deactivate. Choices where the document is silent: neither id is 400, both
 //! ids means tenantId wins, and a partner already deactivated is no longer in the program, so
-//! deactivating it again is 404.
+//! deactivating it again is 404. An id longer than 255 characters is 400 (the reference takes
+//! any length, and answers 404 for an unknown one).
 
 use axum::http::HeaderMap;
 use axum::response::Response;
@@ -13,6 +14,9 @@ pub struct Partner {
     pub tenant_id: String,
     pub active: bool,
 }
+
+/// Longest id accepted, in characters (the document sets no bound).
+const MAX_ID: usize = 255;
 
 pub fn seed(plan: &str) -> Vec<Partner> {
     (1..=40)
@@ -41,6 +45,9 @@ pub fn deactivate(ws: &Workspace, headers: &HeaderMap, body: &[u8]) -> Response 
     };
     let field = |name: &str| match obj.get(name) {
         None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.chars().count() > MAX_ID => {
+            Err(format!("{name} is longer than {MAX_ID} characters"))
+        }
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
         Some(_) => Err(format!("{name} must be a non-empty string")),
     };

@@ -1,7 +1,9 @@
 //! GET /tags. Choices where the document is silent: default sort createdAt descending, default
 //! pageSize 25, names compared byte by byte (case-sensitive), search matches a prefix of the
 //! name case-sensitively, `ids` comma-separated only (a repeated parameter is 400), every
-//! validation error 400.
+//! validation error 400. Lengths the document does not bound, refused past this variant's own
+//! limits (the reference takes any): `ids` of more than 100 ids, a `search` term of more than
+//! 256 characters.
 
 use axum::response::Response;
 use serde_json::json;
@@ -34,6 +36,11 @@ pub fn seed(plan: &str) -> Vec<Tag> {
         })
         .collect()
 }
+
+/// Most ids one filter may name.
+const MAX_IDS: usize = 100;
+/// Longest search term, in characters.
+const MAX_SEARCH: usize = 256;
 
 fn whole(v: Option<&String>, name: &str, default: u64, max: u64) -> Result<u64, String> {
     let Some(v) = v else { return Ok(default) };
@@ -78,6 +85,14 @@ fn listed(ws: &Workspace, q: Option<&str>) -> Result<Response, String> {
     let ids: Option<Vec<&str>> = q
         .get("ids")
         .map(|s| s.split(',').filter(|x| !x.is_empty()).collect());
+    if ids.as_ref().is_some_and(|v| v.len() > MAX_IDS) {
+        return Err(format!("ids names more than {MAX_IDS} tags"));
+    }
+    if q.get("search")
+        .is_some_and(|s| s.chars().count() > MAX_SEARCH)
+    {
+        return Err(format!("search is longer than {MAX_SEARCH} characters"));
+    }
     let mut tags: Vec<&Tag> = ws
         .tags
         .iter()

@@ -58,6 +58,17 @@ pub const RULES: &[RuleDef] = &[
         ]),
     },
     RuleDef {
+        id: "load.limit",
+        title: "X-RateLimit-Limit is the key's plan limit (the per-hour figure: observed)",
+        level: Fail,
+        shape: None,
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.standard.paid",
+            "limits.headers.limit",
+        ]),
+    },
+    RuleDef {
         id: "load.remaining",
         title: "an admitted answer says Remaining 0 before the first 429",
         level: Fail,

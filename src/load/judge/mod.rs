@@ -68,10 +68,12 @@ mod answers;
 mod behaviour;
 mod headers;
 mod isolation;
+mod limit;
 mod measure;
 mod order;
 mod result;
 mod retry_honesty;
+mod windows;
 
 struct Judge {
     findings: Vec<Finding>,
@@ -136,6 +138,7 @@ struct KeyRules {
     answers: answers::State,
     headers: headers::State,
     admitted: admitted::State,
+    limit: limit::State,
     behaviour: behaviour::State,
     retry: retry_honesty::State,
 }
@@ -145,6 +148,7 @@ impl KeyRules {
         self.answers.observe(x);
         self.headers.observe(x);
         self.admitted.observe(x);
+        self.limit.observe(x);
         self.behaviour.observe(x);
         self.retry.observe(x);
     }
@@ -163,15 +167,17 @@ impl<'a> Judging<'a> {
     fn new(r: &'a Resolved, run: &'a Run, keys: usize) -> Judging<'a> {
         let w = r.window.as_secs_f64();
         let rate = r.scenario.rate * r.limit as f64 / w;
+        let s = &r.scenario;
         Judging {
             r,
             measure: Measure::new(&run.slots, keys, run.wall0),
             order: order::SendOrder::default(),
             rules: (0..keys)
-                .map(|_| KeyRules {
+                .map(|key| KeyRules {
                     answers: answers::State::new(&r.throttled_code),
                     headers: headers::State::new(run.wall0, r.window),
-                    admitted: admitted::State::new(r.limit, w),
+                    admitted: admitted::State::new(r.limit, w, overloaded(s, key)),
+                    limit: limit::State::new(&s.plan, r.limit, r.standard),
                     behaviour: behaviour::State::new(w, rate),
                     retry: retry_honesty::State::default(),
                 })
@@ -231,16 +237,20 @@ impl<'a> Judging<'a> {
                 n,
                 window: r.window,
             };
-            let overloaded = s.shape.sustained_overload() && key == 0 && s.rate > 1.0;
+            let overloaded = overloaded(s, key);
             let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
-            let (rolling, sent_overload) = rules.admitted.finish();
+            let mut counted = rules.admitted.finish();
+            let rolling = counted.rolling;
             answers::judge(&mut j, &view, &rules.answers);
             answers::envelope(&mut j, &view, &rules.answers);
             headers::judge(&mut j, &view, &rules.headers);
+            limit::judge(&mut j, &view, &rules.limit);
             // Whether the key really was overloaded, by what was sent (not by the schedule):
             // every whole window from the first send carried at least N requests. Then
             // under-service is judged even where the generator fell behind its schedule.
-            admitted::judge(&mut j, &view, &bounds, rolling, overloaded && sent_overload);
+            counted.sent_overload &= overloaded;
+            let reset_trusted = !rules.headers.reset_failed();
+            admitted::judge(&mut j, &view, &bounds, &counted, reset_trusted);
             if key == 0
                 && let Some((limiter, text)) = behaviour::name(rules.behaviour, n, rolling)
             {
@@ -270,6 +280,11 @@ impl<'a> Judging<'a> {
         result.roll_up(j.findings);
         result
     }
+}
+
+/// The scenario keeps its `key`-th key over its limit for the whole run.
+fn overloaded(s: &super::scenario::Scenario, key: usize) -> bool {
+    s.shape.sustained_overload() && key == 0 && s.rate > 1.0
 }
 
 /// load.generator: whether it held the schedule (a run it could not hold is "client
@@ -315,3 +330,5 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod windows_tests;

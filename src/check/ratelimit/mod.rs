@@ -18,7 +18,9 @@ use crate::clock::now_epoch;
 
 use crate::http::error_code;
 
-use crate::rate_headers::{self, Answer, LimitReading, RemainingTrend, SLACK_SECS, remaining_trend};
+use crate::rate_headers::{
+    self, Answer, LimitReading, RemainingTrend, SLACK_SECS, remaining_trend,
+};
 
 use crate::spec::{Limit, Operation};
 

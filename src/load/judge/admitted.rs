@@ -1,5 +1,6 @@
-//! load.admitted (admitted within [N(k-1), N(ceil(k)+1)] plus slack under sustained overload)
-//! and load.rolling-window (at most N in a rolling window; up to 2N is fixed-window semantics).
+//! load.admitted (admitted within [N(k-1), N(ceil(k)+1)] plus slack under sustained overload,
+//! and window by window as `windows.rs` counts it) and load.rolling-window (at most N in a
+//! rolling window; up to 2N is fixed-window semantics).
 
 use std::collections::VecDeque;
 
@@ -151,7 +152,7 @@ fn per_window(view: &KeyView, c: &Counted, reset_trusted: bool) -> (Option<Failu
             });
         } else if p.judged > 0 {
             judged.push(format!(
-                "{} windows of a persistent client each admitted its due (the least: {} where a fixed window admits {})",
+                "{} windows of a persistent client each admitted its due (the closest: {} admitted where a fixed window admits {})",
                 p.judged, s.admitted, s.fixed
             ));
         }
@@ -181,6 +182,9 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
     } = *b;
     let (rolling, sent_overload) = (c.rolling, c.sent_overload);
     let (window_fail, window_judged) = per_window(view, c, reset_trusted);
+    // Window by window, what was really sent decides what is owed: a total short of the
+    // bounds because the client sent too little is then no reason to skip.
+    let persistent_judged = c.persistent.as_ref().is_some_and(|p| p.judged > 0);
     // Admitted over the windows loaded.
     let a = f.admitted as f64;
     let bounds = format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
@@ -194,7 +198,15 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
         );
     } else if let Some(x) = window_fail {
         j.fail("load.admitted", lbl, x.msg, x.expected, x.actual);
-    } else if a < lower && !sent_overload {
+    } else if a < lower && sent_overload {
+        j.fail(
+            "load.admitted",
+            lbl,
+            "fewer admitted than the limit allows: the plan is under-served".into(),
+            bounds,
+            format!("{a:.0} admitted"),
+        );
+    } else if a < lower && !persistent_judged {
         j.add(
             "load.admitted",
             Verdict::Skipped,
@@ -204,19 +216,19 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
             bounds,
             format!("{a:.0} admitted"),
         );
-    } else if a < lower {
-        j.fail(
-            "load.admitted",
-            lbl,
-            "fewer admitted than the limit allows: the plan is under-served".into(),
-            bounds,
-            format!("{a:.0} admitted"),
-        );
     } else {
         j.pass(
             "load.admitted",
             lbl,
-            format!("{a:.0} admitted, within {bounds}; {}", window_judged.join("; ")),
+            format!(
+                "{a:.0} admitted, {} {bounds}; {}",
+                if a < lower {
+                    "fewer than the limit sent in some window, below"
+                } else {
+                    "within"
+                },
+                window_judged.join("; ")
+            ),
         );
     }
     // Rolling window.

@@ -12,7 +12,14 @@
 //!   more: not enforced. Fewer: under-served, judged
 //!   only where every whole window from the first send really carried N or more requests (a
 //!   client that sent too little can make a limiter look stingy). Other shapes: the upper
-//!   bound only.
+//!   bound only. Window by window (`windows.rs`), every key: at most N in each window of W at
+//!   some alignment, each admission anywhere between its send and its answer; at most N naming
+//!   one Reset within W (epoch seconds, W of 1 s or more, load.reset not failed); under
+//!   sustained overload, every window of W from one window after the first send admits 3/4 of
+//!   what a fixed window would of the real sends, less max(3, 2% of N) and twice the most
+//!   requests in flight at once.
+//! - load.limit: X-RateLimit-Limit on every 2xx and 429 is N (60N, the per-hour reading, is
+//!   informational), as `check`'s ratelimit.limit reads it.
 //! - load.rolling-window: the most admissions provably inside one rolling window (server
 //!   instants bracketed by send and receive times): at most N passes; up to 2N plus the slack
 //!   is fixed-window semantics (informational: the spec names no algorithm); more fails.
@@ -36,14 +43,16 @@
 //! - load.behaviour: the limiter named as observed (informational), with the evidence.
 //!
 //! Each rule lives in the file named after it (`admitted.rs` holds load.admitted and
-//! load.rolling-window, `answers.rs` load.answers and load.envelope, `headers.rs` the header
+//! load.rolling-window, `windows.rs` the window-by-window counts, `limit.rs` load.limit,
+//! `answers.rs` load.answers and load.envelope, `headers.rs` the header
 //! rules, `behaviour.rs` names the limiter); `measure.rs` takes the answers one at a time into
 //! the figures the rules and the report read (generator, per-second buckets, per-key figures,
 //! header trace); `order.rs` hands them to the rules' own small state in send order;
 //! `result.rs` is the data a judged scenario is and its roll-up. This file runs them per key.
 //!
 //! Memory: no rule holds the list of answers. Rule state is counts, firsts and lowests, plus
-//! what one window or the answers in flight hold (rolling-window count, echoes, Reset order);
+//! what one window or the answers in flight hold (rolling-window count, echoes, Reset order,
+//! a persistent client's last two windows, a count per window alignment);
 //! the limiter's run and Reset-step lengths are kept as histograms. What still grows with the
 //! run is in `measure.rs` (exact latency percentiles, the trace before sampling), and
 //! `order.rs` holds answers until those sent earlier are in.

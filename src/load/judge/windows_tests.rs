@@ -163,7 +163,8 @@ fn run(l: &mut dyn Limiter, n: u64, w: f64, rate: f64, windows: f64, seed: u64) 
     recs.sort_by(|a, b| a.0.total_cmp(&b.0));
     // The server sees them in the order they arrive.
     let mut by_arrival: Vec<usize> = (0..recs.len()).collect();
-    by_arrival.sort_by(|&a, &b| (recs[a].0 + recs[a].1 / 2.0).total_cmp(&(recs[b].0 + recs[b].1 / 2.0)));
+    by_arrival
+        .sort_by(|&a, &b| (recs[a].0 + recs[a].1 / 2.0).total_cmp(&(recs[b].0 + recs[b].1 / 2.0)));
     for i in by_arrival {
         let (ok, reset) = l.admit(recs[i].0 + recs[i].1 / 2.0);
         recs[i].2 = ok;
@@ -217,7 +218,12 @@ fn fixed(n: u64, w: f64) -> Fixed {
 
 #[test]
 fn every_legal_limiter_passes_window_by_window() {
-    for (n, w, rate) in [(60, 2.0, 2.0), (60, 60.0, 2.0), (600, 6.0, 1.5), (3000, 6.0, 1.2)] {
+    for (n, w, rate) in [
+        (60, 2.0, 2.0),
+        (60, 60.0, 2.0),
+        (600, 6.0, 1.5),
+        (3000, 6.0, 1.2),
+    ] {
         for seed in 1..(if n > 1000 { 2 } else { 4 }) {
             let limiters: Vec<(&str, Box<dyn Limiter>)> = vec![
                 ("sliding log", Box::new(sliding(n, w))),
@@ -246,12 +252,21 @@ fn every_legal_limiter_passes_window_by_window() {
                 assert!(!o.breach, "{what}: breach");
                 if name.starts_with("fixed") {
                     // Two in flight together are not both provably in the window.
-                    assert!((n - 3..=n).contains(&o.reset_most), "{what}: {}", o.reset_most);
+                    assert!(
+                        (n - 3..=n).contains(&o.reset_most),
+                        "{what}: {}",
+                        o.reset_most
+                    );
                 } else if name == "sliding log" {
                     assert!(o.reset_most <= n, "{what}: {}", o.reset_most);
                 }
                 assert!(o.judged > 0, "{what}");
-                assert!(o.short <= o.slack, "{what}: short {} > {}", o.short, o.slack);
+                assert!(
+                    o.short <= o.slack,
+                    "{what}: short {} > {}",
+                    o.short,
+                    o.slack
+                );
             }
         }
     }

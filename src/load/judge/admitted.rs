@@ -120,7 +120,8 @@ fn per_window(view: &KeyView, c: &Counted, reset_trusted: bool) -> (Option<Failu
         None => judged.push(format!("every window of {w} s at most {n}")),
     }
     let (most, reset) = c.reset_most;
-    if reset_trusted && w >= 1.0 && most > 0 {
+    // Whole seconds tell windows apart, even rounded either way, from 3 s on.
+    if reset_trusted && w >= 3.0 && most > 0 {
         if most > n && fail.is_none() {
             fail = Some(Failure {
                 msg: format!(

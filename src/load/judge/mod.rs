@@ -14,7 +14,7 @@
 //!   client that sent too little can make a limiter look stingy). Other shapes: the upper
 //!   bound only. Window by window (`windows.rs`), every key: at most N in each window of W at
 //!   some alignment, each admission anywhere between its send and its answer; at most N naming
-//!   one Reset within W (epoch seconds, W of 1 s or more, load.reset not failed); under
+//!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); under
 //!   sustained overload, every window of W from one window after the first send admits 3/4 of
 //!   what a fixed window would of the real sends, less max(3, 2% of N) and twice the most
 //!   requests in flight at once.

@@ -10,7 +10,8 @@
 //!   than one request's gap per window, within the empty tail of its windows. And where the
 //!   target names its
 //!   windows (X-RateLimit-Reset in epoch seconds, windows of a second or more), the admissions
-//!   naming one Reset and provably within one window of W are counted exactly (`ResetWindows`).
+//!   naming one Reset and provably within one window of W are counted exactly (`ResetWindows`;
+//!   windows of 3 s or more, so that a Reset off by a second in rounding never joins two).
 //! - Too few (`Persistent`, under sustained overload only): in every window [a, a+W] from one
 //!   window after the first send, the key must be admitted three quarters of what a fixed window
 //!   would admit it given what was really sent (at worst over the boundary's place: what the
@@ -51,7 +52,7 @@ impl InFlight {
 }
 
 /// Alignments of the windows tried, per window of W.
-const PHASES: usize = 200;
+const PHASES: usize = 400;
 
 /// The least excess over N any alignment of the windows leaves: at that alignment, the window
 /// from `from` (seconds of the run) admitted `admitted`.
@@ -63,8 +64,9 @@ pub(super) struct Breach {
 
 /// Windows of W one after another (a fixed window's, at one of `PHASES` alignments), each
 /// admission counted in the window it must have fallen in: between its send and its answer
-/// (the server decided in between). One whose span crosses a boundary goes to the earlier
-/// window while that has room, else to the later; one slower than W is not counted. A legal
+/// (the server decided in between), widened by half the step between alignments. One whose
+/// span crosses a boundary goes to the earlier window while that has room, else to the later;
+/// one slower than W is not counted. A legal
 /// limiter leaves every window at most N at its own alignment (a sliding one at every
 /// alignment).
 pub(super) struct Tiling {
@@ -100,10 +102,14 @@ impl Tiling {
             return;
         }
         let (n, w) = (self.n, self.w);
+        // Widened by half the step between alignments: at the tried alignment nearest the
+        // target's own, every admission may still go to its own window.
+        let half = w / PHASES as f64 / 2.0;
+        let (from, to) = (sent - half, recv.max(sent) + half);
         for (i, p) in self.phases.iter_mut().enumerate() {
             let shift = w * i as f64 / PHASES as f64;
-            let first = ((sent - shift) / w).floor() as i64;
-            let last = ((recv.max(sent) - shift) / w).floor() as i64;
+            let first = ((from - shift) / w).floor() as i64;
+            let last = ((to - shift) / w).floor() as i64;
             if last > first + 1 {
                 continue;
             }

@@ -16,7 +16,7 @@ pub const RULES: &[RuleDef] = &[
     },
     RuleDef {
         id: "load.admitted",
-        title: "under overload, admitted answers stay within the plan's limit per window",
+        title: "no window of the plan's length admits more than its limit; under overload every one admits its due",
         level: Fail,
         shape: None,
         enforces: Enforces::Clauses(&[

@@ -8,9 +8,8 @@
 //!   decided in between: what the measurement cannot know is given to the target). Under
 //!   overload a fixed window restarted by the first request after it expired drifts by less
 //!   than one request's gap per window, within the empty tail of its windows. And where the
-//!   target names its
-//!   windows (X-RateLimit-Reset in epoch seconds, windows of a second or more), the admissions
-//!   naming one Reset and provably within one window of W are counted exactly (`ResetWindows`;
+//!   target names its windows (X-RateLimit-Reset in epoch seconds), the admissions naming one
+//!   Reset and provably within one window of W are counted exactly (`ResetWindows`; judged for
 //!   windows of 3 s or more, so that a Reset off by a second in rounding never joins two).
 //! - Too few (`Persistent`, under sustained overload only): in every window [a, a+W] from one
 //!   window after the first send, the key must be admitted three quarters of what a fixed window

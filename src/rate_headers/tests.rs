@@ -282,3 +282,15 @@ fn quota_is_back_when_reset_or_retry_after_says_in_any_unit() {
         Some(NOW + 5.0)
     );
 }
+
+#[test]
+fn a_limit_is_the_plans_or_its_hourly_reading_for_check_and_load_alike() {
+    use super::LimitReading::*;
+    assert_eq!(super::read_limit(600, 600, true), Plan);
+    // The per-hour reading of a per-minute limit: only for the standard class.
+    assert_eq!(super::read_limit(36_000, 600, true), PerHour);
+    assert_eq!(super::read_limit(480, 8, false), Wrong);
+    // Another plan's figure.
+    assert_eq!(super::read_limit(60, 600, true), Wrong);
+    assert_eq!(super::read_limit(u64::MAX, u64::MAX, true), Plan);
+}

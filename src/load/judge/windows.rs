@@ -237,7 +237,7 @@ pub(super) struct Persistent {
     recs: VecDeque<(f64, f64, bool)>,
     in_flight: InFlight,
     last_sent: f64,
-    /// Windows judged; the one with the largest shortfall.
+    /// Windows judged; the one closest to (or furthest past) its due.
     pub judged: usize,
     pub worst: Option<Shortfall>,
 }
@@ -319,10 +319,11 @@ impl Persistent {
         self.judged += 1;
         let fixed = owed;
         let owed = fixed * OWED_SHARE.0 / OWED_SHARE.1;
-        let short = owed.saturating_sub(admitted);
+        // The window closest to (or furthest past) its due.
+        let margin = |admitted: u64, owed: u64| admitted as i128 - owed as i128;
         if self
             .worst
-            .is_none_or(|x| short > x.owed.saturating_sub(x.admitted))
+            .is_none_or(|x| margin(admitted, owed) < margin(x.admitted, x.owed))
         {
             self.worst = Some(Shortfall {
                 at: a,

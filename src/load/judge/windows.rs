@@ -294,28 +294,44 @@ impl Persistent {
             .iter()
             .filter(|r| r.2 && r.1 >= a && r.0 <= end)
             .count() as u64;
-        // Sends in [x, y) (`y` inclusive with `incl`).
-        let before = |x: f64| self.recs.partition_point(|r| r.0 < x) as u64;
-        let upto = |x: f64| self.recs.partition_point(|r| r.0 <= x) as u64;
-        // A fixed window ending at b (in (a, a + W]) admits, in [a, a + W]: what is left of N
-        // after the sends of its own before a, up to the sends from a to b, then the next
-        // window's first N of the sends from b on.
-        let earned = |b: f64| {
-            let own_before = before(a) - before(b - w);
-            let own_after = before(b) - before(a);
-            let next = upto(end) - before(b);
-            own_after.min(n.saturating_sub(own_before)) + next.min(n)
-        };
-        let eps = 1e-9;
-        let mut owed = earned(end);
-        for &(s, _, _) in &self.recs {
-            for b in [s, s + w] {
-                if b >= a && b < end {
-                    owed = owed.min(earned(b + eps));
+        // A fixed window ending at B (in (a, a + W]) admits, in [a, a + W]: what is left of N
+        // after its own sends before a, up to its sends from a to B, then the next window's
+        // first N of the sends from B on. Swept over B: each send from a on moves from the next
+        // window to this one as B passes it; each send before a leaves this window as B - W
+        // passes it.
+        let recs = &self.recs;
+        let lo = recs.partition_point(|r| r.0 <= a - w);
+        let mid = recs.partition_point(|r| r.0 < a);
+        let at_a = recs.partition_point(|r| r.0 <= a);
+        let hi = recs.partition_point(|r| r.0 <= end);
+        let (mut own_before, mut own_after, mut next) =
+            ((mid - lo) as u64, (at_a - mid) as u64, (hi - at_a) as u64);
+        let earned =
+            |before: u64, after: u64, next: u64| after.min(n.saturating_sub(before)) + next.min(n);
+        let mut owed = earned(own_before, own_after, next);
+        let (mut i, mut j) = (at_a, lo);
+        loop {
+            let passes_send = (i < hi && recs[i].0 < end).then(|| recs[i].0);
+            let leaves = (j < mid).then(|| recs[j].0 + w);
+            match (passes_send, leaves) {
+                (Some(t), Some(u)) if t <= u => {
+                    own_after += 1;
+                    next -= 1;
+                    i += 1;
                 }
+                (Some(_), None) => {
+                    own_after += 1;
+                    next -= 1;
+                    i += 1;
+                }
+                (_, Some(_)) => {
+                    own_before -= 1;
+                    j += 1;
+                }
+                (None, None) => break,
             }
+            owed = owed.min(earned(own_before, own_after, next));
         }
-        owed = owed.min(earned(a + eps));
         self.judged += 1;
         let fixed = owed;
         let owed = fixed * OWED_SHARE.0 / OWED_SHARE.1;

@@ -152,6 +152,8 @@ pub struct Resolved {
     pub extension_only: bool,
     /// The code a 429's envelope carries (the spec's error table).
     pub throttled_code: String,
+    /// The class is the spec's standard (per-minute) one.
+    pub standard: bool,
 }
 
 impl Scenario {
@@ -338,6 +340,7 @@ impl Scenario {
             requests,
             extension_only,
             throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
+            standard: class == spec.default_rate_class,
         })
     }
 }

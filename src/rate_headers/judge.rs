@@ -303,3 +303,27 @@ pub fn remaining_trend(values: &[Option<u64>]) -> RemainingTrend {
         RemainingTrend::Counting { pairs }
     }
 }
+
+/// What one announced X-RateLimit-Limit says against a plan's fixed limit `n` (`check`'s
+/// ratelimit.limit and `load`'s load.limit read it alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitReading {
+    /// The plan's limit.
+    Plan,
+    /// The hourly figure of a per-minute limit: the spec calls the header "per hour" while the
+    /// standard plans are per minute, so this follows one of its two readings.
+    PerHour,
+    /// Any other figure.
+    Wrong,
+}
+
+/// `standard`: the limit is of the standard (per-minute) class, the only one read per hour.
+pub fn read_limit(announced: u64, n: u64, standard: bool) -> LimitReading {
+    if announced == n {
+        LimitReading::Plan
+    } else if standard && announced == n.saturating_mul(60) {
+        LimitReading::PerHour
+    } else {
+        LimitReading::Wrong
+    }
+}

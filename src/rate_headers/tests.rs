@@ -307,3 +307,15 @@ fn times_allow_for_the_round_trip() {
     let longer = judge_retry_afters(&[slow(at_send, Some("9"))], W).unwrap();
     assert_eq!(longer.verdict, Verdict::Fail, "{longer:?}");
 }
+
+#[test]
+fn a_limit_is_the_plans_or_its_hourly_reading_for_check_and_load_alike() {
+    use super::LimitReading::*;
+    assert_eq!(super::read_limit(600, 600, true), Plan);
+    // The per-hour reading of a per-minute limit: only for the standard class.
+    assert_eq!(super::read_limit(36_000, 600, true), PerHour);
+    assert_eq!(super::read_limit(480, 8, false), Wrong);
+    // Another plan's figure.
+    assert_eq!(super::read_limit(60, 600, true), Wrong);
+    assert_eq!(super::read_limit(u64::MAX, u64::MAX, true), Plan);
+}

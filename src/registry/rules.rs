@@ -16,7 +16,7 @@ pub const RULES: &[RuleDef] = &[
     },
     RuleDef {
         id: "load.admitted",
-        title: "under overload, admitted answers stay within the plan's limit per window",
+        title: "no window of the plan's length admits more than its limit; under overload every one admits its due",
         level: Fail,
         shape: None,
         enforces: Enforces::Clauses(&[
@@ -55,6 +55,17 @@ pub const RULES: &[RuleDef] = &[
             "limits.headers.limit",
             "limits.headers.remaining",
             "limits.headers.reset",
+        ]),
+    },
+    RuleDef {
+        id: "load.limit",
+        title: "X-RateLimit-Limit is the key's plan limit (the per-hour figure: observed)",
+        level: Fail,
+        shape: None,
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.standard.paid",
+            "limits.headers.limit",
         ]),
     },
     RuleDef {

@@ -18,7 +18,9 @@ use crate::clock::now_epoch;
 
 use crate::http::error_code;
 
-use crate::rate_headers::{self, Answer, RemainingTrend, SLACK_SECS, remaining_trend};
+use crate::rate_headers::{
+    self, Answer, LimitReading, RemainingTrend, SLACK_SECS, remaining_trend,
+};
 
 use crate::spec::{Limit, Operation};
 
@@ -120,23 +122,24 @@ async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
             // Absence is ratelimit.headers' finding.
             continue;
         };
+        let standard = class == ctx.spec.default_rate_class;
         match plan_limit(ctx, k, class) {
-            Limit::Fixed(n) if announced == n => ctx.rec.pass(id, &op.label()),
-            // The spec calls the header "per hour" while plans are per minute: a target that
-            // announces the hourly figure follows one of its two readings.
-            Limit::Fixed(n) if class == ctx.spec.default_rate_class && announced == n * 60 => ctx.rec.observe(
-                id,
-                &op.label(),
-                format!("X-RateLimit-Limit {announced} for the {} plan: the per-hour reading of {n} per minute", k.plan),
-                Some(&x),
-            ),
-            Limit::Fixed(n) => ctx.rec.violation(
-                id,
-                &op.label(),
-                format!("X-RateLimit-Limit {n} for the {} plan ({n} per {window:?})", k.plan),
-                announced.to_string(),
-                Some(&x),
-            ),
+            Limit::Fixed(n) => match rate_headers::read_limit(announced, n, standard) {
+                LimitReading::Plan => ctx.rec.pass(id, &op.label()),
+                LimitReading::PerHour => ctx.rec.observe(
+                    id,
+                    &op.label(),
+                    format!("X-RateLimit-Limit {announced} for the {} plan: the per-hour reading of {n} per minute", k.plan),
+                    Some(&x),
+                ),
+                LimitReading::Wrong => ctx.rec.violation(
+                    id,
+                    &op.label(),
+                    format!("X-RateLimit-Limit {n} for the {} plan ({n} per {window:?})", k.plan),
+                    announced.to_string(),
+                    Some(&x),
+                ),
+            },
             Limit::Custom if announced > 0 => ctx.rec.observe(
                 id,
                 &op.label(),

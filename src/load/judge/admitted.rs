@@ -1,8 +1,10 @@
-//! load.admitted (admitted within [N(k-1), N(ceil(k)+1)] plus slack under sustained overload)
-//! and load.rolling-window (at most N in a rolling window; up to 2N is fixed-window semantics).
+//! load.admitted (admitted within [N(k-1), N(ceil(k)+1)] plus slack under sustained overload,
+//! and window by window as `windows.rs` counts it) and load.rolling-window (at most N in a
+//! rolling window; up to 2N is fixed-window semantics).
 
 use std::collections::VecDeque;
 
+use super::windows::{Breach, Persistent, ResetWindows, Tiling};
 use super::*;
 
 /// The admitted count's bounds over the k windows the key was loaded, with their slack.
@@ -40,29 +42,132 @@ impl Bounds {
 pub(super) struct State {
     pub rolling: RollingMax,
     sends: SendBins,
+    tiling: Tiling,
+    resets: ResetWindows,
+    /// Under sustained overload only.
+    persistent: Option<Persistent>,
+}
+
+/// What `State::finish` hands the judge.
+pub(super) struct Counted {
+    /// The most admissions in one rolling window.
+    pub rolling: u64,
+    /// Every whole window from the first send carried N or more requests.
+    pub sent_overload: bool,
+    /// Where windows of N could no longer cover the admissions.
+    tiling: Option<Breach>,
+    /// The most admissions naming one Reset within one window, and that Reset.
+    reset_most: (u64, u64),
+    persistent: Option<Persistent>,
 }
 
 impl State {
-    pub fn new(n: u64, w: f64) -> State {
+    /// `overloaded`: the scenario keeps this key over its limit for the whole run.
+    pub fn new(n: u64, w: f64, overloaded: bool) -> State {
         State {
             rolling: RollingMax::new(w),
             sends: SendBins::new(n, w),
+            tiling: Tiling::new(n, w),
+            resets: ResetWindows::new(w),
+            persistent: overloaded.then(|| Persistent::new(n, w)),
         }
     }
     pub fn observe(&mut self, x: &Record) {
         self.sends.observe(x.sent);
+        if let Some(p) = &mut self.persistent {
+            p.observe(x.sent, x.recv, x.admitted());
+        }
         if x.admitted() {
             self.rolling.observe(x.sent, x.recv);
+            self.tiling.observe(x.sent, x.recv);
+            if let Some(rate_headers::ResetUnit::EpochSeconds(v)) =
+                x.reset.as_deref().map(rate_headers::reset_unit)
+            {
+                self.resets.observe(x.sent, x.recv, v);
+            }
         }
     }
-    /// The most admissions in one rolling window, and whether every whole window from the
-    /// first send carried N or more requests.
-    pub fn finish(self) -> (u64, bool) {
-        (self.rolling.finish(), self.sends.finish())
+    pub fn finish(self) -> Counted {
+        Counted {
+            rolling: self.rolling.finish(),
+            sent_overload: self.sends.finish(),
+            tiling: self.tiling.finish(),
+            reset_most: self.resets.finish(),
+            persistent: self.persistent.map(Persistent::finish),
+        }
     }
 }
 
-pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, rolling: u64, sent_overload: bool) {
+/// load.admitted, window by window (`windows.rs`): the first failure, else what was judged.
+/// `reset_trusted`: load.reset did not fail, so the target's Reset names its windows.
+fn per_window(view: &KeyView, c: &Counted, reset_trusted: bool) -> (Option<Failure>, Vec<String>) {
+    let (n, w) = (view.n, view.window.as_secs_f64());
+    let mut judged = Vec::new();
+    let mut fail = None;
+    match c.tiling {
+        Some(b) => {
+            fail = Some(Failure {
+                msg: format!(
+                    "more admitted than a limit of {n} per {w} s allows, however its windows are aligned: at best one admits {}, from {:.2} s",
+                    b.admitted, b.from
+                ),
+                expected: format!(
+                    "at most {n} in each window of {w} s, at some alignment (a sliding limit: at every one)"
+                ),
+                actual: format!("{} admitted in one window", b.admitted),
+            });
+        }
+        None => judged.push(format!("every window of {w} s at most {n}")),
+    }
+    let (most, reset) = c.reset_most;
+    // Whole seconds tell windows apart, even rounded either way, from 3 s on.
+    if reset_trusted && w >= 3.0 && most > 0 {
+        if most > n && fail.is_none() {
+            fail = Some(Failure {
+                msg: format!(
+                    "one window admitted more than the limit: {most} admissions name X-RateLimit-Reset {reset} and fall within {w} s"
+                ),
+                expected: format!("at most {n} per window (the target's own Reset)"),
+                actual: format!("{most} admitted naming Reset {reset}"),
+            });
+        } else {
+            judged.push(format!("at most {most} naming one Reset"));
+        }
+    }
+    if let Some(p) = &c.persistent
+        && let Some(s) = p.worst
+    {
+        let slack = p.slack();
+        if s.owed > s.admitted + slack && fail.is_none() {
+            fail = Some(Failure {
+                msg: format!(
+                    "a key that keeps sending is admitted less than its limit: {} admitted in the window from {:.2} s, where a fixed window of {n} would have admitted {} of what was sent",
+                    s.admitted, s.at, s.fixed
+                ),
+                expected: format!(
+                    "at least {} (3/4 of {}, less {slack}) in every window of {w} s from one window after the first send",
+                    s.owed.saturating_sub(slack),
+                    s.fixed
+                ),
+                actual: format!("{} admitted from {:.2} s", s.admitted, s.at),
+            });
+        } else if p.judged > 0 {
+            judged.push(format!(
+                "{} windows of a persistent client each admitted its due (the closest: {} admitted where a fixed window admits {})",
+                p.judged, s.admitted, s.fixed
+            ));
+        }
+    }
+    (fail, judged)
+}
+
+struct Failure {
+    msg: String,
+    expected: String,
+    actual: String,
+}
+
+pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, reset_trusted: bool) {
     let KeyView {
         label: lbl,
         f,
@@ -76,6 +181,11 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, rolling: u64, sen
         slack,
         k,
     } = *b;
+    let (rolling, sent_overload) = (c.rolling, c.sent_overload);
+    let (window_fail, window_judged) = per_window(view, c, reset_trusted);
+    // Window by window, what was really sent decides what is owed: a total short of the
+    // bounds because the client sent too little is then no reason to skip.
+    let persistent_judged = c.persistent.as_ref().is_some_and(|p| p.judged > 0);
     // Admitted over the windows loaded.
     let a = f.admitted as f64;
     let bounds = format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
@@ -87,7 +197,17 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, rolling: u64, sen
             bounds,
             format!("{a:.0} admitted"),
         );
-    } else if a < lower && !sent_overload {
+    } else if let Some(x) = window_fail {
+        j.fail("load.admitted", lbl, x.msg, x.expected, x.actual);
+    } else if a < lower && sent_overload {
+        j.fail(
+            "load.admitted",
+            lbl,
+            "fewer admitted than the limit allows: the plan is under-served".into(),
+            bounds,
+            format!("{a:.0} admitted"),
+        );
+    } else if a < lower && !persistent_judged {
         j.add(
             "load.admitted",
             Verdict::Skipped,
@@ -97,19 +217,19 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, rolling: u64, sen
             bounds,
             format!("{a:.0} admitted"),
         );
-    } else if a < lower {
-        j.fail(
-            "load.admitted",
-            lbl,
-            "fewer admitted than the limit allows: the plan is under-served".into(),
-            bounds,
-            format!("{a:.0} admitted"),
-        );
     } else {
         j.pass(
             "load.admitted",
             lbl,
-            format!("{a:.0} admitted, within {bounds}"),
+            format!(
+                "{a:.0} admitted, {} {bounds}; {}",
+                if a < lower {
+                    "fewer than the limit sent in some window, below"
+                } else {
+                    "within"
+                },
+                window_judged.join("; ")
+            ),
         );
     }
     // Rolling window.

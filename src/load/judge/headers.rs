@@ -170,6 +170,11 @@ impl State {
         }
     }
 
+    /// load.reset fails: the Reset does not name the target's windows.
+    pub fn reset_failed(&self) -> bool {
+        self.reset.fail.is_some() || self.reset.backwards.is_some()
+    }
+
     /// The three shared rules' verdicts, as `rate_headers::judge_shared` gives them.
     fn shared(&self) -> Vec<(&'static str, Judged)> {
         let rs = &self.reset;

@@ -15,7 +15,14 @@
 //!   more: not enforced. Fewer: under-served, judged
 //!   only where every whole window from the first send really carried N or more requests (a
 //!   client that sent too little can make a limiter look stingy). Other shapes: the upper
-//!   bound only.
+//!   bound only. Window by window (`windows.rs`), every key: at most N in each window of W at
+//!   some alignment, each admission anywhere between its send and its answer; at most N naming
+//!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); under
+//!   sustained overload, every window of W from one window after the first send admits 3/4 of
+//!   what a fixed window would of the real sends, less max(3, 2% of N) and twice the most
+//!   requests in flight at once.
+//! - load.limit: X-RateLimit-Limit on every 2xx and 429 is N (60N, the per-hour reading, is
+//!   informational), as `check`'s ratelimit.limit reads it.
 //! - load.rolling-window: the most admissions provably inside one rolling window (server
 //!   instants bracketed by send and receive times): at most N passes; up to 2N plus the slack
 //!   is fixed-window semantics (informational: the spec names no algorithm); more fails.
@@ -39,14 +46,16 @@
 //! - load.behaviour: the limiter named as observed (informational), with the evidence.
 //!
 //! Each rule lives in the file named after it (`admitted.rs` holds load.admitted and
-//! load.rolling-window, `answers.rs` load.answers and load.envelope, `headers.rs` the header
+//! load.rolling-window, `windows.rs` the window-by-window counts, `limit.rs` load.limit,
+//! `answers.rs` load.answers and load.envelope, `headers.rs` the header
 //! rules, `behaviour.rs` names the limiter); `measure.rs` takes the answers one at a time into
 //! the figures the rules and the report read (generator, per-second buckets, per-key figures,
 //! header trace); `order.rs` hands them to the rules' own small state in send order;
 //! `result.rs` is the data a judged scenario is and its roll-up. This file runs them per key.
 //!
 //! Memory: no rule holds the list of answers. Rule state is counts, firsts and lowests, plus
-//! what one window or the answers in flight hold (rolling-window count, echoes, Reset order);
+//! what one window or the answers in flight hold (rolling-window count, echoes, Reset order,
+//! a persistent client's last two windows, a count per window alignment);
 //! the limiter's run and Reset-step lengths are kept as histograms. What still grows with the
 //! run is in `measure.rs` (the trace before sampling), and
 //! `order.rs` holds answers until those sent earlier are in.
@@ -79,10 +88,12 @@ mod behaviour;
 mod headers;
 mod histogram;
 mod isolation;
+mod limit;
 mod measure;
 mod order;
 mod result;
 mod retry_honesty;
+mod windows;
 
 struct Judge {
     findings: Vec<Finding>,
@@ -147,6 +158,7 @@ struct KeyRules {
     answers: answers::State,
     headers: headers::State,
     admitted: admitted::State,
+    limit: limit::State,
     behaviour: behaviour::State,
     retry: retry_honesty::State,
 }
@@ -156,6 +168,7 @@ impl KeyRules {
         self.answers.observe(x);
         self.headers.observe(x);
         self.admitted.observe(x);
+        self.limit.observe(x);
         self.behaviour.observe(x);
         self.retry.observe(x);
     }
@@ -174,15 +187,17 @@ impl<'a> Judging<'a> {
     fn new(r: &'a Resolved, run: &'a Run, keys: usize) -> Judging<'a> {
         let w = r.window.as_secs_f64();
         let rate = r.scenario.rate * r.limit as f64 / w;
+        let s = &r.scenario;
         Judging {
             r,
             measure: Measure::new(&run.slots, keys, run.wall0, late_secs(r.window)),
             order: order::SendOrder::default(),
             rules: (0..keys)
-                .map(|_| KeyRules {
+                .map(|key| KeyRules {
                     answers: answers::State::new(&r.throttled_code),
                     headers: headers::State::new(run.wall0, r.window),
-                    admitted: admitted::State::new(r.limit, w),
+                    admitted: admitted::State::new(r.limit, w, overloaded(s, key)),
+                    limit: limit::State::new(&s.plan, r.limit, r.standard),
                     behaviour: behaviour::State::new(w, rate),
                     retry: retry_honesty::State::default(),
                 })
@@ -244,16 +259,20 @@ impl<'a> Judging<'a> {
                 n,
                 window: r.window,
             };
-            let overloaded = s.shape.sustained_overload() && key == 0 && s.rate > 1.0;
+            let overloaded = overloaded(s, key);
             let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
-            let (rolling, sent_overload) = rules.admitted.finish();
+            let mut counted = rules.admitted.finish();
+            let rolling = counted.rolling;
             answers::judge(&mut j, &view, &rules.answers);
             answers::envelope(&mut j, &view, &rules.answers);
             headers::judge(&mut j, &view, &rules.headers);
+            limit::judge(&mut j, &view, &rules.limit);
             // Whether the key really was overloaded, by what was sent (not by the schedule):
             // every whole window from the first send carried at least N requests. Then
             // under-service is judged even where the generator fell behind its schedule.
-            admitted::judge(&mut j, &view, &bounds, rolling, overloaded && sent_overload);
+            counted.sent_overload &= overloaded;
+            let reset_trusted = !rules.headers.reset_failed();
+            admitted::judge(&mut j, &view, &bounds, &counted, reset_trusted);
             if key == 0
                 && let Some((limiter, text)) = behaviour::name(rules.behaviour, n, rolling)
             {
@@ -284,6 +303,11 @@ impl<'a> Judging<'a> {
         result.roll_up(j.findings);
         result
     }
+}
+
+/// The scenario keeps its `key`-th key over its limit for the whole run.
+fn overloaded(s: &super::scenario::Scenario, key: usize) -> bool {
+    s.shape.sustained_overload() && key == 0 && s.rate > 1.0
 }
 
 /// load.generator: whether it held the schedule (a run it could not hold is "client
@@ -334,3 +358,5 @@ pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioRes
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod windows_tests;

@@ -1,0 +1,355 @@
+//! load.admitted window by window, on synthetic limiters: every legal limiter (sliding log,
+//! fixed windows aligned to the clock or to the first request, token bucket, sliding counter)
+//! passes under jittered sends and answers; one admitting a few more per window, one at another
+//! plan's rate, and one letting rejected requests use up quota fail.
+
+use super::windows::{Persistent, ResetWindows, Tiling};
+
+/// A small deterministic generator (no dependency for a test).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) as f64 / f64::from(1u32 << 31)
+    }
+}
+
+/// A limiter deciding at the server's instant `t`: admitted, and the Reset it names (epoch
+/// seconds, the run starting at epoch 1e9 + 0.37).
+trait Limiter {
+    fn admit(&mut self, t: f64) -> (bool, u64);
+}
+
+const EPOCH: f64 = 1_000_000_000.37;
+
+fn secs(t: f64) -> u64 {
+    (EPOCH + t).ceil() as u64
+}
+
+/// Exact sliding log; `extra`: admits that many more per window; `log_rejected`: rejected
+/// requests go in the log too (a persistent client is starved).
+struct SlidingLog {
+    n: usize,
+    w: f64,
+    extra: usize,
+    log_rejected: bool,
+    log: std::collections::VecDeque<f64>,
+}
+impl Limiter for SlidingLog {
+    fn admit(&mut self, t: f64) -> (bool, u64) {
+        while self.log.front().is_some_and(|&o| t - o >= self.w) {
+            self.log.pop_front();
+        }
+        let ok = self.log.len() < self.n + self.extra;
+        if ok || self.log_rejected {
+            self.log.push_back(t);
+        }
+        (ok, secs(self.log.front().copied().unwrap_or(t) + self.w))
+    }
+}
+
+/// Fixed windows aligned to the clock (`restart`: to the first request after the last one
+/// expired); `extra` more per window; `carry`: rejected requests are owed to the next window.
+struct Fixed {
+    n: u64,
+    w: f64,
+    extra: u64,
+    restart: bool,
+    carry: bool,
+    start: f64,
+    count: u64,
+    seen: u64,
+}
+impl Limiter for Fixed {
+    fn admit(&mut self, t: f64) -> (bool, u64) {
+        if t >= self.start + self.w {
+            let owed = if self.carry {
+                self.seen.saturating_sub(self.n)
+            } else {
+                0
+            };
+            self.start = if self.restart {
+                t
+            } else {
+                ((EPOCH + t) / self.w).floor() * self.w - EPOCH
+            };
+            self.count = owed;
+            self.seen = owed;
+        }
+        self.seen += 1;
+        let ok = self.count < self.n + self.extra;
+        if ok {
+            self.count += 1;
+        }
+        (ok, secs(self.start + self.w))
+    }
+}
+
+/// A bucket of `cap` tokens refilled at N per window; Reset: when it is full again. With a
+/// capacity of N it admits up to 2N within one window (N at once, N more refilled): not a
+/// limit of N per window.
+struct Bucket {
+    n: f64,
+    w: f64,
+    cap: f64,
+    tokens: f64,
+    at: f64,
+}
+impl Limiter for Bucket {
+    fn admit(&mut self, t: f64) -> (bool, u64) {
+        self.tokens = (self.tokens + (t - self.at) * self.n / self.w).min(self.cap);
+        self.at = t;
+        let ok = self.tokens >= 1.0;
+        if ok {
+            self.tokens -= 1.0;
+        }
+        (ok, secs(t + (self.cap - self.tokens) * self.w / self.n))
+    }
+}
+
+/// Sliding counter: the previous fixed window weighted by how much of it is still in view.
+struct Counter {
+    n: f64,
+    w: f64,
+    index: i64,
+    prev: f64,
+    cur: f64,
+}
+impl Limiter for Counter {
+    fn admit(&mut self, t: f64) -> (bool, u64) {
+        let i = (t / self.w).floor() as i64;
+        if i != self.index {
+            self.prev = if i == self.index + 1 { self.cur } else { 0.0 };
+            self.cur = 0.0;
+            self.index = i;
+        }
+        let f = t / self.w - i as f64;
+        let ok = self.prev * (1.0 - f) + self.cur < self.n;
+        if ok {
+            self.cur += 1.0;
+        }
+        (ok, secs((i + 1) as f64 * self.w))
+    }
+}
+
+struct Outcome {
+    breach: bool,
+    reset_most: u64,
+    short: u64,
+    slack: u64,
+    judged: usize,
+}
+
+/// `rate` x N per window for `windows` windows, sends up to 20 ms late, answers 0.5 to 5 ms
+/// (one in fifty 30 ms); the server decides halfway.
+fn run(l: &mut dyn Limiter, n: u64, w: f64, rate: f64, windows: f64, seed: u64) -> Outcome {
+    let mut rnd = Lcg(seed);
+    let gap = w / (rate * n as f64);
+    let count = (windows * w / gap) as usize;
+    let mut recs: Vec<(f64, f64, bool, u64)> = (0..count)
+        .map(|i| {
+            let sent = 3.0 + i as f64 * gap + rnd.next() * 0.02;
+            let lat = if rnd.next() < 0.02 {
+                0.03
+            } else {
+                0.0005 + rnd.next() * 0.0045
+            };
+            (sent, lat, false, 0)
+        })
+        .collect();
+    recs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The server sees them in the order they arrive.
+    let mut by_arrival: Vec<usize> = (0..recs.len()).collect();
+    by_arrival
+        .sort_by(|&a, &b| (recs[a].0 + recs[a].1 / 2.0).total_cmp(&(recs[b].0 + recs[b].1 / 2.0)));
+    for i in by_arrival {
+        let (ok, reset) = l.admit(recs[i].0 + recs[i].1 / 2.0);
+        recs[i].2 = ok;
+        recs[i].3 = reset;
+    }
+    let mut tiling = Tiling::new(n, w);
+    let mut resets = ResetWindows::new(w);
+    let mut p = Persistent::new(n, w);
+    for &(sent, lat, ok, reset) in &recs {
+        let recv = sent + lat;
+        p.observe(sent, recv, ok);
+        if ok {
+            tiling.observe(sent, recv);
+            resets.observe(sent, recv, reset);
+        }
+    }
+    let breach = tiling.finish();
+    let p = p.finish();
+    let s = p.worst.expect("judged");
+    Outcome {
+        breach: breach.is_some(),
+        reset_most: resets.finish().0,
+        short: s.owed.saturating_sub(s.admitted),
+        slack: p.slack(),
+        judged: p.judged,
+    }
+}
+
+fn sliding(n: u64, w: f64) -> SlidingLog {
+    SlidingLog {
+        n: n as usize,
+        w,
+        extra: 0,
+        log_rejected: false,
+        log: Default::default(),
+    }
+}
+
+fn fixed(n: u64, w: f64) -> Fixed {
+    Fixed {
+        n,
+        w,
+        extra: 0,
+        restart: false,
+        carry: false,
+        start: f64::NEG_INFINITY,
+        count: 0,
+        seen: 0,
+    }
+}
+
+#[test]
+fn every_legal_limiter_passes_window_by_window() {
+    for (n, w, rate) in [
+        (60, 2.0, 2.0),
+        (60, 60.0, 2.0),
+        (600, 6.0, 1.5),
+        (3000, 6.0, 1.2),
+    ] {
+        for seed in 1..(if n > 1000 { 2 } else { 4 }) {
+            let limiters: Vec<(&str, Box<dyn Limiter>)> = vec![
+                ("sliding log", Box::new(sliding(n, w))),
+                ("fixed, clock", Box::new(fixed(n, w))),
+                (
+                    "fixed, first request",
+                    Box::new(Fixed {
+                        restart: true,
+                        ..fixed(n, w)
+                    }),
+                ),
+                (
+                    "sliding counter",
+                    Box::new(Counter {
+                        n: n as f64,
+                        w,
+                        index: -1,
+                        prev: 0.0,
+                        cur: 0.0,
+                    }),
+                ),
+            ];
+            for (name, mut l) in limiters {
+                let o = run(l.as_mut(), n, w, rate, 3.0, seed);
+                let what = format!("{name} N={n} W={w} x{rate} seed {seed}");
+                assert!(!o.breach, "{what}: breach");
+                if name.starts_with("fixed") {
+                    // Two in flight together are not both provably in the window.
+                    assert!(
+                        (n - 3..=n).contains(&o.reset_most),
+                        "{what}: {}",
+                        o.reset_most
+                    );
+                } else if name == "sliding log" {
+                    assert!(o.reset_most <= n, "{what}: {}", o.reset_most);
+                }
+                assert!(o.judged > 0, "{what}");
+                assert!(
+                    o.short <= o.slack,
+                    "{what}: short {} > {}",
+                    o.short,
+                    o.slack
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_few_more_per_window_break_the_tiling_and_the_reset_count() {
+    for seed in 1..6 {
+        // A sliding log's admissions drift later each window (each waits for the next request
+        // after one expires): over three windows, +3 can fit fixed windows at some alignment
+        // that then admit no more than N; +5 cannot.
+        let mut l = SlidingLog {
+            extra: 5,
+            ..sliding(60, 2.0)
+        };
+        let o = run(&mut l, 60, 2.0, 2.0, 3.0, seed);
+        assert!(o.breach, "sliding log +5, seed {seed}");
+        let mut l = Fixed {
+            extra: 3,
+            ..fixed(60, 2.0)
+        };
+        let o = run(&mut l, 60, 2.0, 2.0, 3.0, seed);
+        assert!(o.breach, "fixed window +3, seed {seed}");
+        assert_eq!(o.reset_most, 63);
+    }
+}
+
+#[test]
+fn a_bucket_of_n_refilled_within_the_window_admits_too_many() {
+    let mut l = Bucket {
+        n: 60.0,
+        w: 2.0,
+        cap: 60.0,
+        tokens: 60.0,
+        at: 0.0,
+    };
+    assert!(run(&mut l, 60, 2.0, 2.0, 3.0, 1).breach);
+}
+
+#[test]
+fn another_plans_rate_fails_either_way() {
+    // A Pro key (600) counted at Business's 1200, and at Free's 60.
+    let o = run(&mut sliding(1200, 6.0), 600, 6.0, 1.5, 3.0, 1);
+    assert!(o.breach);
+    let o = run(&mut fixed(300, 6.0), 600, 6.0, 1.5, 3.0, 1);
+    assert!(o.short > o.slack, "short {} slack {}", o.short, o.slack);
+}
+
+#[test]
+fn rejected_requests_using_up_quota_starve_a_persistent_client() {
+    let mut l = SlidingLog {
+        log_rejected: true,
+        ..sliding(60, 2.0)
+    };
+    let o = run(&mut l, 60, 2.0, 2.0, 2.1, 1);
+    assert!(o.short > o.slack, "short {} slack {}", o.short, o.slack);
+    let mut l = Fixed {
+        carry: true,
+        ..fixed(60, 2.0)
+    };
+    let o = run(&mut l, 60, 2.0, 1.5, 3.0, 1);
+    assert!(o.short > o.slack, "short {} slack {}", o.short, o.slack);
+}
+
+#[test]
+fn a_dense_burst_across_a_fixed_windows_boundary_fits_at_its_alignment() {
+    // 1.5N within a quarter window, anywhere against a boundary the tried alignments miss:
+    // both windows full, nothing over.
+    let mut rnd = Lcg(11);
+    for (n, w) in [(60u64, 2.0), (60, 60.0), (600, 6.0)] {
+        for _ in 0..40 {
+            let mut l = fixed(n, w);
+            let start = 3.0 + rnd.next() * w;
+            let count = n as usize * 3 / 2;
+            let mut tiling = Tiling::new(n, w);
+            for i in 0..count {
+                let sent = start + i as f64 * (w / 4.0) / count as f64;
+                let lat = 0.0002 + rnd.next() * 0.001;
+                if l.admit(sent + lat / 2.0).0 {
+                    tiling.observe(sent, sent + lat);
+                }
+            }
+            assert!(tiling.finish().is_none(), "N={n} W={w} from {start}");
+        }
+    }
+}

@@ -4,7 +4,9 @@
 //! - Too many: the admissions must fit a legal limiter of N per window W. A fixed window (any
 //!   alignment) is the most a limiter of N per W may admit, and a sliding one admits less, so
 //!   the test is whether at some alignment windows of W, one after another, each hold at most
-//!   N (`Tiling`), each admission counted anywhere between its send and its answer (the server
+//!   N (`Tiling`); the first window of the run may hold 2N, as a token bucket of N full at the
+//!   start gives its burst and its refill there (the spec names no algorithm, and the field's
+//!   fair bound for k windows, N(k+1), allows it), and holds N per window after; each admission counted anywhere between its send and its answer (the server
 //!   decided in between: what the measurement cannot know is given to the target). Under
 //!   overload a fixed window restarted by the first request after it expired drifts by less
 //!   than one request's gap per window, within the empty tail of its windows. And where the
@@ -76,12 +78,15 @@ pub(super) struct Tiling {
 
 #[derive(Clone, Copy, Default)]
 struct Phase {
+    /// The first window (index from the alignment): it may hold a bucket's burst too.
+    first: Option<i64>,
     /// The window under way (index from the alignment), its count, and the admissions whose
     /// span crosses into the next one.
     at: Option<i64>,
     count: u64,
     crossing: u64,
-    /// The largest count, and its window.
+    /// The largest count beyond a window's allowance (N; 2N for the first), plus N, and its
+    /// window.
     worst: u64,
     worst_at: i64,
 }
@@ -146,13 +151,16 @@ impl Phase {
     fn enter(&mut self, k: i64, n: u64) {
         let Some(mut at) = self.at else {
             self.at = Some(k);
+            self.first = Some(k);
             return;
         };
         while at < k {
+            let burst = if self.first == Some(at) { n } else { 0 };
             // Those crossing into the next window stay here while there is room.
-            let here = self.crossing.min(n.saturating_sub(self.count));
-            if self.count > self.worst {
-                self.worst = self.count;
+            let here = self.crossing.min((n + burst).saturating_sub(self.count));
+            let beyond = self.count.saturating_sub(burst);
+            if beyond > self.worst {
+                self.worst = beyond;
                 self.worst_at = at;
             }
             self.count = self.crossing - here;

@@ -294,16 +294,29 @@ fn a_few_more_per_window_break_the_tiling_and_the_reset_count() {
     }
 }
 
+/// A bucket of N tokens refilled at N per window: its burst and its refill in the first window
+/// (2N, the field's N(k+1) over k windows), N in every window after: legal, the spec names no
+/// algorithm. A bucket of 2N gives 3N in the first window: too many.
 #[test]
-fn a_bucket_of_n_refilled_within_the_window_admits_too_many() {
-    let mut l = Bucket {
-        n: 60.0,
-        w: 2.0,
-        cap: 60.0,
-        tokens: 60.0,
-        at: 0.0,
-    };
-    assert!(run(&mut l, 60, 2.0, 2.0, 3.0, 1).breach);
+fn a_bucket_of_n_passes_and_a_bucket_of_2n_admits_too_many() {
+    for seed in 1..=3 {
+        let mut l = Bucket {
+            n: 60.0,
+            w: 2.0,
+            cap: 60.0,
+            tokens: 60.0,
+            at: 0.0,
+        };
+        assert!(!run(&mut l, 60, 2.0, 2.0, 3.0, seed).breach, "seed {seed}");
+        let mut l = Bucket {
+            n: 60.0,
+            w: 2.0,
+            cap: 120.0,
+            tokens: 120.0,
+            at: 0.0,
+        };
+        assert!(run(&mut l, 60, 2.0, 2.0, 3.0, seed).breach, "seed {seed}");
+    }
 }
 
 #[test]

@@ -236,14 +236,30 @@ fn rule_verdicts(s: &load::ScenarioResult) -> BTreeMap<String, Verdict> {
 
 /// Two runs of the built-in suite give every scenario the same verdict (client-saturated is a
 /// verdict of its own, so a generator that could not hold its schedule in one of them fails
-/// this) and the same verdict on every rule (the limiter's name, a description, aside).
+/// this) and the same verdict on every rule (the limiter's name, a description, aside). Pass
+/// and informational count as one: an informational rule records what was seen of the limiter
+/// (a fixed window's burst across its boundary), which depends on where the run fell against
+/// windows aligned to the target's clock, not on whether the target conforms.
 fn same_verdicts(a: &LoadReport, b: &LoadReport, what: &str) {
+    let conforms = |v: ScenarioVerdict| match v {
+        ScenarioVerdict::Informational => ScenarioVerdict::Pass,
+        v => v,
+    };
+    let rules = |s: &load::ScenarioResult| -> BTreeMap<String, Verdict> {
+        rule_verdicts(s)
+            .into_iter()
+            .map(|(k, v)| match v {
+                Verdict::Informational => (k, Verdict::Pass),
+                v => (k, v),
+            })
+            .collect()
+    };
     assert_eq!(a.scenarios.len(), b.scenarios.len());
     for (x, y) in a.scenarios.iter().zip(&b.scenarios) {
         assert_eq!(x.name, y.name, "the report keeps the scenarios' order");
         assert_eq!(
-            (x.verdict, rule_verdicts(x)),
-            (y.verdict, rule_verdicts(y)),
+            (conforms(x.verdict), rules(x)),
+            (conforms(y.verdict), rules(y)),
             "{}: {what}\n{}\n{}",
             x.name,
             a.summary(),

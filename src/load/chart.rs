@@ -107,7 +107,8 @@ fn legend(out: &mut String, items: &[(&str, &str)]) {
     }
 }
 
-/// Both charts of a scenario, one SVG per key.
+/// The three charts of a scenario, one SVG per key: answers per second, the header trace, and
+/// the target's latency per second.
 pub fn svg(r: &ScenarioResult) -> String {
     let mut all = String::new();
     for (key, k) in r.keys.iter().enumerate() {
@@ -130,7 +131,7 @@ pub fn svg(r: &ScenarioResult) -> String {
         let _ = write!(
             out,
             r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{}" font-family="sans-serif">"##,
-            2.0 * H + 10.0
+            3.0 * H + 20.0
         );
         axes(
             &mut out,
@@ -247,9 +248,98 @@ pub fn svg(r: &ScenarioResult) -> String {
                 );
             }
         }
-        out.push_str("</g></svg>");
+        out.push_str("</g>");
+        latency(&mut out, &secs, t_max);
+        out.push_str("</svg>");
         all.push_str(&out);
         all.push('\n');
     }
     all
+}
+
+/// The target's latency per second (send to answer), p50 and p99, below the header trace.
+fn latency(out: &mut String, secs: &[&super::judge::Second], t_max: f64) {
+    let _ = write!(
+        out,
+        r##"<g transform="translate(0,{})">"##,
+        2.0 * (H + 10.0)
+    );
+    let top = secs
+        .iter()
+        .map(|s| s.p99_ms.max(s.p50_ms))
+        .fold(1.0, f64::max);
+    let f = Frame {
+        t_max,
+        y_max: top * 1.15,
+    };
+    axes(
+        out,
+        &f,
+        "the target's latency per second: p50 and p99 (send to answer)",
+        "ms",
+    );
+    let series = |pick: &dyn Fn(&super::judge::Second) -> f64| -> Vec<(f64, f64)> {
+        secs.iter()
+            .filter(|s| s.sent > 0)
+            .flat_map(|s| {
+                let v = pick(s);
+                [(s.t as f64, v), (s.t as f64 + 1.0, v)]
+            })
+            .collect()
+    };
+    polyline(out, &f, &series(&|s| s.p50_ms), "#0f766e", false);
+    polyline(out, &f, &series(&|s| s.p99_ms), "#b91c1c", true);
+    legend(out, &[("p50", "#0f766e"), ("p99", "#b91c1c")]);
+    out.push_str("</g>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::judge::{KeyStats, Percentiles, ScenarioResult, Second};
+
+    #[test]
+    fn the_chart_draws_the_targets_latency_per_second() {
+        let s = crate::load::Scenario::load("free-overload").expect("built-in");
+        let mut r = ScenarioResult::of(&s, "standard");
+        r.limit = 60;
+        r.window_secs = 6.0;
+        r.keys.push(KeyStats {
+            label: "free#1".into(),
+            target_key: 0,
+            scheduled: 2,
+            sent: 2,
+            admitted: 2,
+            throttled: 0,
+            other: Default::default(),
+            errors: 0,
+            late: 0,
+            unsent: 0,
+            latency_ms: Percentiles::default(),
+            windows_loaded: 1.0,
+            rolling_max: 2,
+            admitted_bounds: [0.0, 60.0],
+            first_throttled_at: None,
+        });
+        for t in 0..2 {
+            r.seconds.push(Second {
+                t,
+                key: 0,
+                offered: 1,
+                sent: 1,
+                admitted: 1,
+                p50_ms: 250.0,
+                p99_ms: 400.0,
+                ..Second::default()
+            });
+        }
+        let svg = svg(&r);
+        assert!(
+            svg.contains("the target&#39;s latency per second")
+                || svg.contains("the target's latency per second"),
+            "{svg}"
+        );
+        // Two polylines for the latency panel, drawn in its colours.
+        assert!(svg.contains("#0f766e") && svg.contains("#b91c1c"), "{svg}");
+    }
 }

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::clock::now_epoch;
+use crate::http::{describe, read_capped};
 pub use crate::report::model::{Outage, TransportKind};
 
 /// Transport failures in a row before the target is asked whether it is still there; asked
@@ -156,6 +157,17 @@ impl Watch {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// The plain request that confirms a suspected outage: `GET /` with `client`; any answer,
+/// whatever its status, means the target is still there. One for `check` and `load`.
+pub async fn still_there(client: &reqwest::Client, base_url: &str) -> Result<(), String> {
+    let url = format!("{}/", base_url.trim_end_matches('/'));
+    let mut r = client.get(&url).send().await.map_err(|e| describe(&e))?;
+    read_capped(&mut r, 64 * 1024)
+        .await
+        .map(drop)
+        .map_err(|e| describe(&e))
 }
 
 impl TransportKind {

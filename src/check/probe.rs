@@ -208,13 +208,8 @@ impl Probe {
     /// After transport failures in a row: does the target answer anything at all? A plain
     /// `GET /` (not counted as a check's request); any HTTP status is an answer.
     async fn still_there(&self) -> Result<(), String> {
-        let url = format!("{}/", self.base_url);
         let client = self.fresh.as_ref().unwrap_or(&self.client);
-        let mut r = client.get(&url).send().await.map_err(|e| describe(&e))?;
-        read_capped(&mut r, 64 * 1024)
-            .await
-            .map(drop)
-            .map_err(|e| describe(&e))
+        crate::outage::still_there(client, &self.base_url).await
     }
 
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {

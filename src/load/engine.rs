@@ -29,7 +29,7 @@ use super::scenario::{Resolved, Shape};
 use super::schedule::{self, Slot};
 use crate::clock::now_epoch;
 use crate::http::{ClientConfig, body_error_code, describe, is_local_refusal, read_capped};
-use crate::outage::{Outage, Watch};
+use crate::outage::{Outage, Watch, still_there};
 use crate::rate_headers;
 use crate::target::{Target, TargetError};
 
@@ -426,16 +426,6 @@ async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
             note(&s, rec);
         }
     }
-}
-
-/// One plain request (`GET /`): any answer, whatever its status, means the target is there.
-async fn still_there(client: &reqwest::Client, base_url: &str) -> Result<(), String> {
-    client
-        .get(format!("{}/", base_url.trim_end_matches('/')))
-        .send()
-        .await
-        .map(|_| ())
-        .map_err(|e| describe(&e))
 }
 
 fn note(s: &Shared, rec: Record) {

@@ -881,3 +881,104 @@ async fn a_limit_of_60_on_every_plan_fails_limit() {
         assert_fails(&r, "pro-limit", "load.limit");
     }
 }
+
+/// The engine hands its sink every record once, as its answer arrives, and its watermark never
+/// passes a record not yet handed over, though answers come back out of order (a proxy adding
+/// 150 ms ±50% to each): what lets the judge keep only the answers in flight, not the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_reach_the_judge_as_they_come_behind_a_watermark_that_holds() {
+    use linkcert::load::engine::{self, Live, Record, Sending, Sink};
+    use linkcert::load::schedule::Summary;
+
+    #[derive(Default)]
+    struct Checked {
+        taken: u64,
+        settled: f64,
+        settles: u64,
+        /// Records taken after a watermark they were sent before.
+        behind: Vec<(f64, f64)>,
+        /// The most records taken but not yet below a watermark.
+        held_most: u64,
+        sends: Vec<f64>,
+    }
+    impl Sink for Checked {
+        fn take(&mut self, rec: Record) {
+            self.taken += 1;
+            if rec.sent < self.settled {
+                self.behind.push((rec.sent, self.settled));
+            }
+            self.sends.push(rec.sent);
+            let t = self.settled;
+            self.held_most = self
+                .held_most
+                .max(self.sends.iter().filter(|s| **s >= t).count() as u64);
+        }
+        fn settled(&mut self, t: f64) {
+            self.settles += 1;
+            self.settled = self.settled.max(t);
+        }
+    }
+
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let up = Upstream::start(Impl::Reference, WINDOW).await;
+    let proxy = common::latency::start(up.base_url(), Duration::from_millis(150), 0.5).await;
+    let mut target = up.target();
+    target.base_url = proxy.url.clone();
+    // Pro at 2 s windows: 300 requests a second for 3 s.
+    let s = scenario(
+        r#"
+name = "watermark"
+description = "steady, at the limit"
+plan = "pro"
+class = "standard"
+shape = "steady"
+rate = 1.0
+windows = 1.5
+[[operations]]
+operation = "getTags"
+weight = 1
+query = { pageSize = "1" }
+"#,
+    );
+    let r = s.resolve(&common::spec(), &target).expect("resolves");
+    let scheduled = Summary::of_scenario(&r).len;
+    let dir = out_dir("watermark");
+    std::fs::create_dir_all(&dir).unwrap();
+    let watch = std::sync::Arc::new(linkcert::outage::Watch::new());
+    let (run, checked) = engine::run(
+        &target,
+        &r,
+        &Sending::default(),
+        &dir,
+        std::sync::Arc::new(Live::default()),
+        watch,
+        |_, _| Checked::default(),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(
+        checked.taken, scheduled,
+        "every slot sent and handed over once"
+    );
+    assert!(
+        checked.behind.is_empty(),
+        "records handed over after a watermark past their send: {:?}",
+        &checked.behind[..checked.behind.len().min(5)]
+    );
+    // The watermark moved with the run: it did not wait for the end.
+    assert!(
+        checked.settles >= scheduled / 128,
+        "{} watermarks",
+        checked.settles
+    );
+    assert!(
+        checked.held_most < scheduled / 2,
+        "at most {} held of {scheduled}: the watermark lagged the run",
+        checked.held_most
+    );
+    assert!(
+        run.peak_in_flight > 10,
+        "answers overlapped: {}",
+        run.peak_in_flight
+    );
+}

@@ -8,7 +8,13 @@
 //! it took the slot and the planned and actual send times. Users share one client (one
 //! connection pool). The run ends when the schedule is exhausted and every answer is in (each
 //! bounded by the request timeout): goose runs one iteration per user, no fixed tail.
+//!
+//! Memory stays flat however long the run: the schedule is made slot by slot as users take
+//! them, and each record goes to a `Sink` (the judge) as its answer arrives, with a watermark
+//! (`settled`) below which every answer is in, so the sink can put them in send order while
+//! holding only those in flight.
 
+use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -26,7 +32,7 @@ use serde::Serialize;
 
 use super::LoadError;
 use super::scenario::{Resolved, Shape};
-use super::schedule::{self, Slot};
+use super::schedule::{Schedule, Slot, Summary};
 use crate::clock::now_epoch;
 use crate::http::{ClientConfig, body_error_code, describe, is_local_refusal, read_capped};
 use crate::outage::{Outage, Watch, still_there};
@@ -98,14 +104,18 @@ impl Record {
     }
 }
 
-/// The outcome of one scenario's run.
+/// Where the engine hands each record as its answer arrives (the run keeps none itself).
+pub trait Sink: Send + 'static {
+    fn take(&mut self, rec: Record);
+    /// Every record sent before `t` (seconds from t = 0) has been taken.
+    fn settled(&mut self, t: f64);
+}
+
+/// The engine's account of one scenario's run (the records went to its `Sink`).
 #[derive(Debug)]
 pub struct Run {
     /// The instant of t = 0 (records' times are seconds from it).
     pub t0: Instant,
-    pub slots: Vec<Slot>,
-    /// Sorted by send time.
-    pub records: Vec<Record>,
     /// Wall clock (UTC epoch seconds) at the start of the run.
     pub wall0: f64,
     /// goose users: the in-flight ceiling of this run.
@@ -120,18 +130,66 @@ pub struct Run {
     pub outage: Option<Outage>,
 }
 
-struct Shared {
-    slots: Vec<Slot>,
-    next: AtomicUsize,
+/// Slots not yet taken, and those taken whose records the sink has not yet taken.
+struct Dispatch {
+    schedule: std::iter::Peekable<Schedule>,
+    /// (µs from t = 0 before which it cannot be sent, ticket number), per slot taken and not
+    /// yet noted: the lowest bounds the send times still to come.
+    pending: BTreeSet<Ticket>,
+    tickets: u64,
+}
+
+/// A slot taken: no record sent before `.0` µs is still to come from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Ticket(u64, u64);
+
+fn micros(secs: f64) -> u64 {
+    (secs.max(0.0) * 1e6) as u64
+}
+
+impl Dispatch {
+    fn take(&mut self) -> Option<(Slot, Ticket)> {
+        let slot = self.schedule.next()?;
+        let t = Ticket(micros(slot.due.as_secs_f64()), self.tickets);
+        self.tickets += 1;
+        self.pending.insert(t);
+        Some((slot, t))
+    }
+    /// Seconds from t = 0 before which every record has been noted.
+    fn settled(&mut self) -> f64 {
+        let taken = self.pending.first().map(|t| t.0);
+        let next = self.schedule.peek().map(|s| micros(s.due.as_secs_f64()));
+        match (taken, next) {
+            (Some(a), Some(b)) => a.min(b) as f64 / 1e6,
+            (Some(a), None) | (None, Some(a)) => a as f64 / 1e6,
+            (None, None) => f64::INFINITY,
+        }
+    }
+}
+
+/// The sink before t = 0 (it needs the run's wall clock), then the sink.
+enum Answers<A> {
+    Waiting(Box<dyn FnOnce(f64) -> A + Send>),
+    Taking(A),
+    Done,
+}
+
+/// Notes between two computations of the watermark.
+const SETTLE_EVERY: u64 = 64;
+
+struct Shared<A> {
+    dispatch: Mutex<Dispatch>,
+    answers: Mutex<Answers<A>>,
+    noted: AtomicU64,
     /// t = 0 of the schedule: the launch lead after the first user started (goose builds its
-    /// users before it launches them, so the lead counts from the first launch).
-    t0: OnceLock<Instant>,
+    /// users before it launches them, so the lead counts from the first launch), and the wall
+    /// clock then (UTC epoch seconds).
+    t0: OnceLock<(Instant, f64)>,
     lead: Duration,
     /// `Bearer <key>` per scenario key.
     auth: Vec<String>,
     /// Path with query and request name, per operation.
     requests: Vec<(String, String)>,
-    records: Mutex<Vec<Record>>,
     retry_shape: bool,
     retry_claimed: AtomicBool,
     /// The client every goose user shares.
@@ -252,9 +310,9 @@ pub struct Timing {
 }
 
 impl Timing {
-    pub fn of(r: &Resolved, slots: &[Slot], sending: &Sending) -> Timing {
-        let users = sending.in_flight(schedule::peak_rate(slots));
-        let span = slots.last().map_or(0.0, |s| s.due.as_secs_f64());
+    pub fn of(r: &Resolved, schedule: &Summary, sending: &Sending) -> Timing {
+        let users = sending.in_flight(schedule.peak_rate);
+        let span = schedule.last_due.unwrap_or(0.0);
         // Expected time for the last answers (and for the retry shape, a window's
         // Retry-After); the run waits for them as long as they take, up to the timeout.
         let tail = if r.scenario.shape == Shape::RetryAfter {
@@ -274,7 +332,7 @@ impl Timing {
 
     /// Expected wall time of the run, goose's start and shutdown included (about a second).
     pub fn estimate(r: &Resolved, sending: &Sending) -> Duration {
-        let t = Timing::of(r, &schedule::build(r), sending);
+        let t = Timing::of(r, &Summary::of_scenario(r), sending);
         Duration::from_secs_f64(t.lead.as_secs_f64() + t.span + t.tail + 1.0)
     }
 }
@@ -297,21 +355,70 @@ async fn read_body(mut r: reqwest::Response, cap: usize) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-async fn on_start(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
+async fn on_start<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionResult {
     // One client (one connection pool, one TLS configuration) for every user.
     user.client = s.client.clone();
     let _ = s.live.t0.set(s.t0());
     Ok(())
 }
 
-impl Shared {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<A: Sink> Shared<A> {
     fn t0(&self) -> Instant {
-        *self.t0.get_or_init(|| Instant::now() + self.lead)
+        self.started().0
+    }
+    fn started(&self) -> (Instant, f64) {
+        *self.t0.get_or_init(|| {
+            let (at, wall) = (
+                Instant::now() + self.lead,
+                now_epoch() + self.lead.as_secs_f64(),
+            );
+            let mut answers = lock(&self.answers);
+            if let Answers::Waiting(make) = std::mem::replace(&mut *answers, Answers::Done) {
+                *answers = Answers::Taking(make(wall));
+            }
+            (at, wall)
+        })
+    }
+
+    /// The record of `ticket` to the sink; `then`: the same user sends again, not before
+    /// this (seconds from t = 0), under the same ticket (returned).
+    fn note(&self, rec: Record, ticket: Ticket, then: Option<f64>) -> Ticket {
+        self.live.done.fetch_add(1, Ordering::Relaxed);
+        if rec.admitted() {
+            self.live.admitted.fetch_add(1, Ordering::Relaxed);
+        } else if rec.throttled() {
+            self.live.throttled.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Answers::Taking(a) = &mut *lock(&self.answers) {
+            a.take(rec);
+        }
+        // Only once the sink has the record may its ticket go: the watermark never passes a
+        // record the sink has not seen.
+        let (next, settled) = {
+            let mut d = lock(&self.dispatch);
+            d.pending.remove(&ticket);
+            let next = then.map(|t| Ticket(micros(t), ticket.1));
+            if let Some(n) = next {
+                d.pending.insert(n);
+            }
+            let every = self.noted.fetch_add(1, Ordering::Relaxed) % SETTLE_EVERY == 0;
+            (next.unwrap_or(ticket), every.then(|| d.settled()))
+        };
+        if let Some(t) = settled
+            && let Answers::Taking(a) = &mut *lock(&self.answers)
+        {
+            a.settled(t);
+        }
+        next
     }
 }
 
-async fn send(
-    s: &Shared,
+async fn send<A: Sink>(
+    s: &Shared<A>,
     user: &mut GooseUser,
     slot: Slot,
     due: f64,
@@ -392,15 +499,14 @@ async fn send(
 
 /// One goose user's whole run: slot after slot, each sent at its due time, until the schedule
 /// is exhausted (goose runs this once per user).
-async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
+async fn step<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionResult {
     let t0 = s.t0();
     loop {
         // The target went away: send nothing more (the slots left are unsent).
         if s.watch.gone() {
             return Ok(());
         }
-        let i = s.next.fetch_add(1, Ordering::SeqCst);
-        let Some(slot) = s.slots.get(i).copied() else {
+        let Some((slot, ticket)) = lock(&s.dispatch).take() else {
             return Ok(());
         };
         let claimed = secs_since(t0, Instant::now());
@@ -414,45 +520,40 @@ async fn step(s: Arc<Shared>, user: &mut GooseUser) -> TransactionResult {
             .as_deref()
             .and_then(rate_headers::parse_retry_after)
             .map(|ra| ra.wait_secs(now_epoch()));
-        let recv = rec.recv;
-        note(&s, rec);
-        if retry && let Some(wait) = wait {
-            let wait = Duration::from_secs_f64(wait).min(MAX_RETRY_WAIT);
-            // Exactly what Retry-After says, counted from when the 429 arrived.
-            let at = t0 + Duration::from_secs_f64(recv) + wait;
+        // Exactly what Retry-After says, counted from when the 429 arrived.
+        let retry_at = match (retry, wait) {
+            (true, Some(wait)) => Some(
+                rec.recv
+                    + Duration::from_secs_f64(wait)
+                        .min(MAX_RETRY_WAIT)
+                        .as_secs_f64(),
+            ),
+            _ => None,
+        };
+        let ticket = s.note(rec, ticket, retry_at);
+        if let Some(t) = retry_at {
+            let at = t0 + Duration::from_secs_f64(t);
             tokio::time::sleep_until(at.into()).await;
-            let t = secs_since(t0, at);
             let rec = send(&s, user, slot, t, t, true).await;
-            note(&s, rec);
+            s.note(rec, ticket, None);
         }
     }
 }
 
-fn note(s: &Shared, rec: Record) {
-    s.live.done.fetch_add(1, Ordering::Relaxed);
-    if rec.admitted() {
-        s.live.admitted.fetch_add(1, Ordering::Relaxed);
-    } else if rec.throttled() {
-        s.live.throttled.fetch_add(1, Ordering::Relaxed);
-    }
-    s.records
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(rec);
-}
-
 /// Run one resolved scenario against the target through goose; `live` follows it, `watch`
-/// (one for the whole load run) tells when the target went away.
-pub async fn run(
+/// (one for the whole load run) tells when the target went away. `sink` makes, from the
+/// schedule and the wall clock at t = 0, what each record goes to; it comes back with the run.
+pub async fn run<A: Sink>(
     target: &Target,
     r: &Resolved,
     sending: &Sending,
     goose_dir: &Path,
     live: Arc<Live>,
     watch: Arc<Watch>,
-) -> Result<Run, LoadError> {
-    let slots = schedule::build(r);
-    let timing = Timing::of(r, &slots, sending);
+    sink: impl FnOnce(&Summary, f64) -> A + Send + 'static,
+) -> Result<(Run, A), LoadError> {
+    let summary = Summary::of_scenario(r);
+    let timing = Timing::of(r, &summary, sending);
     let Timing {
         users, lead, span, ..
     } = timing;
@@ -463,17 +564,23 @@ pub async fn run(
         ..target.client_config(sending.request_timeout, users)
     };
     let client = client.build().map_err(TargetError::from)?;
-    live.total.store(slots.len(), Ordering::Relaxed);
+    live.total.store(summary.len as usize, Ordering::Relaxed);
     let _ = live.span.set(span);
 
     let shared = Arc::new(Shared {
-        slots: slots.clone(),
-        next: AtomicUsize::new(0),
+        dispatch: Mutex::new(Dispatch {
+            schedule: Schedule::new(r).peekable(),
+            pending: BTreeSet::new(),
+            tickets: 0,
+        }),
+        answers: Mutex::new(Answers::Waiting(Box::new(move |wall0| {
+            sink(&summary, wall0)
+        }))),
+        noted: AtomicU64::new(0),
         t0: OnceLock::new(),
         lead,
         auth: r.keys.iter().map(|k| format!("Bearer {}", k.key)).collect(),
         requests: r.requests.clone(),
-        records: Mutex::new(Vec::with_capacity(slots.len() + 1)),
         retry_shape: r.scenario.shape == Shape::RetryAfter,
         retry_claimed: AtomicBool::new(false),
         client,
@@ -521,9 +628,6 @@ pub async fn run(
         })
         .map_err(|e| LoadError::Goose(e.to_string()))?
         .register_scenario(scenario);
-    // UTC epoch seconds at t = 0: the wall clock now, plus how far t = 0 lies ahead.
-    let wall_now = (now_epoch(), Instant::now());
-
     let metrics = attack.execute().await;
     let metrics = metrics.map_err(|e| LoadError::Goose(e.to_string()))?;
     let goose_requests = metrics
@@ -531,27 +635,26 @@ pub async fn run(
         .values()
         .map(|a| (a.success_count + a.fail_count) as u64)
         .sum();
-    let t0 = shared.t0();
-    let wall0 = wall_now.0 + secs_since(wall_now.1, t0);
-    let mut records =
-        std::mem::take(&mut *shared.records.lock().unwrap_or_else(|p| p.into_inner()));
-    records.sort_by(|a, b| a.sent.total_cmp(&b.sent));
+    let (t0, wall0) = shared.started();
+    let Answers::Taking(sink) = std::mem::replace(&mut *lock(&shared.answers), Answers::Done)
+    else {
+        return Err(LoadError::Goose("the run's answers were lost".into()));
+    };
     let goose_reports = [html, json]
         .into_iter()
         .filter(|p| p.is_file())
         .map(|p| p.display().to_string())
         .collect();
-    Ok(Run {
+    let run = Run {
         t0,
-        slots,
-        records,
         wall0,
         users,
         peak_in_flight: shared.peak_in_flight.load(Ordering::Relaxed),
         goose_requests,
         goose_reports,
         outage: watch.outage().map(|(_, o)| o),
-    })
+    };
+    Ok((run, sink))
 }
 
 /// Whether a progress line makes sense (stderr is a terminal).

@@ -23,7 +23,7 @@ pub use judge::{ScenarioResult, ScenarioVerdict};
 pub use report::LoadReport;
 use scenario::Resolved;
 pub use scenario::Scenario;
-use scheduler::{Job, Mode, Plan, Running, Step, quota_back, startable};
+use scheduler::{Job, Mode, Plan, QuotaSeen, Running, Step, startable};
 
 use crate::spec::Spec;
 use crate::target::Target;
@@ -152,7 +152,7 @@ pub fn prepare(
                     keys,
                     estimate: engine::Timing::estimate(r, &opts.sending),
                     window: r.window,
-                    rate: schedule::peak_rate(&schedule::build(r)),
+                    rate: schedule::Summary::of_scenario(r).peak_rate,
                     alone: false,
                 });
             }
@@ -169,6 +169,25 @@ pub fn prepare(
     })
 }
 
+/// What a run's records go to as they come: the judge, and each key's quota account.
+struct Answers {
+    judging: judge::Judging,
+    quota: Vec<QuotaSeen>,
+    wall0: f64,
+}
+
+impl engine::Sink for Answers {
+    fn take(&mut self, rec: engine::Record) {
+        if let Some(q) = self.quota.get_mut(rec.key) {
+            q.observe(&rec, self.wall0);
+        }
+        self.judging.observe(rec);
+    }
+    fn settled(&mut self, t: f64) {
+        self.judging.settled(t);
+    }
+}
+
 /// Prepare and run the scenarios (see `prepare` and `scheduler`).
 pub async fn run(
     spec: Arc<Spec>,
@@ -181,7 +200,7 @@ pub async fn run(
 }
 
 /// Carry out a prepared plan: each scenario starts as soon as `scheduler::startable` lets it,
-/// after its keys' quota is back (`scheduler::quota_back`); results keep the scenarios' order.
+/// after its keys' quota is back (`scheduler::QuotaSeen`); results keep the scenarios' order.
 pub async fn execute(
     spec: Arc<Spec>,
     target: Target,
@@ -289,13 +308,19 @@ pub async fn execute(
             let out = &opts.out;
             let sending = &opts.sending;
             let watch = watch.clone();
+            let (rc, keys) = (r.clone(), job.keys.len());
+            let sink = move |schedule: &schedule::Summary, wall0: f64| Answers {
+                judging: judge::Judging::new(&rc, schedule.clone(), wall0, keys),
+                quota: vec![QuotaSeen::default(); keys],
+                wall0,
+            };
             running.push(async move {
                 tokio::time::sleep_until(not_before.into()).await;
                 let began = Instant::now();
                 let run = if goose::is_killswitch_triggered() {
                     None
                 } else {
-                    Some(engine::run(target, r, sending, out, l, watch).await)
+                    Some(engine::run(target, r, sending, out, l, watch, sink).await)
                 };
                 (j, began, run)
             });
@@ -321,7 +346,7 @@ pub async fn execute(
             ));
             continue;
         };
-        let run = run?;
+        let (run, answers) = run?;
         canceled |= goose::is_killswitch_triggered();
         let span = Some((
             began.saturating_duration_since(started).as_secs_f64(),
@@ -337,14 +362,15 @@ pub async fn execute(
             .iter()
             .map(|p| (labels.get(*p).cloned().unwrap_or_default(), *p))
             .collect();
-        let mut result = judge::judge(r, &run, &ids);
+        let mut result = answers.judging.finish(&run, &ids);
         // The target went away during this run: its figures are kept, nothing is judged.
         if let Some(o) = &run.outage {
             result.not_judged(o);
         }
         for (i, k) in job.keys.iter().enumerate() {
             let limiter = if i == 0 { result.limiter } else { None };
-            quota.insert(*k, quota_back(&run, i, r.window, limiter));
+            let seen = answers.quota.get(i).copied().unwrap_or_default();
+            quota.insert(*k, seen.back(run.t0, r.window, limiter));
         }
         if opts.progress {
             clear_line();

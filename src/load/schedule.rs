@@ -1,6 +1,9 @@
 //! The per-key arrival schedule: when each request is due, for which key, with which
-//! operation of the mix. Built before the run; goose users take its slots in order.
+//! operation of the mix. Made as the run goes (`Schedule`, an iterator), so a run of any
+//! length holds only the slots taken and not yet answered; `Summary` is what the judge and
+//! the scheduler need of a whole schedule (counts per key and second, the peak rate).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::scenario::{Resolved, Shape};
@@ -16,15 +19,35 @@ pub struct Slot {
     pub op: usize,
 }
 
-/// Evenly spaced arrivals: `count` of them over `[start, start + span)`.
-fn spread(out: &mut Vec<(f64, usize)>, key: usize, start: f64, span: f64, count: u64) {
-    for i in 0..count {
-        out.push((start + span * i as f64 / count as f64, key));
+/// `count` evenly spaced arrivals over `[start, start + span)` for `key`.
+#[derive(Clone, Debug)]
+struct Segment {
+    key: usize,
+    start: f64,
+    span: f64,
+    count: u64,
+    /// The next arrival's index.
+    i: u64,
+}
+
+impl Segment {
+    fn next_at(&self) -> Option<f64> {
+        (self.i < self.count).then(|| self.start + self.span * self.i as f64 / self.count as f64)
     }
 }
 
+fn spread(out: &mut Vec<Segment>, key: usize, start: f64, span: f64, count: u64) {
+    out.push(Segment {
+        key,
+        start,
+        span,
+        count,
+        i: 0,
+    });
+}
+
 /// Arrivals at `rate` per second over `[start, end)`.
-fn steady(out: &mut Vec<(f64, usize)>, key: usize, start: f64, end: f64, rate: f64) {
+fn steady(out: &mut Vec<Segment>, key: usize, start: f64, end: f64, rate: f64) {
     if rate <= 0.0 || end <= start {
         return;
     }
@@ -32,73 +55,158 @@ fn steady(out: &mut Vec<(f64, usize)>, key: usize, start: f64, end: f64, rate: f
     spread(out, key, start, count as f64 / rate, count);
 }
 
-/// The schedule of a resolved scenario, sorted by due time.
-pub fn build(r: &Resolved) -> Vec<Slot> {
-    let s = &r.scenario;
-    let n = r.limit as f64;
-    let w = r.window.as_secs_f64();
-    let rate = s.rate * n / w;
-    let end = s.windows * w;
-    let burst = (s.burst.unwrap_or(1.0) * n).round() as u64;
-    let span = s.burst_span.unwrap_or(0.05) * w;
-    let mut t: Vec<(f64, usize)> = Vec::new();
-    match s.shape {
-        Shape::Steady => steady(&mut t, 0, 0.0, end, rate),
-        Shape::BurstThenSteady => {
-            spread(&mut t, 0, 0.0, span, burst);
-            steady(&mut t, 0, span, end, rate);
+/// A resolved scenario's slots in due order, made one at a time: the segments of its shape
+/// merged by time (ties: the segment laid out first), each key's operations dealt by smooth
+/// weighted round robin so the mix holds over any stretch of the run.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    segments: Vec<Segment>,
+    weights: Vec<i64>,
+    total: i64,
+    /// Round-robin state per key (at most two keys).
+    current: [Vec<i64>; 2],
+}
+
+impl Schedule {
+    pub fn new(r: &Resolved) -> Schedule {
+        let s = &r.scenario;
+        let n = r.limit as f64;
+        let w = r.window.as_secs_f64();
+        let rate = s.rate * n / w;
+        let end = s.windows * w;
+        let burst = (s.burst.unwrap_or(1.0) * n).round() as u64;
+        let span = s.burst_span.unwrap_or(0.05) * w;
+        let mut t = Vec::new();
+        match s.shape {
+            Shape::Steady => steady(&mut t, 0, 0.0, end, rate),
+            Shape::BurstThenSteady => {
+                spread(&mut t, 0, 0.0, span, burst);
+                steady(&mut t, 0, span, end, rate);
+            }
+            Shape::Straddle => {
+                // One request opens a window at 0; the bursts sit either side of its end.
+                spread(&mut t, 0, 0.0, 0.0, 1);
+                let gap = 0.03 * w;
+                spread(&mut t, 0, w - gap - span, span, burst);
+                spread(&mut t, 0, w + gap, span, burst);
+                steady(&mut t, 0, w + gap + span, end, rate);
+            }
+            Shape::TwoKeys => {
+                steady(&mut t, 0, 0.0, end, rate);
+                let other = s.other_key_rate.unwrap_or(0.5) * n / w;
+                steady(&mut t, 1, 0.0, end, other);
+            }
+            Shape::RetryAfter => spread(&mut t, 0, 0.0, span, burst),
         }
-        Shape::Straddle => {
-            // One request opens a window at 0; the bursts sit either side of its end.
-            t.push((0.0, 0));
-            let gap = 0.03 * w;
-            spread(&mut t, 0, w - gap - span, span, burst);
-            spread(&mut t, 0, w + gap, span, burst);
-            steady(&mut t, 0, w + gap + span, end, rate);
+        let weights: Vec<i64> = s.operations.iter().map(|o| i64::from(o.weight)).collect();
+        Schedule {
+            segments: t,
+            total: weights.iter().sum(),
+            current: [vec![0; weights.len()], vec![0; weights.len()]],
+            weights,
         }
-        Shape::TwoKeys => {
-            steady(&mut t, 0, 0.0, end, rate);
-            let other = s.other_key_rate.unwrap_or(0.5) * n / w;
-            steady(&mut t, 1, 0.0, end, other);
-        }
-        Shape::RetryAfter => spread(&mut t, 0, 0.0, span, burst),
     }
-    t.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // Smooth weighted round robin per key, so the mix holds over any stretch of the run.
-    let weights: Vec<i64> = s.operations.iter().map(|o| i64::from(o.weight)).collect();
-    let total: i64 = weights.iter().sum();
-    let mut current = vec![vec![0i64; weights.len()]; 2];
-    t.into_iter()
-        .map(|(secs, key)| {
-            let cur = &mut current[key.min(1)];
-            let mut best = 0;
-            for (i, w) in weights.iter().enumerate() {
-                cur[i] += w;
-                if cur[i] > cur[best] {
-                    best = i;
-                }
+}
+
+impl Iterator for Schedule {
+    type Item = Slot;
+
+    fn next(&mut self) -> Option<Slot> {
+        let mut first: Option<(usize, f64)> = None;
+        for (i, seg) in self.segments.iter().enumerate() {
+            if let Some(at) = seg.next_at()
+                && first.is_none_or(|(_, f)| at < f)
+            {
+                first = Some((i, at));
             }
-            cur[best] -= total;
-            Slot {
-                due: Duration::from_secs_f64(secs.max(0.0)),
-                key,
-                op: best,
+        }
+        let (i, secs) = first?;
+        let seg = &mut self.segments[i];
+        seg.i += 1;
+        let key = seg.key;
+        let cur = &mut self.current[key.min(1)];
+        let mut best = 0;
+        for (i, w) in self.weights.iter().enumerate() {
+            cur[i] += w;
+            if cur[i] > cur[best] {
+                best = i;
             }
+        }
+        if let Some(c) = cur.get_mut(best) {
+            *c -= self.total;
+        }
+        Some(Slot {
+            due: Duration::from_secs_f64(secs.max(0.0)),
+            key,
+            op: best,
         })
-        .collect()
+    }
+}
+
+/// The whole schedule of a resolved scenario, sorted by due time.
+pub fn build(r: &Resolved) -> Vec<Slot> {
+    Schedule::new(r).collect()
+}
+
+/// What the judge and the scheduler need of a whole schedule, in memory that grows with its
+/// seconds, not its slots.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub len: u64,
+    pub first_due: Option<f64>,
+    pub last_due: Option<f64>,
+    /// Highest rate over any 100 ms, in requests per second.
+    pub peak_rate: f64,
+    /// Per key (index: the scenario's keys), slots by the whole second they are due in.
+    pub per_second: Vec<Vec<u64>>,
+}
+
+impl Summary {
+    pub fn of(slots: impl IntoIterator<Item = Slot>) -> Summary {
+        let mut s = Summary::default();
+        let mut recent: VecDeque<Duration> = VecDeque::new();
+        let mut best = 0usize;
+        for sl in slots {
+            let t = sl.due.as_secs_f64();
+            s.len += 1;
+            s.first_due.get_or_insert(t);
+            s.last_due = Some(t);
+            while recent
+                .front()
+                .is_some_and(|f| sl.due.saturating_sub(*f) >= Duration::from_millis(100))
+            {
+                recent.pop_front();
+            }
+            recent.push_back(sl.due);
+            best = best.max(recent.len());
+            if s.per_second.len() <= sl.key {
+                s.per_second.resize(sl.key + 1, Vec::new());
+            }
+            let secs = &mut s.per_second[sl.key];
+            let i = t as usize;
+            if secs.len() <= i {
+                secs.resize(i + 1, 0);
+            }
+            secs[i] += 1;
+        }
+        s.peak_rate = best as f64 * 10.0;
+        s
+    }
+
+    /// A resolved scenario's schedule, summed up (made and dropped slot by slot).
+    pub fn of_scenario(r: &Resolved) -> Summary {
+        Summary::of(Schedule::new(r))
+    }
+
+    /// Slots of `key`.
+    pub fn scheduled(&self, key: usize) -> u64 {
+        self.per_second.get(key).map_or(0, |v| v.iter().sum())
+    }
 }
 
 /// Highest rate of the schedule over any 100 ms, in requests per second.
 pub fn peak_rate(slots: &[Slot]) -> f64 {
-    let mut best = 0usize;
-    let mut lo = 0usize;
-    for hi in 0..slots.len() {
-        while slots[hi].due.saturating_sub(slots[lo].due) >= Duration::from_millis(100) {
-            lo += 1;
-        }
-        best = best.max(hi - lo + 1);
-    }
-    best as f64 * 10.0
+    Summary::of(slots.iter().copied()).peak_rate
 }
 
 #[cfg(test)]
@@ -161,5 +269,44 @@ mod tests {
         assert_eq!(two.iter().filter(|x| x.key == 0).count(), 270);
         let retry = build(&resolved("retry-after-honesty"));
         assert_eq!(retry.len(), 90);
+    }
+
+    #[test]
+    fn the_schedule_is_made_slot_by_slot_and_summed_up_flat() {
+        for sc in crate::load::scenario::Scenario::builtin().unwrap() {
+            let r = resolved(&sc.name);
+            let s = build(&r);
+            assert!(s.windows(2).all(|w| w[0].due <= w[1].due), "{}", sc.name);
+            let sum = Summary::of(s.iter().copied());
+            assert_eq!(sum.len, s.len() as u64);
+            assert_eq!(sum.peak_rate, peak_rate_of_list(&s), "{}", sc.name);
+            for key in 0..2 {
+                let of_key = s.iter().filter(|x| x.key == key).count() as u64;
+                assert_eq!(sum.scheduled(key), of_key, "{} key {key}", sc.name);
+                for (sec, n) in sum.per_second.get(key).into_iter().flatten().enumerate() {
+                    let here = s
+                        .iter()
+                        .filter(|x| x.key == key && x.due.as_secs_f64() as usize == sec)
+                        .count() as u64;
+                    assert_eq!(*n, here, "{} key {key} second {sec}", sc.name);
+                }
+            }
+            assert_eq!(sum.first_due, s.first().map(|x| x.due.as_secs_f64()));
+            assert_eq!(sum.last_due, s.last().map(|x| x.due.as_secs_f64()));
+        }
+    }
+
+    /// The peak over any 100 ms, counted the plain way.
+    fn peak_rate_of_list(s: &[Slot]) -> f64 {
+        let most = (0..s.len())
+            .map(|i| {
+                s[i..]
+                    .iter()
+                    .take_while(|x| x.due - s[i].due < Duration::from_millis(100))
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        most as f64 * 10.0
     }
 }

@@ -1,6 +1,6 @@
 //! When each scenario runs. Scenarios whose keys do not overlap run at the same time, as long
 //! as their combined peak rate stays within the client's budget (`Mode::max_rate`); those
-//! sharing a key run in the order given, each once the key's quota is back (`quota_back`,
+//! sharing a key run in the order given, each once the key's quota is back (`QuotaSeen`,
 //! read from the target's own answers). Sequential mode runs them one at a time, in order.
 //! A scenario the client could not hold beside others runs again alone (`Job::alone`), so
 //! running together never changes a verdict. The same rule (`startable`) lays out the
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::engine::Run;
+use super::engine::Record;
 use super::judge::Limiter;
 use crate::rate_headers;
 
@@ -308,44 +308,53 @@ impl fmt::Display for Plan {
     }
 }
 
-/// When `key` (a position among the run's keys) has its whole quota back after `run`, read
-/// from the target's own answers. An admission holds quota for at most one window, so the
-/// quota is back one window after the last 2xx; a limiter observed to be a fixed window gives
-/// it all back at its Reset instead. A later Reset or Retry-After the target named is waited
-/// for too, but never more than two windows past its last answer (a Reset in milliseconds
-/// would otherwise be years away).
-pub fn quota_back(run: &Run, key: usize, window: Duration, limiter: Option<Limiter>) -> Instant {
-    let w = window.as_secs_f64();
-    let recs = run
-        .records
-        .iter()
-        .filter(|r| r.key == key && r.status.is_some());
-    let mut last_admitted: Option<f64> = None;
-    let mut last_answer = 0.0f64;
-    let mut promised: Option<f64> = None;
-    for r in recs {
-        last_answer = last_answer.max(r.recv);
+/// What one key's answers said about its quota, folded as they come (`observe`), so that
+/// `back` tells when the key has its whole quota back after the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QuotaSeen {
+    last_admitted: Option<f64>,
+    last_answer: f64,
+    promised: Option<f64>,
+}
+
+impl QuotaSeen {
+    /// One of the key's records; `wall0`: UTC epoch seconds of the run's t = 0.
+    pub fn observe(&mut self, r: &Record, wall0: f64) {
+        if r.status.is_none() {
+            return;
+        }
+        self.last_answer = self.last_answer.max(r.recv);
         if r.admitted() {
-            last_admitted = Some(last_admitted.map_or(r.recv, |t| t.max(r.recv)));
+            self.last_admitted = Some(self.last_admitted.map_or(r.recv, |t| t.max(r.recv)));
         }
         // What the answer says, in the run's seconds.
-        if let Some(t) = r.quota_back(run.wall0).latest() {
-            let t = t - run.wall0;
-            promised = Some(promised.map_or(t, |p: f64| p.max(t)));
+        if let Some(t) = r.quota_back(wall0).latest() {
+            let t = t - wall0;
+            self.promised = Some(self.promised.map_or(t, |p: f64| p.max(t)));
         }
     }
-    let held = last_admitted.map(|t| t + w);
-    let back = match (limiter, promised) {
-        // Reset is in whole seconds: one more for its rounding.
-        (Some(Limiter::FixedWindow), Some(p)) => Some(p + 1.0),
-        (_, p) => match (held, p) {
-            (Some(h), Some(p)) => Some(h.max(p)),
-            (h, p) => h.or(p),
-        },
-    };
-    let cap = last_answer + 2.0 * w + rate_headers::SLACK_SECS;
-    let secs = back.map_or(0.0, |b| b.min(cap) + MARGIN_SECS);
-    run.t0 + Duration::from_secs_f64(secs.max(0.0))
+
+    /// When the key has its whole quota back, read from the target's own answers; `t0`: the
+    /// run's t = 0. An admission holds quota for at most one window, so the quota is back one
+    /// window after the last 2xx; a limiter observed to be a fixed window gives it all back at
+    /// its Reset instead. A later Reset or Retry-After the target named is waited for too, but
+    /// never more than two windows past its last answer (a Reset in milliseconds would
+    /// otherwise be years away).
+    pub fn back(&self, t0: Instant, window: Duration, limiter: Option<Limiter>) -> Instant {
+        let w = window.as_secs_f64();
+        let held = self.last_admitted.map(|t| t + w);
+        let back = match (limiter, self.promised) {
+            // Reset is in whole seconds: one more for its rounding.
+            (Some(Limiter::FixedWindow), Some(p)) => Some(p + 1.0),
+            (_, p) => match (held, p) {
+                (Some(h), Some(p)) => Some(h.max(p)),
+                (h, p) => h.or(p),
+            },
+        };
+        let cap = self.last_answer + 2.0 * w + rate_headers::SLACK_SECS;
+        let secs = back.map_or(0.0, |b| b.min(cap) + MARGIN_SECS);
+        t0 + Duration::from_secs_f64(secs.max(0.0))
+    }
 }
 
 #[cfg(test)]
@@ -495,19 +504,13 @@ mod tests {
 
     fn back_secs(records: Vec<Record>, limiter: Option<Limiter>) -> f64 {
         let wall0 = 1_800_000_000.0;
-        let run = Run {
-            t0: Instant::now(),
-            slots: Vec::new(),
-            records,
-            wall0,
-            users: 1,
-            peak_in_flight: 1,
-            goose_requests: 0,
-            goose_reports: Vec::new(),
-            outage: None,
-        };
-        quota_back(&run, 0, Duration::from_secs(60), limiter)
-            .saturating_duration_since(run.t0)
+        let mut seen = QuotaSeen::default();
+        for r in &records {
+            seen.observe(r, wall0);
+        }
+        let t0 = Instant::now();
+        seen.back(t0, Duration::from_secs(60), limiter)
+            .saturating_duration_since(t0)
             .as_secs_f64()
     }
 

@@ -87,7 +87,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         .unwrap()
         .resolve(&spec, &t)
         .unwrap();
-    let records = rows
+    let records: Vec<Record> = rows
         .iter()
         .map(|(t, status, rem, reset, retry)| Record {
             key: 0,
@@ -108,8 +108,6 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         .collect();
     let run = Run {
         t0: std::time::Instant::now(),
-        slots: crate::load::schedule::build(&r),
-        records,
         wall0: WALL0,
         users: 1,
         peak_in_flight: 1,
@@ -117,7 +115,8 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         goose_reports: Vec::new(),
         outage: None,
     };
-    let result = crate::load::judge::judge(&r, &run, &[("free#1".into(), 0)]);
+    let slots = crate::load::schedule::build(&r);
+    let result = crate::load::judge::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     let mut v: Vec<(&'static str, Verdict)> = ["reset", "retry-after", "remaining"]
         .into_iter()
         .filter_map(|rule| {

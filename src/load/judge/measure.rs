@@ -6,8 +6,8 @@
 //! client's, counted apart).
 //!
 //! Memory: counts, buckets (one per second), latency histograms and the send span are flat in
-//! the number of answers. The header trace keeps one point per 2xx or 429 until `finish`
-//! (sampled to 600 points per key, a step known only once the count is).
+//! the number of answers. The header trace keeps every `stride`-th 2xx or 429 of a key, the
+//! stride doubling whenever 2 x 600 points are kept (then every other point is dropped).
 
 use std::collections::BTreeMap;
 
@@ -16,15 +16,15 @@ use super::histogram::Histogram;
 use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
 use crate::http::is_local_refusal;
 use crate::load::engine::Record;
-use crate::load::schedule::{Slot, peak_rate};
+use crate::load::schedule::Summary;
 use crate::rate_headers;
 
 /// The trace keeps at most this many points per key.
 const TRACE_POINTS: usize = 600;
 
 /// Measurements under way: `observe` each answer, then `finish`.
-pub(super) struct Measure<'a> {
-    slots: &'a [Slot],
+pub(super) struct Measure {
+    schedule: Summary,
     wall0: f64,
     /// A send later than this after its due time is late.
     late_secs: f64,
@@ -75,8 +75,11 @@ struct KeyMeasure {
     late_by_due: Vec<u64>,
     figures: KeyFigures,
     latencies: Histogram,
-    /// Answers with rate-limit headers, with their send times (the trace is in send order).
+    /// Answers with rate-limit headers, with their send times (the trace is in send order):
+    /// one of every `stride` of them.
     trace: Vec<(f64, TracePoint)>,
+    stride: u64,
+    traced: u64,
 }
 
 /// One key's figures, as rules and the report read them.
@@ -156,12 +159,12 @@ fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Histogram>, key: usize, i: usize) -
     i
 }
 
-impl<'a> Measure<'a> {
-    /// `slots`: the run's schedule; `keys`: how many keys the scenario loads; `wall0`: UTC
-    /// epoch seconds of t = 0; `late_secs`: how late a send may be (`super::late_secs`).
-    pub fn new(slots: &'a [Slot], keys: usize, wall0: f64, late_secs: f64) -> Measure<'a> {
+impl Measure {
+    /// `schedule`: the run's schedule, summed up; `keys`: how many keys the scenario loads;
+    /// `wall0`: UTC epoch seconds of t = 0; `late_secs`: how late a send may be
+    /// (`super::late_secs`).
+    pub fn new(schedule: Summary, keys: usize, wall0: f64, late_secs: f64) -> Measure {
         let mut m = Measure {
-            slots,
             wall0,
             late_secs,
             answered: 0,
@@ -174,12 +177,16 @@ impl<'a> Measure<'a> {
             local_refusals: 0,
             sends: Span::default(),
             latency: Histogram::default(),
-            keys: (0..keys).map(|_| KeyMeasure::default()).collect(),
+            keys: (0..keys)
+                .map(|_| KeyMeasure {
+                    stride: 1,
+                    ..KeyMeasure::default()
+                })
+                .collect(),
+            schedule,
         };
-        for sl in slots {
-            if let Some(k) = m.keys.get_mut(sl.key) {
-                k.figures.scheduled += 1;
-            }
+        for (key, k) in m.keys.iter_mut().enumerate() {
+            k.figures.scheduled = m.schedule.scheduled(key);
         }
         m
     }
@@ -245,6 +252,22 @@ impl<'a> Measure<'a> {
             k.lat[i].add(latency);
         }
         if x.admitted() || x.throttled() {
+            k.traced += 1;
+            if (k.traced - 1) % k.stride != 0 {
+                return;
+            }
+            if k.trace.len() >= 2 * TRACE_POINTS {
+                // Keep every other point, and from now on every other answer of those kept.
+                let mut i = 0;
+                k.trace.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                k.stride *= 2;
+                if (k.traced - 1) % k.stride != 0 {
+                    return;
+                }
+            }
             k.trace.push((
                 x.sent,
                 TracePoint {
@@ -264,14 +287,13 @@ impl<'a> Measure<'a> {
     /// The figures, once every answer is in. `users` (the in-flight ceiling), `peak_in_flight`
     /// and `goose_requests`: the engine's and goose's account.
     pub fn finish(self, users: usize, peak_in_flight: usize, goose_requests: u64) -> Measurements {
-        let scheduled = self.slots.len() as u64;
+        let scheduled = self.schedule.len;
         let unsent = scheduled.saturating_sub(self.primary);
         let rate_of = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
-        let mut dues = Span::default();
-        if let (Some(a), Some(b)) = (self.slots.first(), self.slots.last()) {
-            dues.first = Some(a.due.as_secs_f64());
-            dues.last = Some(b.due.as_secs_f64());
-        }
+        let dues = Span {
+            first: self.schedule.first_due,
+            last: self.schedule.last_due,
+        };
         let generator = Generator {
             scheduled,
             sent: self.sent,
@@ -279,7 +301,7 @@ impl<'a> Measure<'a> {
             unsent,
             scheduled_rate: rate_of(scheduled.saturating_sub(1), dues.secs()),
             achieved_rate: rate_of(self.sent.saturating_sub(1), self.sends.secs()),
-            peak_rate: peak_rate(self.slots),
+            peak_rate: self.schedule.peak_rate,
             max_late_ms: self.max_late_ms,
             late_ms: self.late_secs * 1000.0,
             users,
@@ -321,11 +343,13 @@ impl<'a> Measure<'a> {
                 last.sent += b.sent;
                 k.lat[seconds - 1].merge(&l);
             }
-            let key_slots = || self.slots.iter().filter(move |x| x.key == key);
-            for sl in key_slots() {
-                if let Some(b) = k.secs.get_mut(sl.due.as_secs_f64() as usize) {
-                    b.offered += 1;
-                }
+            let offered = self
+                .schedule
+                .per_second
+                .get(key)
+                .map_or(&[][..], |v| &v[..]);
+            for (b, n) in k.secs.iter_mut().zip(offered) {
+                b.offered += n;
             }
             for (i, n) in k.late_by_due.iter().enumerate() {
                 if let Some(b) = k.secs.get_mut(i) {
@@ -336,15 +360,16 @@ impl<'a> Measure<'a> {
             // the unsent ones are the last of the key's schedule.
             let f = &mut k.figures;
             f.unsent = f.scheduled.saturating_sub(f.sent);
-            for sl in key_slots()
-                .collect::<Vec<_>>()
-                .iter()
-                .rev()
-                .take(f.unsent as usize)
-            {
-                if let Some(b) = k.secs.get_mut(sl.due.as_secs_f64() as usize) {
-                    b.failed_to_send += 1;
+            let mut left = f.unsent;
+            for (i, n) in offered.iter().enumerate().rev() {
+                if left == 0 {
+                    break;
                 }
+                let here = left.min(*n);
+                if let Some(b) = k.secs.get_mut(i) {
+                    b.failed_to_send += here;
+                }
+                left -= here;
             }
             for (b, l) in k.secs.iter_mut().zip(&k.lat) {
                 let p = l.percentiles();

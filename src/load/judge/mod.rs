@@ -64,6 +64,7 @@ use std::collections::BTreeMap;
 
 use super::engine::{Record, Run};
 use super::scenario::{Resolved, Shape};
+use super::schedule::Summary;
 use crate::rate_headers::{self, Answer};
 use crate::verdict::Verdict;
 use measure::{KeyFigures, Measure, Span};
@@ -174,44 +175,47 @@ impl KeyRules {
     }
 }
 
-/// A run being judged: answers go in one at a time (`observe`, in any order; `settled` says
-/// that every answer sent before a time is in), the verdicts come out at `finish`.
-struct Judging<'a> {
-    r: &'a Resolved,
-    measure: Measure<'a>,
+/// A run being judged: answers go in one at a time as they come (`observe`, in any order;
+/// `settled` says that every answer sent before a time is in), the verdicts come out at
+/// `finish`. The engine feeds it during the run, so no list of answers is kept.
+pub struct Judging {
+    r: Resolved,
+    measure: Measure,
     order: order::SendOrder,
     rules: Vec<KeyRules>,
 }
 
-impl<'a> Judging<'a> {
-    fn new(r: &'a Resolved, run: &'a Run, keys: usize) -> Judging<'a> {
+impl Judging {
+    /// `schedule`: the run's schedule summed up; `wall0`: UTC epoch seconds of t = 0; `keys`:
+    /// how many keys the scenario loads.
+    pub fn new(r: &Resolved, schedule: Summary, wall0: f64, keys: usize) -> Judging {
         let w = r.window.as_secs_f64();
         let rate = r.scenario.rate * r.limit as f64 / w;
         let s = &r.scenario;
         Judging {
-            r,
-            measure: Measure::new(&run.slots, keys, run.wall0, late_secs(r.window)),
+            measure: Measure::new(schedule, keys, wall0, late_secs(r.window)),
             order: order::SendOrder::default(),
             rules: (0..keys)
                 .map(|key| KeyRules {
                     answers: answers::State::new(&r.throttled_code),
-                    headers: headers::State::new(run.wall0, r.window),
+                    headers: headers::State::new(wall0, r.window),
                     admitted: admitted::State::new(r.limit, w, overloaded(s, key)),
                     limit: limit::State::new(&s.plan, r.limit, r.standard),
                     behaviour: behaviour::State::new(w, rate),
                     retry: retry_honesty::State::default(),
                 })
                 .collect(),
+            r: r.clone(),
         }
     }
 
-    fn observe(&mut self, x: &Record) {
-        self.measure.observe(x);
-        self.order.push(x.clone());
+    pub fn observe(&mut self, x: Record) {
+        self.measure.observe(&x);
+        self.order.push(x);
     }
 
     /// Every answer sent before `t` is in: the rules take them, in send order.
-    fn settled(&mut self, t: f64) {
+    pub fn settled(&mut self, t: f64) {
         let ready = self.order.release(t);
         self.feed(ready);
     }
@@ -224,10 +228,13 @@ impl<'a> Judging<'a> {
         }
     }
 
-    fn finish(mut self, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
+    /// The verdicts, once every answer is in. `run`: the engine's account of the run;
+    /// `labels`: per scenario key, its label and position in the target's keys.
+    pub fn finish(mut self, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
         let rest = self.order.drain();
         self.feed(rest);
-        let (r, s, n) = (self.r, &self.r.scenario, self.r.limit);
+        let r = &self.r;
+        let (s, n) = (&r.scenario, r.limit);
         let w = r.window.as_secs_f64();
         let m = self
             .measure
@@ -344,14 +351,24 @@ fn generator(j: &mut Judge, g: &Generator) {
     }
 }
 
-/// Judge one run: measure its answers and feed the rules one answer at a time, run each rule
-/// per key, roll up. `labels`: per scenario key, its label and position in the target's keys.
-pub fn judge(r: &Resolved, run: &Run, labels: &[(String, usize)]) -> ScenarioResult {
-    let mut judging = Judging::new(r, run, labels.len());
-    for x in &run.records {
+/// Judge a finished run's answers, given as a list (the engine feeds `Judging` as it goes).
+#[cfg(test)]
+pub fn judge(
+    r: &Resolved,
+    slots: &[super::schedule::Slot],
+    records: &[Record],
+    run: &Run,
+    labels: &[(String, usize)],
+) -> ScenarioResult {
+    let schedule = Summary::of(slots.iter().copied());
+    let mut judging = Judging::new(r, schedule, run.wall0, labels.len());
+    let mut sorted = records.to_vec();
+    sorted.sort_by(|a, b| a.sent.total_cmp(&b.sent));
+    for x in sorted {
+        let sent = x.sent;
         judging.observe(x);
-        // The engine sorts records by send time: all sent before this one are in.
-        judging.settled(x.sent);
+        // Sorted by send time: all sent before this one are in.
+        judging.settled(sent);
     }
     judging.finish(run, labels)
 }

@@ -64,8 +64,6 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         .collect();
     let run = Run {
         t0: std::time::Instant::now(),
-        slots,
-        records,
         wall0,
         users: 8,
         peak_in_flight: 1,
@@ -73,7 +71,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         goose_reports: Vec::new(),
         outage: None,
     };
-    let result = super::judge(&r, &run, &[("free#1".into(), 0)]);
+    let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     let failed: Vec<&str> = result
         .findings
         .iter()
@@ -155,7 +153,12 @@ fn measurements_take_answers_one_at_a_time() {
         // The fifth slot is never sent.
     ];
     // Out of order: answers complete in any order; the figures do not depend on it.
-    let mut m = Measure::new(&sl, 1, wall0, super::LATE_SECS);
+    let mut m = Measure::new(
+        crate::load::schedule::Summary::of(sl.iter().copied()),
+        1,
+        wall0,
+        super::LATE_SECS,
+    );
     for x in records.iter().rev() {
         m.observe(x);
     }
@@ -228,7 +231,12 @@ fn the_trace_is_sampled_to_600_points() {
     use super::measure::Measure;
     let dues: Vec<f64> = (0..1500).map(|i| f64::from(i) * 0.01).collect();
     let sl = slots(&dues);
-    let mut m = Measure::new(&sl, 1, 0.0, super::LATE_SECS);
+    let mut m = Measure::new(
+        crate::load::schedule::Summary::of(sl.iter().copied()),
+        1,
+        0.0,
+        super::LATE_SECS,
+    );
     for d in &dues {
         m.observe(&rec(*d, Some(200), None));
     }
@@ -299,10 +307,8 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
             x
         })
         .collect();
-    let run = |records: Vec<crate::load::engine::Record>| Run {
+    let run = Run {
         t0: std::time::Instant::now(),
-        slots: slots.clone(),
-        records,
         wall0,
         users: 8,
         peak_in_flight: 1,
@@ -311,14 +317,14 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
         outage: None,
     };
     let ids = [("free#1".to_string(), 0)];
-    let sorted = super::judge(&r, &run(records.clone()), &ids);
+    let sorted = super::judge(&r, &slots, &records, &run, &ids);
     // Fed in reverse, told only at the end that everything is in.
-    let shuffled = run(records.iter().rev().cloned().collect());
-    let mut judging = super::Judging::new(&r, &shuffled, 1);
-    for x in &shuffled.records {
-        judging.observe(x);
+    let summary = crate::load::schedule::Summary::of(slots.iter().copied());
+    let mut judging = super::Judging::new(&r, summary, wall0, 1);
+    for x in records.iter().rev() {
+        judging.observe(x.clone());
     }
-    let reversed = judging.finish(&shuffled, &ids);
+    let reversed = judging.finish(&run, &ids);
     let show = |res: &super::ScenarioResult| {
         serde_json::to_string(&(&res.findings, &res.keys, &res.seconds, &res.trace)).unwrap()
     };

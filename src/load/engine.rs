@@ -405,7 +405,10 @@ impl<A: Sink> Shared<A> {
             if let Some(n) = next {
                 d.pending.insert(n);
             }
-            let every = self.noted.fetch_add(1, Ordering::Relaxed) % SETTLE_EVERY == 0;
+            let every = self
+                .noted
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(SETTLE_EVERY);
             (next.unwrap_or(ticket), every.then(|| d.settled()))
         };
         if let Some(t) = settled

@@ -148,17 +148,22 @@ fn micros(secs: f64) -> u64 {
 }
 
 impl Dispatch {
-    fn take(&mut self) -> Option<(Slot, Ticket)> {
+    /// The next slot, taken at `now` (seconds from t = 0): it is sent at its due time or now,
+    /// whichever is later (behind schedule, due times say nothing of send times).
+    fn take(&mut self, now: f64) -> Option<(Slot, Ticket)> {
         let slot = self.schedule.next()?;
-        let t = Ticket(micros(slot.due.as_secs_f64()), self.tickets);
+        let t = Ticket(micros(slot.due.as_secs_f64().max(now)), self.tickets);
         self.tickets += 1;
         self.pending.insert(t);
         Some((slot, t))
     }
-    /// Seconds from t = 0 before which every record has been noted.
-    fn settled(&mut self) -> f64 {
+    /// Seconds from t = 0 before which every record has been noted, at `now`.
+    fn settled(&mut self, now: f64) -> f64 {
         let taken = self.pending.first().map(|t| t.0);
-        let next = self.schedule.peek().map(|s| micros(s.due.as_secs_f64()));
+        let next = self
+            .schedule
+            .peek()
+            .map(|s| micros(s.due.as_secs_f64().max(now)));
         match (taken, next) {
             (Some(a), Some(b)) => a.min(b) as f64 / 1e6,
             (Some(a), None) | (None, Some(a)) => a as f64 / 1e6,
@@ -409,7 +414,8 @@ impl<A: Sink> Shared<A> {
                 .noted
                 .fetch_add(1, Ordering::Relaxed)
                 .is_multiple_of(SETTLE_EVERY);
-            (next.unwrap_or(ticket), every.then(|| d.settled()))
+            let now = secs_since(self.t0(), Instant::now());
+            (next.unwrap_or(ticket), every.then(|| d.settled(now)))
         };
         if let Some(t) = settled
             && let Answers::Taking(a) = &mut *lock(&self.answers)
@@ -509,7 +515,8 @@ async fn step<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionRe
         if s.watch.gone() {
             return Ok(());
         }
-        let Some((slot, ticket)) = lock(&s.dispatch).take() else {
+        let now = secs_since(t0, Instant::now());
+        let Some((slot, ticket)) = lock(&s.dispatch).take(now) else {
             return Ok(());
         };
         let claimed = secs_since(t0, Instant::now());

@@ -380,8 +380,15 @@ pub async fn execute(
         // (beside others, or alone in a moment this machine was busier) runs once more, alone,
         // once its keys' quota is back.
         let others = beside.remove(&j).unwrap_or_default();
-        let saturated = result.generator.as_ref().is_some_and(|g| g.saturated);
-        if saturated && !job.alone && !canceled && !watch.gone() {
+        let limit = result.generator.as_ref().and_then(|g| g.client_limit());
+        // Alone, with every user busy: the ceiling is a setting, not a moment; again would
+        // meet it again.
+        let again = match limit {
+            None => false,
+            Some(judge::ClientLimit::InFlightCeiling) => !others.is_empty(),
+            Some(_) => true,
+        };
+        if again && !job.alone && !canceled && !watch.gone() {
             let why = if others.is_empty() {
                 "the client could not hold its schedule".to_string()
             } else {

@@ -167,29 +167,52 @@ pub struct Generator {
     pub limit_met: Option<String>,
 }
 
+/// Which of the client's limits a saturated run met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientLimit {
+    /// This machine refused sockets (open files, ports, buffers).
+    LocalSockets,
+    /// Every user was busy: the in-flight ceiling.
+    InFlightCeiling,
+    /// Sends late while users were free: the send loop's own lag (a busy machine).
+    SendLoopLag,
+}
+
 impl Generator {
-    /// Which limit of the client's a saturated run met, with its figure; None when it held.
-    pub(super) fn limit_met(&self) -> Option<String> {
+    /// The limit a saturated run met; None when it held.
+    pub fn client_limit(&self) -> Option<ClientLimit> {
         if !self.saturated {
             return None;
         }
         let lagging = self.late.saturating_sub(self.late_at_ceiling);
         let ceiling = self.late_at_ceiling + self.unsent;
         Some(if self.local_refusals >= ceiling.max(lagging) {
-            format!(
+            ClientLimit::LocalSockets
+        } else if ceiling >= lagging {
+            ClientLimit::InFlightCeiling
+        } else {
+            ClientLimit::SendLoopLag
+        })
+    }
+
+    /// Which limit of the client's a saturated run met, with its figure; None when it held.
+    pub(super) fn limit_met(&self) -> Option<String> {
+        Some(match self.client_limit()? {
+            ClientLimit::LocalSockets => format!(
                 "this machine refused {} sockets (open files, ports or buffers ran out): raise `ulimit -n`, or lower the rate",
                 self.local_refusals
-            )
-        } else if ceiling >= lagging {
-            format!(
+            ),
+            ClientLimit::InFlightCeiling => format!(
                 "the in-flight ceiling of {} requests was reached ({} sends waited for a free slot, {} never sent): answers were slower than {} / {:.1} per s; raise --max-in-flight or --request-timeout",
                 self.users, self.late_at_ceiling, self.unsent, self.users, self.peak_rate
-            )
-        } else {
-            format!(
-                "the send loop lagged: {lagging} sends late by up to {:.0} ms while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
-                self.max_late_ms, self.peak_in_flight, self.users
-            )
+            ),
+            ClientLimit::SendLoopLag => format!(
+                "the send loop lagged: {} sends late by up to {:.0} ms while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
+                self.late.saturating_sub(self.late_at_ceiling),
+                self.max_late_ms,
+                self.peak_in_flight,
+                self.users
+            ),
         })
     }
 }

@@ -1,0 +1,85 @@
+//! How far away a target may be and still be judged: the built-in load suite at the real 60 s
+//! window against the in-process reference behind a latency proxy that delays every chunk of
+//! every answer by the delay ±10% (`tests/common/latency.rs`). A fresh reference per delay, so
+//! no key's quota carries over. Several minutes per delay (the real window).
+//!
+//!   cargo bench --bench far                                   # 250 ms, 1 s and 2 s
+//!   LINKCERT_BENCH_DELAYS_MS=500,3000 cargo bench --bench far
+//!   LINKCERT_BENCH_SCENARIOS=advanced-overload cargo bench --bench far
+
+#[path = "../tests/common/latency.rs"]
+mod latency;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use linkcert::load::{self, LoadOptions, Scenario};
+use linkcert::server::{self, ServeConfig};
+use linkcert::spec::Spec;
+
+fn list(var: &str) -> Option<Vec<String>> {
+    let v = std::env::var(var).ok()?;
+    Some(v.split(',').map(|s| s.trim().to_string()).collect())
+}
+
+#[tokio::main]
+async fn main() {
+    let delays: Vec<u64> = list("LINKCERT_BENCH_DELAYS_MS")
+        .map(|v| v.iter().filter_map(|s| s.parse().ok()).collect())
+        .unwrap_or_else(|| vec![250, 1000, 2000]);
+    let only = list("LINKCERT_BENCH_SCENARIOS");
+    let spec = Arc::new(Spec::embedded().expect("the embedded spec loads"));
+    let scenarios: Vec<Scenario> = Scenario::builtin()
+        .expect("built-ins")
+        .into_iter()
+        .filter(|s| only.as_ref().is_none_or(|o| o.contains(&s.name)))
+        .collect();
+    println!(
+        "built-in load suite at the real 60 s window, the reference behind a latency proxy (±10%)"
+    );
+    for ms in delays {
+        let mut cfg = ServeConfig::in_process();
+        cfg.window_secs = Some(60.0);
+        let reference = server::start(spec.clone(), cfg)
+            .await
+            .expect("the reference starts");
+        let proxy =
+            latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
+        let mut target = reference.target(&spec);
+        target.base_url = proxy.url.clone();
+        let out = std::env::temp_dir().join(format!("linkcert-bench-far-{ms}"));
+        let opts = LoadOptions::new(out.clone());
+        let began = Instant::now();
+        let report = load::run(spec.clone(), target, scenarios.clone(), &opts)
+            .await
+            .expect("the load run runs");
+        let _ = report.write(&out);
+        println!(
+            "\n{ms} ms away: {} in {:.0} s (reports in {})",
+            report.verdict.as_str(),
+            began.elapsed().as_secs_f64(),
+            out.display()
+        );
+        println!(
+            "{:<34} {:<17} {:>14} {:>6} {:>6} {:>9} {:>9} {:>10}",
+            "scenario", "verdict", "sent/sched /s", "late", "unsent", "p50 ms", "p99 ms", "in flight"
+        );
+        for s in &report.scenarios {
+            let g = s.generator.as_ref();
+            println!(
+                "{:<34} {:<17} {:>14} {:>6} {:>6} {:>9.0} {:>9.0} {:>10}",
+                s.name,
+                s.verdict.as_str(),
+                g.map_or(String::new(), |g| format!(
+                    "{:.1}/{:.1}",
+                    g.achieved_rate, g.scheduled_rate
+                )),
+                g.map_or(0, |g| g.late),
+                g.map_or(0, |g| g.unsent),
+                s.latency_ms.p50,
+                s.latency_ms.p99,
+                g.map_or(String::new(), |g| format!("{}/{}", g.peak_in_flight, g.users)),
+            );
+        }
+    }
+}

@@ -43,8 +43,7 @@ async fn main() {
         let reference = server::start(spec.clone(), cfg)
             .await
             .expect("the reference starts");
-        let proxy =
-            latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
+        let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
         let mut target = reference.target(&spec);
         target.base_url = proxy.url.clone();
         let out = std::env::temp_dir().join(format!("linkcert-bench-far-{ms}"));
@@ -62,7 +61,14 @@ async fn main() {
         );
         println!(
             "{:<34} {:<17} {:>14} {:>6} {:>6} {:>9} {:>9} {:>10}",
-            "scenario", "verdict", "sent/sched /s", "late", "unsent", "p50 ms", "p99 ms", "in flight"
+            "scenario",
+            "verdict",
+            "sent/sched /s",
+            "late",
+            "unsent",
+            "p50 ms",
+            "p99 ms",
+            "in flight"
         );
         for s in &report.scenarios {
             let g = s.generator.as_ref();
@@ -78,7 +84,10 @@ async fn main() {
                 g.map_or(0, |g| g.unsent),
                 s.latency_ms.p50,
                 s.latency_ms.p99,
-                g.map_or(String::new(), |g| format!("{}/{}", g.peak_in_flight, g.users)),
+                g.map_or(String::new(), |g| format!(
+                    "{}/{}",
+                    g.peak_in_flight, g.users
+                )),
             );
         }
     }

@@ -368,3 +368,38 @@ mod example_tests {
         assert_eq!(p.fixtures.partner_ids, ["advanced=pn_123"]);
     }
 }
+
+/// No connection could be opened to the target at all.
+#[derive(Debug, thiserror::Error)]
+#[error("the target {url} cannot be reached: {why}")]
+pub struct Unreachable {
+    pub url: String,
+    pub why: String,
+}
+
+/// Whether a TCP connection to the target opens (within 10 s): before `check` or `load`
+/// starts, so that a wrong URL or a server that is down says so, not a run of failures.
+pub async fn reachable(base_url: &str) -> Result<(), Unreachable> {
+    let unreachable = |why: String| Unreachable {
+        url: base_url.to_string(),
+        why,
+    };
+    let url = url::Url::parse(base_url).map_err(|e| unreachable(e.to_string()))?;
+    let host = url
+        .host_str()
+        .ok_or_else(|| unreachable("no host".into()))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| unreachable("no port".into()))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::net::TcpStream::connect((host, port)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(unreachable(e.to_string())),
+        Err(_) => Err(unreachable("no connection within 10 s".into())),
+    }
+}

@@ -148,7 +148,7 @@ async fn nothing_listening_is_a_could_not_run_error() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, CheckError::Unreachable { .. }), "{err}");
+    assert!(matches!(err, CheckError::Unreachable(_)), "{err}");
 }
 
 #[test]

@@ -32,8 +32,8 @@ use recorder::Recorder;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
-    #[error("the target {url} cannot be reached: {why}")]
-    Unreachable { url: String, why: String },
+    #[error(transparent)]
+    Unreachable(#[from] crate::target::Unreachable),
     #[error(transparent)]
     Target(#[from] crate::target::TargetError),
     #[error("no key given: pass --key PLAN=KEY (or [keys] in --profile)")]
@@ -162,7 +162,7 @@ pub async fn run(
         .with_fresh_client(target.client(opts.request_timeout, 0)?);
     // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
-    reachable(&target.base_url).await?;
+    crate::target::reachable(&target.base_url).await?;
     let mut ctx = Ctx {
         rec: Recorder::watching(target.secrets(), probe.watch()),
         progress: Progress::new(opts.progress),
@@ -264,31 +264,6 @@ async fn served_only(ctx: &Ctx) -> Spec {
     }
     spec.operations = kept;
     spec
-}
-
-async fn reachable(base_url: &str) -> Result<(), CheckError> {
-    let unreachable = |why: String| CheckError::Unreachable {
-        url: base_url.to_string(),
-        why,
-    };
-    let url = url::Url::parse(base_url).map_err(|e| unreachable(e.to_string()))?;
-    let host = url
-        .host_str()
-        .ok_or_else(|| unreachable("no host".into()))?;
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| unreachable("no port".into()))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match tokio::time::timeout(
-        Duration::from_secs(10),
-        tokio::net::TcpStream::connect((host, port)),
-    )
-    .await
-    {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(unreachable(e.to_string())),
-        Err(_) => Err(unreachable("no connection within 10 s".into())),
-    }
 }
 
 type Family =

@@ -191,10 +191,11 @@ struct Shared<A> {
     /// clock then (UTC epoch seconds).
     t0: OnceLock<(Instant, f64)>,
     lead: Duration,
-    /// `Bearer <key>` per scenario key.
-    auth: Vec<String>,
-    /// Path with query and request name, per operation.
-    requests: Vec<(String, String)>,
+    /// `Bearer <key>` per scenario key (None: the key cannot be a header value).
+    auth: Vec<Option<reqwest::header::HeaderValue>>,
+    /// Per operation: path with query, its URL (parsed once, not per request) and the request's
+    /// name in goose's metrics.
+    requests: Vec<Operation>,
     retry_shape: bool,
     retry_claimed: AtomicBool,
     /// The client every goose user shares.
@@ -342,6 +343,44 @@ impl Timing {
     }
 }
 
+/// The envelope's code of an error body: under overload nearly every answer is the same 429
+/// body, so the last body parsed on this thread is remembered (parsing it was a twentieth of
+/// the generator's time at its cap).
+fn envelope_code(body: &[u8]) -> Option<String> {
+    thread_local! {
+        static LAST: std::cell::RefCell<(Vec<u8>, Option<String>)> =
+            const { std::cell::RefCell::new((Vec::new(), None)) };
+    }
+    LAST.with_borrow_mut(|(last, code)| {
+        if last.as_slice() != body {
+            *code = body_error_code(body);
+            last.clear();
+            last.extend_from_slice(body);
+        }
+        code.clone()
+    })
+}
+
+/// One operation of the mix, ready to send.
+struct Operation {
+    path: String,
+    url: Result<reqwest::Url, String>,
+    name: String,
+}
+
+impl Operation {
+    /// The URL is the base URL with the path appended, as `check` makes it (a base URL with a
+    /// path of its own, `https://host/v1`, keeps it).
+    fn new(base_url: &str, path: &str, name: &str) -> Operation {
+        let url = format!("{}{path}", base_url.trim_end_matches('/'));
+        Operation {
+            path: path.to_string(),
+            url: reqwest::Url::parse(&url).map_err(|e| format!("{url}: {e}")),
+            name: name.to_string(),
+        }
+    }
+}
+
 fn secs_since(t0: Instant, t: Instant) -> f64 {
     t.saturating_duration_since(t0).as_secs_f64()
 }
@@ -434,7 +473,7 @@ async fn send<A: Sink>(
     claimed: f64,
     retry: bool,
 ) -> Record {
-    let (path, name) = &s.requests[slot.op];
+    let op = &s.requests[slot.op];
     let mut rec = Record {
         key: slot.key,
         op: slot.op,
@@ -451,17 +490,21 @@ async fn send<A: Sink>(
         retry,
         claimed,
     };
-    let builder = match user.get_request_builder(&GooseMethod::Get, path) {
-        Ok(b) => b.header("authorization", &s.auth[slot.key]),
-        Err(e) => {
-            rec.error = Some(format!("cannot build the request: {e}"));
-            return rec;
-        }
+    let (Ok(url), Some(Some(auth))) = (&op.url, s.auth.get(slot.key)) else {
+        rec.error = Some(match &op.url {
+            Err(e) => format!("cannot build the request: {e}"),
+            Ok(_) => "cannot build the request: the key is not a valid header value".into(),
+        });
+        return rec;
     };
+    let builder = s
+        .client
+        .get(url.clone())
+        .header(reqwest::header::AUTHORIZATION, auth.clone());
     let req = GooseRequest::builder()
         .method(GooseMethod::Get)
-        .path(path.as_str())
-        .name(name.as_str())
+        .path(op.path.as_str())
+        .name(op.name.as_str())
         .set_request_builder(builder)
         .build();
     let t0 = s.t0();
@@ -501,7 +544,7 @@ async fn send<A: Sink>(
     if (200..300).contains(&status) {
         let _ = read_body(r, MAX_BODY).await;
     } else {
-        rec.code = body_error_code(&read_body(r, MAX_ERROR_BODY).await);
+        rec.code = envelope_code(&read_body(r, MAX_ERROR_BODY).await);
     }
     rec
 }
@@ -589,8 +632,21 @@ pub async fn run<A: Sink>(
         noted: AtomicU64::new(0),
         t0: OnceLock::new(),
         lead,
-        auth: r.keys.iter().map(|k| format!("Bearer {}", k.key)).collect(),
-        requests: r.requests.clone(),
+        auth: r
+            .keys
+            .iter()
+            .map(|k| {
+                let mut v =
+                    reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.key)).ok()?;
+                v.set_sensitive(true);
+                Some(v)
+            })
+            .collect(),
+        requests: r
+            .requests
+            .iter()
+            .map(|(path, name)| Operation::new(&target.base_url, path, name))
+            .collect(),
         retry_shape: r.scenario.shape == Shape::RetryAfter,
         retry_claimed: AtomicBool::new(false),
         client,

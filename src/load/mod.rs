@@ -36,6 +36,8 @@ pub enum LoadError {
     Goose(String),
     #[error("{0}")]
     Target(#[from] crate::target::TargetError),
+    #[error(transparent)]
+    Unreachable(#[from] crate::target::Unreachable),
     #[error("cannot write {path}")]
     Io {
         path: String,
@@ -207,6 +209,9 @@ pub async fn execute(
     prepared: Prepared,
     opts: &LoadOptions,
 ) -> Result<LoadReport, LoadError> {
+    // A target that is not there at all cannot be judged: said at once, not as a run of
+    // failed requests (a streak after answers is an outage: `outage`).
+    crate::target::reachable(&target.base_url).await?;
     std::fs::create_dir_all(&opts.out).map_err(|source| LoadError::Io {
         path: opts.out.display().to_string(),
         source,

@@ -532,3 +532,27 @@ fn every_input_reaches_the_script_and_is_documented() {
         "{cache:?}"
     );
 }
+
+/// The example workflow is a few lines that use the Action, with inputs it has.
+#[test]
+fn the_example_workflow_uses_the_action_with_inputs_it_declares() {
+    let a = action();
+    let path = Path::new(ROOT).join("examples/github-workflow.yml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    let steps = doc["jobs"]["certify"]["steps"].as_sequence().unwrap();
+    let step = steps
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.contains("/linkcert@")))
+        .expect("a step uses the Action");
+    let with = step["with"].as_mapping().unwrap();
+    for (k, _) in with {
+        let k = k.as_str().unwrap();
+        assert!(a.inputs.contains_key(k), "the example gives {k}, not an input");
+    }
+    assert_eq!(step["with"]["fail-on"], "new");
+    assert_eq!(step["with"]["baseline"], "baseline/report.json");
+    let code = text.lines().filter(|l| !l.trim_start().starts_with('#')).count();
+    assert!(code <= 35, "{code} lines: the Action should keep it short");
+}
+

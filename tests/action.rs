@@ -203,8 +203,7 @@ fn assert_passed(r: &Run) {
         r.summary
     );
     assert!(
-        r.summary
-            .contains("are in the artifact `linkcert-reports`"),
+        r.summary.contains("are in the artifact `linkcert-reports`"),
         "{}",
         r.summary
     );
@@ -222,7 +221,11 @@ fn the_action_passes_the_reference_and_the_second_implementation() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let v = rt.block_on(common::variant::start(6.0));
     let t = v.target();
-    let keys: Vec<String> = t.keys.iter().map(|k| format!("{}={}", k.plan, k.key)).collect();
+    let keys: Vec<String> = t
+        .keys
+        .iter()
+        .map(|k| format!("{}={}", k.plan, k.key))
+        .collect();
     let keys = keys.join("\n");
     let r = run_action(
         "variant",
@@ -239,7 +242,11 @@ fn the_action_passes_the_reference_and_the_second_implementation() {
     let report = r.report("report.json");
     assert_eq!(report["target"], v.url.as_str(), "{report}");
     // The command line it shows says which plans have keys, never the keys.
-    assert!(r.stderr.contains("--key free=*** --key free=***"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--key free=*** --key free=***"),
+        "{}",
+        r.stderr
+    );
     for k in &t.keys {
         r.assert_never_shows(&k.key);
     }
@@ -259,7 +266,11 @@ fn a_failing_target_fails_the_step_annotates_each_failure_and_a_baseline_gates_o
     let rt = tokio::runtime::Runtime::new().unwrap();
     let b = rt.block_on(broken_on(Impl::Variant, 6.0, wrong_code()));
     let t = b.target();
-    let keys: Vec<String> = t.keys.iter().map(|k| format!("{}={}", k.plan, k.key)).collect();
+    let keys: Vec<String> = t
+        .keys
+        .iter()
+        .map(|k| format!("{}={}", k.plan, k.key))
+        .collect();
     let keys = keys.join("\n");
     let with = |extra: &[(&'static str, &'static str)]| {
         let mut w: Vec<(&str, &str)> = vec![
@@ -308,7 +319,11 @@ fn a_failing_target_fails_the_step_annotates_each_failure_and_a_baseline_gates_o
             "{f} in {annotations:#?}"
         );
     }
-    assert!(r.summary.starts_with("# linkcert report: FAILED"), "{}", r.summary);
+    assert!(
+        r.summary.starts_with("# linkcert report: FAILED"),
+        "{}",
+        r.summary
+    );
     for k in &t.keys {
         r.assert_never_shows(&k.key);
     }
@@ -321,7 +336,11 @@ fn a_failing_target_fails_the_step_annotates_each_failure_and_a_baseline_gates_o
     let again = run_action("failing-baseline", &w);
     assert_eq!(again.code, Some(0), "{}", again.stderr);
     assert_eq!(again.out("verdict"), "passed");
-    assert_eq!(again.out("fail"), fails.to_string(), "still failing, not new");
+    assert_eq!(
+        again.out("fail"),
+        fails.to_string(),
+        "still failing, not new"
+    );
     assert!(
         again.summary.contains("still failing"),
         "the comparison is in the summary: {}",
@@ -335,7 +354,9 @@ fn a_failing_target_fails_the_step_annotates_each_failure_and_a_baseline_gates_o
     assert_eq!(first.code, Some(1), "{}", first.stderr);
     assert_eq!(first.out("verdict"), "failed");
     assert!(
-        first.summary.starts_with("No baseline at `no/such/report.json`"),
+        first
+            .summary
+            .starts_with("No baseline at `no/such/report.json`"),
         "{}",
         first.summary
     );
@@ -346,7 +367,10 @@ fn a_run_that_cannot_start_is_could_not_run_with_its_reason() {
     // Port 9 on loopback: nothing listens there on a test machine.
     let r = run_action(
         "unreachable",
-        &[("target", "https://127.0.0.1:9"), ("keys", "pro=sk_secret_pro_key")],
+        &[
+            ("target", "https://127.0.0.1:9"),
+            ("keys", "pro=sk_secret_pro_key"),
+        ],
     );
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert_eq!(r.out("verdict"), "could not run");
@@ -359,7 +383,8 @@ fn a_run_that_cannot_start_is_could_not_run_with_its_reason() {
         "{annotations:?}"
     );
     assert!(
-        r.summary.starts_with("## linkcert: could not run (exit 2)\n\nlinkcert:"),
+        r.summary
+            .starts_with("## linkcert: could not run (exit 2)\n\nlinkcert:"),
         "{}",
         r.summary
     );
@@ -370,12 +395,20 @@ fn a_run_that_cannot_start_is_could_not_run_with_its_reason() {
     let r = run_action("bad-key", &[("keys", "free=lk_free_1\nsk_no_plan_given")]);
     assert_eq!(r.code, Some(2));
     assert_eq!(r.out("verdict"), "could not run");
-    assert!(r.summary.contains("keys: line 2 is not PLAN=KEY"), "{}", r.summary);
+    assert!(
+        r.summary.contains("keys: line 2 is not PLAN=KEY"),
+        "{}",
+        r.summary
+    );
     r.assert_never_shows("sk_no_plan_given");
     r.assert_never_shows("lk_free_1");
     let r = run_action("bad-mode", &[("mode", "soak")]);
     assert_eq!(r.code, Some(2));
-    assert!(r.summary.contains("mode must be check or load"), "{}", r.summary);
+    assert!(
+        r.summary.contains("mode must be check or load"),
+        "{}",
+        r.summary
+    );
 }
 
 #[test]
@@ -423,7 +456,11 @@ fn a_failing_load_run_annotates_the_scenario_and_fails_the_step() {
         }),
     ));
     let t = b.target();
-    let keys: Vec<String> = t.keys.iter().map(|k| format!("{}={}", k.plan, k.key)).collect();
+    let keys: Vec<String> = t
+        .keys
+        .iter()
+        .map(|k| format!("{}={}", k.plan, k.key))
+        .collect();
     let r = run_action(
         "load-failing",
         &[
@@ -449,7 +486,11 @@ fn a_failing_load_run_annotates_the_scenario_and_fails_the_step() {
         "{annotations:?}"
     );
     assert!(annotations[0].contains("load.admitted"), "{annotations:?}");
-    assert!(r.summary.starts_with("# linkcert load: fail"), "{}", r.summary);
+    assert!(
+        r.summary.starts_with("# linkcert load: fail"),
+        "{}",
+        r.summary
+    );
 }
 
 #[test]
@@ -496,7 +537,10 @@ fn every_input_reaches_the_script_and_is_documented() {
             .chars()
             .take_while(|c| c.is_ascii_uppercase() || *c == '_')
             .collect();
-        assert!(a.env.contains_key(&name), "run.sh reads {name}, not set by action.yml");
+        assert!(
+            a.env.contains_key(&name),
+            "run.sh reads {name}, not set by action.yml"
+        );
         i = start + name.len();
     }
     // Every output is written by the script and documented.
@@ -505,7 +549,10 @@ fn every_input_reaches_the_script_and_is_documented() {
             script.contains(&format!("output {step_output} ")),
             "run.sh never writes {step_output}"
         );
-        assert!(section.contains(&format!("`{name}`")), "README: output `{name}`");
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "README: output `{name}`"
+        );
     }
     // No input is pasted into a shell command (script injection): they go through env only.
     for s in &a.steps {
@@ -518,17 +565,23 @@ fn every_input_reaches_the_script_and_is_documented() {
         .steps
         .iter()
         .find(|s| {
-            s["run"]
-                .as_str()
-                .is_some_and(|r| r.contains("cargo install --locked --path \"$GITHUB_ACTION_PATH\""))
+            s["run"].as_str().is_some_and(|r| {
+                r.contains("cargo install --locked --path \"$GITHUB_ACTION_PATH\"")
+            })
         })
         .expect("an install step");
     let cond = install["if"].as_str().unwrap();
     assert!(cond.contains("inputs.binary == ''"), "{cond}");
-    assert!(cond.contains("steps.cache.outputs.cache-hit != 'true'"), "{cond}");
+    assert!(
+        cond.contains("steps.cache.outputs.cache-hit != 'true'"),
+        "{cond}"
+    );
     let cache = a.steps.iter().find(|s| s["id"] == "cache").unwrap();
     assert!(
-        cache["uses"].as_str().unwrap().starts_with("actions/cache@"),
+        cache["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with("actions/cache@"),
         "{cache:?}"
     );
 }
@@ -548,11 +601,16 @@ fn the_example_workflow_uses_the_action_with_inputs_it_declares() {
     let with = step["with"].as_mapping().unwrap();
     for (k, _) in with {
         let k = k.as_str().unwrap();
-        assert!(a.inputs.contains_key(k), "the example gives {k}, not an input");
+        assert!(
+            a.inputs.contains_key(k),
+            "the example gives {k}, not an input"
+        );
     }
     assert_eq!(step["with"]["fail-on"], "new");
     assert_eq!(step["with"]["baseline"], "baseline/report.json");
-    let code = text.lines().filter(|l| !l.trim_start().starts_with('#')).count();
+    let code = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .count();
     assert!(code <= 35, "{code} lines: the Action should keep it short");
 }
-

@@ -127,9 +127,9 @@ fn the_man_page_names_every_subcommand_and_flag() {
         let end = section[1..].find("\n.SH ").map_or(section.len(), |e| e + 1);
         let section = &section[..end];
         for f in flags {
-            // roff escapes every '-'.
-            let roff = f.replace('-', "\\-");
-            assert!(section.contains(&roff), "{name}: {f} missing:\n{section}");
+            // An entry of its options (roff escapes every '-'), not only the synopsis.
+            let entry = format!(".TP\n\\fB{}\\fR", f.replace('-', "\\-"));
+            assert!(section.contains(&entry), "{name}: no entry {entry}:\n{section}");
         }
     }
     // No reference to pages that are not installed: subcommands are sections of this one.

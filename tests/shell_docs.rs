@@ -129,7 +129,10 @@ fn the_man_page_names_every_subcommand_and_flag() {
         for f in flags {
             // An entry of its options (roff escapes every '-'), not only the synopsis.
             let entry = format!(".TP\n\\fB{}\\fR", f.replace('-', "\\-"));
-            assert!(section.contains(&entry), "{name}: no entry {entry}:\n{section}");
+            assert!(
+                section.contains(&entry),
+                "{name}: no entry {entry}:\n{section}"
+            );
         }
     }
     // No reference to pages that are not installed: subcommands are sections of this one.

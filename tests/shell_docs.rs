@@ -1,7 +1,8 @@
 //! What a user installs beside the binary: shell completions for bash, zsh and fish and the man
 //! page name every subcommand and flag the parser knows; a bash completion really completes
 //! (`complete -p`, then the completion function as bash calls it); `--version` names the spec
-//! version of the document in `specs/`.
+//! version of the document in `specs/`; the README's set-up keeps its two commands first, the
+//! install routes after them.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -177,4 +178,60 @@ fn version_names_the_spec_version_of_the_document() {
     );
     // The man page's title line carries it too.
     assert!(run(&["man"]).contains(&format!("{title} {version}")));
+}
+
+/// The README's set-up keeps its two commands first; the install routes follow, one line each:
+/// cargo install from a clone and from a git URL, the Action, the image.
+#[test]
+fn the_readme_set_up_keeps_its_two_commands_first_and_the_install_routes_follow() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme.find("\n## Set-up\n").expect("a Set-up section");
+    let setup = &readme[at + 1..];
+    let setup = &setup[..setup[1..].find("\n## ").map_or(setup.len(), |e| e + 1)];
+    let block = &setup[setup.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let commands: Vec<&str> = block
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim())
+        .collect();
+    assert_eq!(commands, ["cargo run --release -- check", "cargo test"]);
+    let first_block = setup.find("```sh\n").unwrap();
+    let routes_at = setup
+        .find("### Install routes")
+        .expect("the install routes, in Set-up");
+    assert!(routes_at > first_block, "the two commands come first");
+    let routes = &setup[routes_at..];
+    let items: Vec<&str> = routes.lines().filter(|l| l.starts_with("- ")).collect();
+    for (want, what) in [
+        (
+            "`cargo install --locked --path .`",
+            "cargo install from a clone",
+        ),
+        (
+            "`cargo install --locked --git https://",
+            "cargo install from a git URL",
+        ),
+        ("/linkcert@", "the Action"),
+        (
+            "`.ci/image build && podman run ",
+            "building and running the image",
+        ),
+    ] {
+        let item = items
+            .iter()
+            .find(|i| i.contains(want))
+            .unwrap_or_else(|| panic!("no install route for {what}: {items:#?}"));
+        // One line: the next line of the list is another item or the list's end.
+        let after = &routes[routes.find(*item).unwrap() + item.len() + 1..];
+        let next = after.lines().next().unwrap_or("");
+        assert!(
+            next.is_empty() || next.starts_with("- "),
+            "{what} runs on: {next}"
+        );
+    }
+    // What the image route names exists.
+    let image = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/image")).unwrap();
+    assert!(image.contains("image=localhost/linkcert:latest"));
+    assert!(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/Containerfile")).is_file());
 }

@@ -614,3 +614,61 @@ fn the_example_workflow_uses_the_action_with_inputs_it_declares() {
         .count();
     assert!(code <= 35, "{code} lines: the Action should keep it short");
 }
+
+/// Fixtures through the `partners`, `tenants` and `allow-destructive` inputs: one no key owns
+/// makes the run incomplete (exit 3), and the step fails with the verdict `incomplete`, one
+/// ::error saying why and a ::warning for the check not judged.
+#[test]
+fn a_fixture_no_key_owns_makes_the_step_incomplete() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let v = rt.block_on(common::variant::start(6.0));
+    let t = v.target();
+    let keys: Vec<String> = t
+        .keys
+        .iter()
+        .map(|k| format!("{}={}", k.plan, k.key))
+        .collect();
+    let partner = format!("advanced={}", t.partner_ids[0].id);
+    let r = run_action(
+        "incomplete",
+        &[
+            ("target", &v.url),
+            ("keys", &keys.join("\n")),
+            ("rate-window", "6"),
+            ("partners", &partner),
+            ("tenants", "tn_nobody_owns_this"),
+            ("allow-destructive", "true"),
+            ("args", "--only partners"),
+        ],
+    );
+    assert_eq!(r.code, Some(3), "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.out("verdict"), "incomplete");
+    assert_eq!(r.out("exit-code"), "3");
+    let counts: serde_json::Value = serde_json::from_str(r.out("counts")).unwrap();
+    assert!(counts["not_judged"].as_u64().unwrap() > 0, "{counts}");
+    let annotations = r.annotations();
+    assert!(
+        annotations[0].starts_with("::error title=linkcert run incomplete::"),
+        "{annotations:#?}"
+    );
+    assert!(
+        annotations.iter().any(|a| a.starts_with(
+            "::warning title=linkcert partners.deactivate on POST /partners/deactivate not judged::"
+        )),
+        "{annotations:#?}"
+    );
+    assert!(
+        r.summary.starts_with("# linkcert report: INCOMPLETE"),
+        "{}",
+        r.summary
+    );
+    // The bound partner was deactivated: the fixtures reached linkcert.
+    let report = r.report("report.json");
+    let deactivate = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "partners.deactivate")
+        .unwrap();
+    assert_eq!(deactivate["cases"], 1, "{deactivate}");
+}

@@ -982,3 +982,30 @@ query = { pageSize = "1" }
         run.peak_in_flight
     );
 }
+
+/// A target that is not listening at all is said to be unreachable before anything is sent,
+/// not judged as a run of failed requests (which read as `load.answers` and `load.admitted`
+/// failures against a server that was never there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_that_is_not_there_stops_the_run_before_it_starts() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let target = Target {
+        base_url: url.clone(),
+        keys: vec![linkcert::target::PlanKey {
+            plan: "free".into(),
+            key: "k".into(),
+        }],
+        rate_window: Duration::from_secs_f64(WINDOW),
+        ..Target::default()
+    };
+    let opts = LoadOptions::new(out_dir("absent"));
+    let started = std::time::Instant::now();
+    let err = load::run(common::spec(), target, vec![free_overload()], &opts)
+        .await
+        .expect_err("nothing to judge");
+    assert!(matches!(err, load::LoadError::Unreachable(_)), "{err}");
+    assert!(err.to_string().contains(&url), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "said at once");
+}

@@ -1,8 +1,10 @@
 //! The command line, in one place (`load`'s arguments in `load.rs`). Subcommands hand their
 //! work to the library modules.
 
+mod generate;
 mod load;
 
+use generate::CompletionsArgs;
 pub use load::LOAD_REFERENCE_WINDOW_SECS;
 use load::{LoadArgs, load};
 
@@ -13,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 
 use crate::check::{self, CheckOptions};
 use crate::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
@@ -31,13 +33,13 @@ pub const EXIT_CANNOT_RUN: u8 = 2;
 #[derive(Parser)]
 #[command(
     name = "linkcert",
-    version,
     about = "Certify implementations of the Link Attribution Service API",
     long_about = "Certify implementations of the Link Attribution Service API.\n\n\
         serve  runs the reference implementation (HTTPS)\n\
         check  certifies a target against the spec (no --target: the built-in reference)\n\
         load   measures throttling under load, per key and per second (goose)\n\
-        catalogue  lists every check, every load rule and every clause of the spec document\n\n\
+        catalogue  lists every check, every load rule and every clause of the spec document\n\
+        completions, man  shell completions and the manual page, generated from this definition\n\n\
         Everything is driven by specs/link-attribution.openapi.yaml (compiled in)."
 )]
 pub struct Cli {
@@ -58,6 +60,10 @@ enum Command {
     Catalogue,
     /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run.
     Load(LoadArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: every subcommand and flag on one page.
+    Man,
 }
 
 /// Target options shared by `check` and `load`.
@@ -185,7 +191,27 @@ struct ServeArgs {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Built by hand rather than `Cli::parse()`: the version is read from the compiled-in spec.
+    let cli = match Cli::from_arg_matches(&generate::command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    // Generated text needs no runtime; a closed stdout (`| head`) is not an error worth a panic.
+    let printed = match &cli.command {
+        Command::Completions(args) => Some(generate::completions(args, &mut std::io::stdout())),
+        Command::Man => Some(generate::man(&mut std::io::stdout())),
+        _ => None,
+    };
+    if let Some(result) = printed {
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("linkcert: writing to stdout: {e}");
+                ExitCode::from(EXIT_CANNOT_RUN)
+            }
+        };
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -205,6 +231,7 @@ pub fn main() -> ExitCode {
                 print!("{}", crate::registry::listing()?);
                 Ok(ExitCode::SUCCESS)
             }
+            Command::Completions(_) | Command::Man => Ok(ExitCode::SUCCESS),
         }
     });
     match result {

@@ -78,6 +78,23 @@ impl Spec {
         Spec::from_yaml(EMBEDDED_YAML)
     }
 
+    /// Title and version of the document compiled in, read from its `info` alone (what
+    /// `linkcert --version` names, without loading every operation).
+    pub fn embedded_info() -> Result<(String, String), SpecError> {
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            info: Info,
+        }
+        #[derive(serde::Deserialize)]
+        struct Info {
+            title: String,
+            version: String,
+        }
+        let doc: Doc =
+            serde_yaml_ng::from_str(EMBEDDED_YAML).map_err(|e| SpecError::Parse(e.to_string()))?;
+        Ok((doc.info.title, doc.info.version))
+    }
+
     pub fn from_file(path: &Path) -> Result<Spec, SpecError> {
         let text = std::fs::read_to_string(path).map_err(|source| SpecError::Io {
             path: path.display().to_string(),
@@ -157,6 +174,8 @@ mod tests {
     fn embedded_spec_loads_with_the_spec_s_numbers() {
         let spec = Spec::embedded().expect("embedded spec loads");
         assert_eq!(spec.version, "0.0.1");
+        let (title, version) = Spec::embedded_info().expect("its info reads");
+        assert_eq!((title, version), (spec.title.clone(), spec.version.clone()));
         let free = spec.plan("free").unwrap();
         assert_eq!(free.limit("standard"), Limit::Fixed(60));
         assert_eq!(free.limit("analytics"), Limit::Unavailable);

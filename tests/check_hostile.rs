@@ -195,3 +195,33 @@ fn the_binary_exits_2_with_a_one_line_reason_when_it_cannot_run() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown plan"));
 }
+
+/// A run in which no check was judged is not a pass: the reference over HTTPS with a
+/// certificate this client does not trust, and only `envelope` selected, used to come back
+/// PASSED with nothing certified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_judged_nothing_is_not_passed() {
+    let reference = common::reference(None).await;
+    let mut target = reference.target(&common::spec());
+    target.trust_pem = None;
+    target.insecure = false;
+    let opts = CheckOptions {
+        only: vec!["envelope".into()],
+        ..CheckOptions::default()
+    };
+    let report = check::run(common::spec(), target, opts)
+        .await
+        .expect("the run runs");
+    assert_ne!(
+        report.outcome,
+        linkcert::report::model::Outcome::Passed,
+        "nothing was judged: {:?}",
+        report.totals
+    );
+    let incomplete = report.incomplete.as_ref().map(|i| i.reason.as_str());
+    assert!(
+        report.outcome == linkcert::report::model::Outcome::Failed
+            || incomplete.is_some_and(|r| r.contains("no check was judged")),
+        "{incomplete:?}"
+    );
+}

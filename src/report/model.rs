@@ -353,10 +353,19 @@ impl Report {
             .filter(|c| c.not_judged.is_some())
             .map(|c| format!("{} on {}", c.id, c.operation))
             .collect();
-        self.incomplete = if outage.is_none() && not_judged.is_empty() {
+        // Nothing judged at all (every check skipped, or none of their requests answered) is
+        // not a pass: nothing was certified.
+        let none_judged = !self.checks.iter().any(|c| c.judged());
+        self.incomplete = if outage.is_none() && not_judged.is_empty() && !none_judged {
             None
         } else {
             let (reason, what_to_do) = match &outage {
+                None if not_judged.is_empty() => (
+                    "no check was judged: every check run was skipped (see each one's reason)"
+                        .to_string(),
+                    "widen --only or --skip, give the keys and fixtures the skipped checks ask for, and make sure requests get answers (an HTTPS target whose certificate this machine does not trust: install its CA, or --insecure)"
+                        .to_string(),
+                ),
                 Some(o) => (
                     format!("{}; {} check(s) not judged", o.sentence(), not_judged.len()),
                     "check that the target is up and reachable (and not overloaded: --concurrency, --request-timeout), then run again"

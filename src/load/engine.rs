@@ -173,7 +173,7 @@ impl Dispatch {
 }
 
 /// The sink before t = 0 (it needs the run's wall clock), then the sink.
-enum Answers<A> {
+enum SinkState<A> {
     Waiting(Box<dyn FnOnce(f64) -> A + Send>),
     Taking(A),
     Done,
@@ -184,7 +184,7 @@ const SETTLE_EVERY: u64 = 64;
 
 struct Shared<A> {
     dispatch: Mutex<Dispatch>,
-    answers: Mutex<Answers<A>>,
+    answers: Mutex<SinkState<A>>,
     noted: AtomicU64,
     /// t = 0 of the schedule: the launch lead after the first user started (goose builds its
     /// users before it launches them, so the lead counts from the first launch), and the wall
@@ -421,8 +421,8 @@ impl<A: Sink> Shared<A> {
                 now_epoch() + self.lead.as_secs_f64(),
             );
             let mut answers = lock(&self.answers);
-            if let Answers::Waiting(make) = std::mem::replace(&mut *answers, Answers::Done) {
-                *answers = Answers::Taking(make(wall));
+            if let SinkState::Waiting(make) = std::mem::replace(&mut *answers, SinkState::Done) {
+                *answers = SinkState::Taking(make(wall));
             }
             (at, wall)
         })
@@ -437,7 +437,7 @@ impl<A: Sink> Shared<A> {
         } else if rec.throttled() {
             self.live.throttled.fetch_add(1, Ordering::Relaxed);
         }
-        if let Answers::Taking(a) = &mut *lock(&self.answers) {
+        if let SinkState::Taking(a) = &mut *lock(&self.answers) {
             a.take(rec);
         }
         // Only once the sink has the record may its ticket go: the watermark never passes a
@@ -457,7 +457,7 @@ impl<A: Sink> Shared<A> {
             (next.unwrap_or(ticket), every.then(|| d.settled(now)))
         };
         if let Some(t) = settled
-            && let Answers::Taking(a) = &mut *lock(&self.answers)
+            && let SinkState::Taking(a) = &mut *lock(&self.answers)
         {
             a.settled(t);
         }
@@ -626,7 +626,7 @@ pub async fn run<A: Sink>(
             pending: BTreeSet::new(),
             tickets: 0,
         }),
-        answers: Mutex::new(Answers::Waiting(Box::new(move |wall0| {
+        answers: Mutex::new(SinkState::Waiting(Box::new(move |wall0| {
             sink(&summary, wall0)
         }))),
         noted: AtomicU64::new(0),
@@ -702,7 +702,7 @@ pub async fn run<A: Sink>(
         .map(|a| (a.success_count + a.fail_count) as u64)
         .sum();
     let (t0, wall0) = shared.started();
-    let Answers::Taking(sink) = std::mem::replace(&mut *lock(&shared.answers), Answers::Done)
+    let SinkState::Taking(sink) = std::mem::replace(&mut *lock(&shared.answers), SinkState::Done)
     else {
         return Err(LoadError::Goose("the run's answers were lost".into()));
     };

@@ -15,7 +15,6 @@
 //! holding only those in flight.
 
 use std::collections::BTreeSet;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -31,8 +30,11 @@ use goose::goose::{
 use serde::Serialize;
 
 use super::LoadError;
+use super::dispatch::{Dispatch, Ticket, micros};
+pub use super::live::{Live, LiveBoard, progress_wanted};
 use super::scenario::{Resolved, Shape};
 use super::schedule::{Schedule, Slot, Summary};
+pub use super::sending::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, Sending, Timing};
 use crate::clock::now_epoch;
 use crate::http::{ClientConfig, body_error_code, describe, is_local_refusal, read_capped};
 use crate::outage::{Outage, Watch, still_there};
@@ -130,48 +132,6 @@ pub struct Run {
     pub outage: Option<Outage>,
 }
 
-/// Slots not yet taken, and those taken whose records the sink has not yet taken.
-struct Dispatch {
-    schedule: std::iter::Peekable<Schedule>,
-    /// (µs from t = 0 before which it cannot be sent, ticket number), per slot taken and not
-    /// yet noted: the lowest bounds the send times still to come.
-    pending: BTreeSet<Ticket>,
-    tickets: u64,
-}
-
-/// A slot taken: no record sent before `.0` µs is still to come from it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Ticket(u64, u64);
-
-fn micros(secs: f64) -> u64 {
-    (secs.max(0.0) * 1e6) as u64
-}
-
-impl Dispatch {
-    /// The next slot, taken at `now` (seconds from t = 0): it is sent at its due time or now,
-    /// whichever is later (behind schedule, due times say nothing of send times).
-    fn take(&mut self, now: f64) -> Option<(Slot, Ticket)> {
-        let slot = self.schedule.next()?;
-        let t = Ticket(micros(slot.due.as_secs_f64().max(now)), self.tickets);
-        self.tickets += 1;
-        self.pending.insert(t);
-        Some((slot, t))
-    }
-    /// Seconds from t = 0 before which every record has been noted, at `now`.
-    fn settled(&mut self, now: f64) -> f64 {
-        let taken = self.pending.first().map(|t| t.0);
-        let next = self
-            .schedule
-            .peek()
-            .map(|s| micros(s.due.as_secs_f64().max(now)));
-        match (taken, next) {
-            (Some(a), Some(b)) => a.min(b) as f64 / 1e6,
-            (Some(a), None) | (None, Some(a)) => a as f64 / 1e6,
-            (None, None) => f64::INFINITY,
-        }
-    }
-}
-
 /// The sink before t = 0 (it needs the run's wall clock), then the sink.
 enum SinkState<A> {
     Waiting(Box<dyn FnOnce(f64) -> A + Send>),
@@ -205,142 +165,6 @@ struct Shared<A> {
     watch: Arc<Watch>,
     peak_in_flight: AtomicUsize,
     live: Arc<Live>,
-}
-
-/// A running scenario's figures, for the progress line (read while the run goes on).
-#[derive(Debug, Default)]
-pub struct Live {
-    /// t = 0 of the schedule, once the run has started.
-    pub t0: OnceLock<Instant>,
-    /// Seconds from t = 0 to the last slot, and the slots planned.
-    pub span: OnceLock<f64>,
-    pub total: AtomicUsize,
-    pub in_flight: AtomicUsize,
-    pub done: AtomicU64,
-    pub admitted: AtomicU64,
-    pub throttled: AtomicU64,
-}
-
-impl Live {
-    /// `name 12.3/18.0 s, 120/360 sent, 4 in flight, 60 admitted, 60 throttled` (or
-    /// `name waiting for its keys`).
-    pub fn line(&self, name: &str) -> String {
-        match (self.t0.get(), self.span.get()) {
-            (Some(t0), Some(span)) => format!(
-                "{name} {:.1}/{span:.1} s, {}/{} sent, {} in flight, {} admitted, {} throttled",
-                Instant::now().saturating_duration_since(*t0).as_secs_f64(),
-                self.done.load(Ordering::Relaxed) + self.in_flight.load(Ordering::Relaxed) as u64,
-                self.total.load(Ordering::Relaxed),
-                self.in_flight.load(Ordering::Relaxed),
-                self.admitted.load(Ordering::Relaxed),
-                self.throttled.load(Ordering::Relaxed),
-            ),
-            _ => format!("{name} waiting for its keys"),
-        }
-    }
-}
-
-/// The scenarios running now, for one progress line that shows each of them.
-#[derive(Debug, Default)]
-pub struct LiveBoard {
-    running: Mutex<Vec<(String, Arc<Live>)>>,
-}
-
-impl LiveBoard {
-    /// A new scenario on the board; its run updates what this returns.
-    pub fn add(&self, name: &str) -> Arc<Live> {
-        let live = Arc::new(Live::default());
-        self.lock().push((name.to_string(), live.clone()));
-        live
-    }
-    pub fn remove(&self, name: &str) {
-        self.lock().retain(|(n, _)| n != name);
-    }
-    /// Every running scenario's figures, ` | `-separated.
-    pub fn line(&self) -> String {
-        let parts: Vec<String> = self.lock().iter().map(|(n, l)| l.line(n)).collect();
-        parts.join(" | ")
-    }
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, Arc<Live>)>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// How the generator sends: the request timeout, and the ceiling on requests in flight.
-#[derive(Clone, Copy, Debug)]
-pub struct Sending {
-    /// Per request: an answer slower than this is a transport error (no answer).
-    pub request_timeout: Duration,
-    /// At most this many requests in flight (goose users) per scenario, whatever the rate.
-    pub max_in_flight: usize,
-}
-
-/// The default ceiling on requests in flight per scenario: 60 requests per second (the
-/// Advanced plan's overload at the real window) with answers up to 10 s fit under it.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-/// The default request timeout of `load`.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-impl Default for Sending {
-    fn default() -> Self {
-        Sending {
-            request_timeout: DEFAULT_REQUEST_TIMEOUT,
-            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-        }
-    }
-}
-
-impl Sending {
-    /// Requests that may be in flight for a schedule whose peak rate is `peak` per second:
-    /// enough that no answer faster than the timeout can hold back a send, under the ceiling.
-    pub fn in_flight(&self, peak: f64) -> usize {
-        let need = (peak * self.request_timeout.as_secs_f64()).ceil();
-        let need = if need.is_finite() {
-            need as usize
-        } else {
-            usize::MAX
-        };
-        need.clamp(1, self.max_in_flight.max(1))
-    }
-}
-
-/// How long a run lasts: goose users, their launch lead, the schedule's span and the tail
-/// expected for the last answers (the run itself waits for them up to the request timeout).
-/// One computation for the run and for the plan's estimate.
-#[derive(Clone, Copy, Debug)]
-pub struct Timing {
-    pub users: usize,
-    pub lead: Duration,
-    pub span: f64,
-    pub tail: f64,
-}
-
-impl Timing {
-    pub fn of(r: &Resolved, schedule: &Summary, sending: &Sending) -> Timing {
-        let users = sending.in_flight(schedule.peak_rate);
-        let span = schedule.last_due.unwrap_or(0.0);
-        // Expected time for the last answers (and for the retry shape, a window's
-        // Retry-After); the run waits for them as long as they take, up to the timeout.
-        let tail = if r.scenario.shape == Shape::RetryAfter {
-            r.window.as_secs_f64() + 1.5
-        } else {
-            0.5
-        };
-        // Users are launched before the schedule starts (goose: about one a millisecond).
-        let lead = Duration::from_millis(300 + users as u64 * 3 / 2);
-        Timing {
-            users,
-            lead,
-            span,
-            tail,
-        }
-    }
-
-    /// Expected wall time of the run, goose's start and shutdown included (about a second).
-    pub fn estimate(r: &Resolved, sending: &Sending) -> Duration {
-        let t = Timing::of(r, &Summary::of_scenario(r), sending);
-        Duration::from_secs_f64(t.lead.as_secs_f64() + t.span + t.tail + 1.0)
-    }
 }
 
 /// The envelope's code of an error body: under overload nearly every answer is the same 429
@@ -721,9 +545,4 @@ pub async fn run<A: Sink>(
         outage: watch.outage().map(|(_, o)| o),
     };
     Ok((run, sink))
-}
-
-/// Whether a progress line makes sense (stderr is a terminal).
-pub fn progress_wanted() -> bool {
-    std::io::stderr().is_terminal()
 }

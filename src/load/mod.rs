@@ -4,12 +4,15 @@
 //! HTML with SVG charts (`report`, `chart`).
 
 pub mod chart;
+mod dispatch;
 pub mod engine;
 pub mod judge;
+pub mod live;
 pub mod report;
 pub mod scenario;
 pub mod schedule;
 pub mod scheduler;
+pub mod sending;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;

@@ -277,8 +277,9 @@ impl<A: Sink> Shared<A> {
                 .noted
                 .fetch_add(1, Ordering::Relaxed)
                 .is_multiple_of(SETTLE_EVERY);
-            let now = secs_since(self.t0(), Instant::now());
-            (next.unwrap_or(ticket), every.then(|| d.settled(now)))
+            // The clock is read only when the watermark is (one note in SETTLE_EVERY).
+            let settled = every.then(|| d.settled(secs_since(self.t0(), Instant::now())));
+            (next.unwrap_or(ticket), settled)
         };
         if let Some(t) = settled
             && let SinkState::Taking(a) = &mut *lock(&self.answers)

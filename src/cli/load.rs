@@ -28,9 +28,10 @@ whether or not earlier answers have come back, with up to the scenario's peak ra
 --request-timeout requests in flight (at most --max-in-flight), so a target 500 ms away is
 loaded as on time as one on loopback. Each scenario reports, per key and per second, what was
 offered, sent, admitted (2xx), throttled (429), the target's latency (p50/p99) and what the
-client failed to send. A scenario whose generator fell more than 2% behind its schedule is
-reported as client-saturated, not judged, with the limit it met (the in-flight ceiling, sockets
-refused by this machine, or the send loop's own lag). Without --target the built-in reference
+client failed to send. A scenario whose generator held back more than 2% of its schedule, or
+sent it over a tenth of a window late, is reported as client-saturated, not judged, with the
+limit it met (the in-flight ceiling, sockets refused by this machine, or the send loop's own
+lag). Without --target the built-in reference
 runs in-process with a 6 s window (or --rate-window).
 
 Scenarios on different keys run at the same time, as long as their combined peak rate stays

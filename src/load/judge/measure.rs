@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use super::SATURATION_SHARE;
 use super::histogram::Histogram;
 use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
+use super::{Lateness, SATURATION_SHARE};
 use crate::http::is_local_refusal;
 use crate::load::engine::Record;
 use crate::load::schedule::Summary;
@@ -26,8 +26,8 @@ const TRACE_POINTS: usize = 600;
 pub(super) struct Measure {
     schedule: Summary,
     wall0: f64,
-    /// A send later than this after its due time is late.
-    late_secs: f64,
+    /// How late a send may be (`super::lateness`).
+    lateness: Lateness,
     /// Answered records (any status), and of them 404s; non-retry records, sent, late.
     answered: u64,
     answered_404: u64,
@@ -38,6 +38,8 @@ pub(super) struct Measure {
     /// Late sends whose slot found no free user at its due time (the in-flight ceiling), and
     /// the rest (the send loop's own lag); requests this machine could not open a socket for.
     late_at_ceiling: u64,
+    /// Of the rest, those later than `lateness.lag`: the send loop lagged too far.
+    lagged: u64,
     local_refusals: u64,
     /// First and last send of a non-retry record.
     sends: Span,
@@ -161,12 +163,12 @@ fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Histogram>, key: usize, i: usize) -
 
 impl Measure {
     /// `schedule`: the run's schedule, summed up; `keys`: how many keys the scenario loads;
-    /// `wall0`: UTC epoch seconds of t = 0; `late_secs`: how late a send may be
-    /// (`super::late_secs`).
-    pub fn new(schedule: Summary, keys: usize, wall0: f64, late_secs: f64) -> Measure {
+    /// `wall0`: UTC epoch seconds of t = 0; `lateness`: how late a send may be
+    /// (`super::lateness`).
+    pub fn new(schedule: Summary, keys: usize, wall0: f64, lateness: Lateness) -> Measure {
         let mut m = Measure {
             wall0,
-            late_secs,
+            lateness,
             answered: 0,
             answered_404: 0,
             primary: 0,
@@ -174,6 +176,7 @@ impl Measure {
             late: 0,
             max_late_ms: 0.0,
             late_at_ceiling: 0,
+            lagged: 0,
             local_refusals: 0,
             sends: Span::default(),
             latency: Histogram::default(),
@@ -197,13 +200,15 @@ impl Measure {
             self.answered += 1;
             self.answered_404 += u64::from(st == 404);
         }
-        let late = x.sent - x.due > self.late_secs;
+        let late = x.sent - x.due > self.lateness.late;
         if !x.retry {
             self.primary += 1;
             self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
             self.late += u64::from(late);
             // Taken after it was due: every user was busy (half the lateness allowed).
-            self.late_at_ceiling += u64::from(late && x.claimed - x.due > self.late_secs / 2.0);
+            let held = late && x.claimed - x.due > self.lateness.late / 2.0;
+            self.late_at_ceiling += u64::from(held);
+            self.lagged += u64::from(!held && x.sent - x.due > self.lateness.lag);
             self.local_refusals += u64::from(x.error.as_deref().is_some_and(is_local_refusal));
             self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
             self.sends.add(x.sent);
@@ -303,13 +308,15 @@ impl Measure {
             achieved_rate: rate_of(self.sent.saturating_sub(1), self.sends.secs()),
             peak_rate: self.schedule.peak_rate,
             max_late_ms: self.max_late_ms,
-            late_ms: self.late_secs * 1000.0,
+            late_ms: self.lateness.late * 1000.0,
+            lag_ms: self.lateness.lag * 1000.0,
             users,
             peak_in_flight,
             late_at_ceiling: self.late_at_ceiling,
+            lagged: self.lagged,
             local_refusals: self.local_refusals,
             goose_requests,
-            saturated: (self.late + unsent + self.local_refusals) as f64
+            saturated: (self.late_at_ceiling + self.lagged + unsent + self.local_refusals) as f64
                 > (SATURATION_SHARE * scheduled as f64).max(1.0),
             limit_met: None,
         };

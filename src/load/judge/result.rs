@@ -149,15 +149,19 @@ pub struct Generator {
     pub scheduled_rate: f64,
     pub achieved_rate: f64,
     pub peak_rate: f64,
-    /// Worst lateness of a send, ms, and from how late a send counted as late.
+    /// Worst lateness of a send, ms; from how late a send counted as late, and from how late
+    /// the send loop's own lag withheld the verdict (`super::lateness`).
     pub max_late_ms: f64,
     pub late_ms: f64,
+    pub lag_ms: f64,
     /// goose users: the ceiling on requests in flight; the most that were in flight at once.
     pub users: usize,
     pub peak_in_flight: usize,
     /// Late sends that waited for a free user (the in-flight ceiling held them back); the
-    /// other late sends are the send loop's own lag.
+    /// other late sends are the send loop's own lag, and of those `lagged` were later than
+    /// `lag_ms`.
     pub late_at_ceiling: u64,
+    pub lagged: u64,
     /// Requests this machine could not open a socket for (files, ports, buffers).
     pub local_refusals: u64,
     pub goose_requests: u64,
@@ -184,7 +188,7 @@ impl Generator {
         if !self.saturated {
             return None;
         }
-        let lagging = self.late.saturating_sub(self.late_at_ceiling);
+        let lagging = self.lagged;
         let ceiling = self.late_at_ceiling + self.unsent;
         Some(if self.local_refusals >= ceiling.max(lagging) {
             ClientLimit::LocalSockets
@@ -207,11 +211,8 @@ impl Generator {
                 self.users, self.late_at_ceiling, self.unsent, self.users, self.peak_rate
             ),
             ClientLimit::SendLoopLag => format!(
-                "the send loop lagged: {} sends late by up to {:.0} ms while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
-                self.late.saturating_sub(self.late_at_ceiling),
-                self.max_late_ms,
-                self.peak_in_flight,
-                self.users
+                "the send loop lagged: {} sends more than {:.0} ms late (a tenth of the window), by up to {:.0} ms, while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
+                self.lagged, self.lag_ms, self.max_late_ms, self.peak_in_flight, self.users
             ),
         })
     }

@@ -26,17 +26,18 @@ fn out_dir(name: &str) -> std::path::PathBuf {
 /// 0.8 ms of CPU a request): scenarios together peak at most at this rate (`--max-rate`).
 const TEST_MAX_RATE: f64 = 700.0;
 
-/// The built-in suites (hundreds of requests a second, TLS through the latency proxy) run alone:
-/// beside a build on 2 cores, anything else running with them kept a debug build's runtime (and
-/// the in-process target with it) a second behind, 1 s away. The broken-server tests' single
-/// scenarios (at most 180 requests a second, most 60) share the machine with each other, two at
-/// a time: a run mostly waits for windows to pass, and lag under a tenth of a window is
-/// reported, not held against the verdict.
-static SUITES_ALONE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+/// Runs behind the latency proxy run alone: 1 s away, a connection per request in flight is
+/// opened through the proxy (TLS, two delays), and beside a build on 2 cores anything else
+/// running with them kept a debug build's runtime, and the in-process target with it, seconds
+/// behind (a 4 s median answer for a target 1 s away). Everything else shares the machine, two
+/// runs at a time (the test threads): near suites and the broken-server tests' single
+/// scenarios mostly wait for windows to pass, and lag under a tenth of a window is reported,
+/// not held against the verdict.
+static FAR_RUNS_ALONE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
-/// One small scenario run (beside at most one other: `SUITES_ALONE`).
+/// One small scenario run, near (`FAR_RUNS_ALONE`).
 async fn run(target: Target, scenarios: Vec<Scenario>, name: &str) -> LoadReport {
-    let _turn = SUITES_ALONE.read().await;
+    let _turn = FAR_RUNS_ALONE.read().await;
     run_in(target, scenarios, name, false, false).await
 }
 
@@ -130,7 +131,11 @@ async fn passes_every_builtin_scenario_at(
     delay: Option<Duration>,
     window: f64,
 ) -> LoadReport {
-    let _turn = SUITES_ALONE.write().await;
+    let (_alone, _shared) = if delay.is_some() {
+        (Some(FAR_RUNS_ALONE.write().await), None)
+    } else {
+        (None, Some(FAR_RUNS_ALONE.read().await))
+    };
     let up = Upstream::start(imp, window).await;
     let target = up.target();
     let proxy = match delay {
@@ -351,28 +356,29 @@ async fn the_reference_passes_every_builtin_scenario_near_and_far_away() {
         WINDOW,
     )
     .await;
-    // 1 s away, a debug build opening a connection per request in flight (TLS through the
-    // proxy) may still fall behind in one scenario on a busy machine (seen once in four runs:
-    // the analytics scenario, 38 sends up to 158 ms late): it must say so (client-saturated,
-    // never a false verdict), and every other scenario gets its near verdict. The closed user
-    // pool this replaced withheld nearly every verdict at this distance.
-    let saturated: Vec<&str> = far
-        .scenarios
+    // A debug build on a busy machine may still fall behind in one scenario (seen once in
+    // four runs 1 s away: the analytics scenario, whose window is 0.2 s here, 38 sends up to
+    // 158 ms late): it must say so (client-saturated, never a false verdict), and every other
+    // scenario gets the same verdict near and far. The closed user pool this replaced withheld
+    // nearly every verdict at this distance.
+    let saturated: Vec<String> = [&together, &far]
         .iter()
+        .flat_map(|r| &r.scenarios)
         .filter(|s| s.verdict == ScenarioVerdict::ClientSaturated)
-        .map(|s| s.name.as_str())
+        .map(|s| s.name.clone())
         .collect();
     assert!(
         saturated.len() <= 1,
-        "1 s away: {saturated:?}\n{}",
+        "client-saturated near or 1 s away: {saturated:?}\n{}\n{}",
+        together.summary(),
         far.summary()
     );
-    let mut held = far.clone();
-    held.scenarios
-        .retain(|s| s.verdict != ScenarioVerdict::ClientSaturated);
-    let mut near = together.clone();
-    near.scenarios
-        .retain(|s| !saturated.contains(&s.name.as_str()));
+    let held = |r: &LoadReport| {
+        let mut r = r.clone();
+        r.scenarios.retain(|s| !saturated.contains(&s.name));
+        r
+    };
+    let (near, held) = (held(&together), held(&far));
     same_verdicts(&near, &held, "near vs 1 s away");
     latency_is_the_delay(&far, Duration::from_secs(1));
 }
@@ -925,7 +931,7 @@ async fn records_reach_the_judge_as_they_come_behind_a_watermark_that_holds() {
         }
     }
 
-    let _turn = SUITES_ALONE.read().await;
+    let _turn = FAR_RUNS_ALONE.read().await;
     let up = Upstream::start(Impl::Reference, WINDOW).await;
     let proxy = common::latency::start(up.base_url(), Duration::from_millis(150), 0.5).await;
     let mut target = up.target();

@@ -96,7 +96,8 @@ pub fn lateness(window: std::time::Duration) -> Lateness {
         lag: late.max(w / 10.0),
     }
 }
-/// Late plus unsent above this share of the schedule: client saturated.
+/// Held back at the in-flight ceiling, lagged past `Lateness::lag`, unsent or refused locally
+/// above this share of the schedule: client saturated.
 pub const SATURATION_SHARE: f64 = 0.02;
 
 pub use result::*;

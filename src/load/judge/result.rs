@@ -211,7 +211,7 @@ impl Generator {
                 self.users, self.late_at_ceiling, self.unsent, self.users, self.peak_rate
             ),
             ClientLimit::SendLoopLag => format!(
-                "the send loop lagged: {} sends more than {:.0} ms late (a tenth of the window), by up to {:.0} ms, while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
+                "the send loop lagged: {} sends more than {:.0} ms late (a tenth of the window, at least 20 ms), by up to {:.0} ms, while at most {} of {} requests were in flight (this machine is too busy); lower --max-rate, or run --sequential",
                 self.lagged, self.lag_ms, self.max_late_ms, self.peak_in_flight, self.users
             ),
         })

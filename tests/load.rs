@@ -107,30 +107,16 @@ fn assert_fails(report: &LoadReport, scenario: &str, check: &str) {
     );
 }
 
-/// Every built-in scenario against an implementation: no throttling rule fails, and our
-/// admitted (2xx) count per key equals the implementation's own count of admissions.
-/// Far targets: `delay` (±10% per answer) added by the latency proxy in front.
+/// Every built-in scenario against an implementation (the in-process reference's window, as
+/// `load` without a target runs it): no throttling rule fails, and our admitted (2xx) count
+/// per key equals the implementation's own count of admissions. Far targets: `delay` (±10% per
+/// answer) added by the latency proxy in front.
 async fn passes_every_builtin_scenario(
     imp: Impl,
     sequential: bool,
     delay: Option<Duration>,
 ) -> LoadReport {
-    passes_every_builtin_scenario_at(
-        imp,
-        sequential,
-        delay,
-        linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
-    )
-    .await
-}
-
-/// As `passes_every_builtin_scenario`, with the implementation's window `window` (seconds).
-async fn passes_every_builtin_scenario_at(
-    imp: Impl,
-    sequential: bool,
-    delay: Option<Duration>,
-    window: f64,
-) -> LoadReport {
+    let window = linkcert::cli::LOAD_REFERENCE_WINDOW_SECS;
     let (_alone, _shared) = if delay.is_some() {
         (Some(FAR_RUNS_ALONE.write().await), None)
     } else {
@@ -281,16 +267,29 @@ fn same_verdicts(a: &LoadReport, b: &LoadReport, what: &str) {
     }
 }
 
-/// The target's latency is the target's: the delay the proxy adds, or twice it for an answer
-/// that first opened its connection (the TLS handshake's answer is delayed too).
+/// The target's latency is the target's: never less than the delay the proxy adds (less 10%
+/// jitter), and for a scenario that keeps its connections busy (sustained overload: steady,
+/// burst-then-steady, two keys), about the delay: at most twice it (an answer that first opened
+/// its connection waits for the TLS handshake's answer too), +10%, plus half a second for a
+/// busy machine. A scenario that is mostly one burst (straddle, retry-after) opens a connection
+/// for nearly every request at once, and its median holds the handshakes' queue on a busy
+/// machine (2.3 s and 2.9 s seen 1 s away beside a build): only the lower bound is its.
+/// Measured from the due time instead of the send, or to the end of the body, the figure would
+/// move by the lateness or the transfer; measured from anything after the send, it would fall
+/// under the delay.
 fn latency_is_the_delay(report: &LoadReport, delay: Duration) {
     let d = delay.as_secs_f64();
     for s in report.scenarios.iter().filter(|s| !s.keys.is_empty()) {
         let p50 = s.latency_ms.p50 / 1000.0;
+        let sustained = matches!(
+            s.shape.as_str(),
+            "steady" | "burst-then-steady" | "two-keys"
+        );
         assert!(
-            p50 > d * 0.85 && p50 < d * 2.3,
-            "{}: p50 {p50} s for a target {d} s away\n{}",
+            p50 > d * 0.9 && (!sustained || p50 < d * 2.0 * 1.1 + 0.5),
+            "{} ({}): p50 {p50} s for a target {d} s away\n{}",
             s.name,
+            s.shape,
             report.summary()
         );
     }
@@ -335,65 +334,41 @@ fn ran_as_planned(together: &LoadReport, one_by_one: &LoadReport) {
     );
 }
 
-/// The built-in suite against the reference, near and 1 s away behind the latency proxy:
-/// every scenario gets the same verdict, and in each run our admitted counts equal the
-/// reference's own. A 12 s window halves the rates of the 6 s one: 1 s away, Advanced's
-/// overload needs a connection per request in flight, each opened through the proxy (two
-/// delays) and shaken hands with in a debug build.
+/// The delays the latency proxy puts in front of each implementation (±10% per answer).
+const DELAYS: [Duration; 2] = [Duration::from_millis(300), Duration::from_secs(1)];
+
+/// The built-in suite against `imp` behind the latency proxy at each of `DELAYS`: every
+/// scenario gets the verdict it got near (`near`), client-saturated included (a generator that
+/// could not hold its schedule against a far target is a verdict withheld by us), and the
+/// latency reported is the target's.
+async fn far_verdicts_are_the_near_ones(imp: Impl, near: &LoadReport) {
+    for delay in DELAYS {
+        let far = passes_every_builtin_scenario(imp, false, Some(delay)).await;
+        same_verdicts(near, &far, &format!("{imp:?} near vs {delay:?} away"));
+        latency_is_the_delay(&far, delay);
+    }
+}
+
+/// The built-in suite against the reference, near, 300 ms and 1 s away: every scenario gets
+/// the same verdict, and in each run our admitted counts equal the reference's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_passes_every_builtin_scenario_near_and_far_away() {
-    const WINDOW: f64 = 12.0;
-    let together = passes_every_builtin_scenario_at(Impl::Reference, false, None, WINDOW).await;
-    let straddle = scenario_named(&together, "boundary-straddle");
+    let near = passes_every_builtin_scenario(Impl::Reference, false, None).await;
+    let straddle = scenario_named(&near, "boundary-straddle");
     assert!(
         straddle.behaviour.is_some() && straddle.keys[0].rolling_max <= straddle.limit,
         "a sliding log never admits more than N in a rolling window"
     );
-    let far = passes_every_builtin_scenario_at(
-        Impl::Reference,
-        false,
-        Some(Duration::from_secs(1)),
-        WINDOW,
-    )
-    .await;
-    // A debug build on a busy machine may still fall behind in one scenario (seen once in
-    // four runs 1 s away: the analytics scenario, whose window is 0.2 s here, 38 sends up to
-    // 158 ms late): it must say so (client-saturated, never a false verdict), and every other
-    // scenario gets the same verdict near and far. The closed user pool this replaced withheld
-    // nearly every verdict at this distance.
-    let saturated: Vec<String> = [&together, &far]
-        .iter()
-        .flat_map(|r| &r.scenarios)
-        .filter(|s| s.verdict == ScenarioVerdict::ClientSaturated)
-        .map(|s| s.name.clone())
-        .collect();
-    assert!(
-        saturated.len() <= 1,
-        "client-saturated near or 1 s away: {saturated:?}\n{}\n{}",
-        together.summary(),
-        far.summary()
-    );
-    let held = |r: &LoadReport| {
-        let mut r = r.clone();
-        r.scenarios.retain(|s| !saturated.contains(&s.name));
-        r
-    };
-    let (near, held) = (held(&together), held(&far));
-    same_verdicts(&near, &held, "near vs 1 s away");
-    latency_is_the_delay(&far, Duration::from_secs(1));
+    far_verdicts_are_the_near_ones(Impl::Reference, &near).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_second_implementation_passes_with_its_fixed_window_reported_not_failed() {
     let report = passes_every_builtin_scenario(Impl::Variant, false, None).await;
-    // Concurrently and one at a time, and 300 ms away: the same verdicts.
+    // Concurrently and one at a time: the same verdicts.
     let one_by_one = passes_every_builtin_scenario(Impl::Variant, true, None).await;
     same_verdicts(&report, &one_by_one, "concurrent vs sequential");
     ran_as_planned(&report, &one_by_one);
-    let delay = Duration::from_millis(300);
-    let far = passes_every_builtin_scenario(Impl::Variant, false, Some(delay)).await;
-    same_verdicts(&report, &far, "near vs 300 ms away");
-    latency_is_the_delay(&far, delay);
     // Its windows are aligned to the clock: across a boundary it admits more than N in a
     // rolling window (up to 2N), which the spec does not forbid: informational, and the
     // limiter is named a fixed window.
@@ -420,6 +395,7 @@ async fn the_second_implementation_passes_with_its_fixed_window_reported_not_fai
         "{}",
         report.summary()
     );
+    far_verdicts_are_the_near_ones(Impl::Variant, &report).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -637,22 +613,6 @@ async fn a_hostile_target_fails_without_panicking() {
             "load.answers",
         ] {
             assert_fails(&r, "hostile", c);
-        }
-    }
-}
-
-/// The whole matrix the CI tests sample (the reference 1 s away, the second implementation
-/// 300 ms away): both delays in front of both implementations, against each one's near run.
-/// About five minutes: `cargo test --test load -- --ignored`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "the full far-target matrix, about five minutes; CI runs one delay per implementation"]
-async fn every_implementation_at_every_delay_gets_its_near_verdicts() {
-    for imp in BOTH {
-        let near = passes_every_builtin_scenario(imp, false, None).await;
-        for delay in [Duration::from_millis(300), Duration::from_secs(1)] {
-            let far = passes_every_builtin_scenario(imp, false, Some(delay)).await;
-            same_verdicts(&near, &far, &format!("{imp:?} near vs {delay:?} away"));
-            latency_is_the_delay(&far, delay);
         }
     }
 }

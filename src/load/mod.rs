@@ -230,6 +230,8 @@ pub async fn execute(
         labels,
     } = prepared;
     let started = Instant::now();
+    // The report's `started_at`: the wall clock now, not when the report is put together.
+    let started_epoch = crate::clock::now_epoch_secs();
     let total = scenarios.len();
     let mut results: Vec<Option<ScenarioResult>> = vec![None; total];
     for (i, (s, r)) in scenarios.iter().zip(&resolved).enumerate() {
@@ -437,7 +439,7 @@ pub async fn execute(
             results[i] = Some(ScenarioResult::skipped(s, &s.class(&spec), why));
         }
     }
-    let mut report = LoadReport::new(&spec, &target);
+    let mut report = LoadReport::new(&spec, &target, started_epoch);
     report.scenarios = results.into_iter().flatten().collect();
     report.superseded = superseded;
     report.outage = outage;

@@ -54,15 +54,10 @@ pub struct LoadReport {
 }
 
 impl LoadReport {
-    pub fn new(spec: &Spec, target: &Target) -> LoadReport {
+    /// An empty report of a run that started at `started_epoch` (UTC epoch seconds).
+    pub fn new(spec: &Spec, target: &Target, started_epoch: u64) -> LoadReport {
         LoadReport {
-            run: RunHeader::new(
-                1,
-                spec,
-                target,
-                crate::clock::now_epoch_secs(),
-                std::time::Duration::ZERO,
-            ),
+            run: RunHeader::new(1, spec, target, started_epoch, std::time::Duration::ZERO),
             window_secs: target.rate_window.as_secs_f64(),
             verdict: ScenarioVerdict::Pass,
             totals: BTreeMap::new(),

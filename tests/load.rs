@@ -281,8 +281,8 @@ fn same_verdicts(a: &LoadReport, b: &LoadReport, what: &str) {
 }
 
 /// The target's latency is the target's: never less than the delay the proxy adds (less 10%
-/// jitter), and for a scenario that keeps its connections busy (sustained overload: steady,
-/// burst-then-steady, two keys), about the delay: at most twice it (an answer that first opened
+/// jitter), and for a scenario that keeps its connections busy (`Shape::sustained_overload`:
+/// steady, burst-then-steady, two keys), about the delay: at most twice it (an answer that first opened
 /// its connection waits for the TLS handshake's answer too), +10%, plus half a second for a
 /// busy machine. A scenario that is mostly one burst (straddle, retry-after) opens a connection
 /// for nearly every request at once, and its median holds the handshakes' queue on a busy
@@ -294,10 +294,10 @@ fn latency_is_the_delay(report: &LoadReport, delay: Duration) {
     let d = delay.as_secs_f64();
     for s in report.scenarios.iter().filter(|s| !s.keys.is_empty()) {
         let p50 = s.latency_ms.p50 / 1000.0;
-        let sustained = matches!(
-            s.shape.as_str(),
-            "steady" | "burst-then-steady" | "two-keys"
-        );
+        let sustained = Scenario::load(&s.name)
+            .expect("a built-in scenario")
+            .shape
+            .sustained_overload();
         assert!(
             p50 > d * 0.9 && (!sustained || p50 < d * 2.0 * 1.1 + 0.5),
             "{} ({}): p50 {p50} s for a target {d} s away\n{}",

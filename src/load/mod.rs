@@ -66,8 +66,8 @@ pub struct LoadOptions {
 /// The default of `--max-rate`: the highest combined rate at which scenarios running together
 /// were sent on time in every round on a 2-core machine (`benches/max-rate.sh`: three
 /// scenarios on three keys against an HTTPS target in its own process; at 2,000 requests/s 4
-/// of 72,000 sends were over 60 ms late in three rounds, at 3,000 and 4,000 up to 1,712 per
-/// round were, by up to half a second). The built-in suite at the 6 s window peaks near 1,000;
+/// of 72,000 sends were over 60 ms late in three rounds, at 3,000 and 4,000 up to 165 and
+/// 2,625 in a round, by up to half a second). The built-in suite at the 6 s window peaks near 1,000;
 /// debug builds (the tests) use 700.
 pub const DEFAULT_MAX_RATE: f64 = 2000.0;
 

@@ -3,19 +3,19 @@
 
 mod common;
 
-use common::broken::{BOTH, Defect, Impl, broken_on, failed, run_check};
+use common::broken::{Defect, Impl, broken_on, failed, run_check, side_by_side};
 
 const WINDOW: f64 = 4.0;
 
 /// Failed check ids and the summary, for `defect()` in front of each implementation.
 async fn failures(defect: impl Fn() -> Defect) -> Vec<(Vec<String>, String)> {
-    let mut out = Vec::new();
-    for imp in BOTH {
+    let defect = &defect;
+    side_by_side(|imp| async move {
         let b = broken_on(imp, WINDOW, defect()).await;
         let r = run_check(b.target(), &["ratelimit"]).await;
-        out.push((failed(&r), format!("{imp:?}: {}", r.summary())));
-    }
-    out
+        (failed(&r), format!("{imp:?}: {}", r.summary()))
+    })
+    .await
 }
 
 fn assert_fails(results: &[(Vec<String>, String)], id: &str) {
@@ -29,7 +29,7 @@ fn assert_fails(results: &[(Vec<String>, String)], id: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_implementations_throttle_as_the_spec_says() {
-    for imp in BOTH {
+    side_by_side(|imp| async move {
         let b = broken_on(imp, WINDOW, Defect::none()).await;
         let r = run_check(b.target(), &["ratelimit"]).await;
         assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
@@ -53,7 +53,8 @@ async fn both_implementations_throttle_as_the_spec_says() {
             .iter()
             .any(|c| c.id == "ratelimit.analytics" && c.cases > 0);
         assert_eq!(analytics, imp == Impl::Reference, "{}", r.summary());
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

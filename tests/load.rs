@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::broken::{BOTH, Defect, Impl, Upstream, broken_on};
+use common::broken::{BOTH, Defect, Impl, Upstream, broken_on, side_by_side};
 use linkcert::load::{self, LoadOptions, LoadReport, Scenario, ScenarioVerdict};
 use linkcert::target::Target;
 use linkcert::verdict::Verdict;
@@ -103,17 +103,6 @@ async fn run_until_throttled(target: impl Fn() -> Target, name: &str) -> LoadRep
         attempt += 1;
         tokio::time::sleep(std::time::Duration::from_secs_f64(WINDOW)).await;
     }
-}
-
-/// A defect test in front of both implementations at once: each side is one small scenario
-/// that mostly waits for its windows, so running them side by side halves the test's time
-/// without crowding the machine.
-async fn on_both<F, Fut>(test: F)
-where
-    F: Fn(Impl) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    futures::future::join_all(BOTH.map(test)).await;
 }
 
 fn assert_fails(report: &LoadReport, scenario: &str, check: &str) {
@@ -434,7 +423,7 @@ async fn the_second_implementation_passes_with_its_fixed_window_reported_not_fai
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_limiting_fails_admitted() {
     // A Free key rewritten to the Enterprise key: nothing is throttled.
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,
@@ -464,7 +453,7 @@ async fn no_limiting_fails_admitted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twice_the_limit_fails_admitted() {
     // A Free key alternated between the two Free keys: 2N per window.
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let flip = std::sync::atomic::AtomicU64::new(0);
         let b = broken_on(
             imp,
@@ -494,7 +483,7 @@ async fn twice_the_limit_fails_admitted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_plan_at_the_free_rate_fails_under_served() {
     // A Pro key's requests routed to a Free key.
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             4.0,
@@ -525,7 +514,7 @@ async fn every_plan_at_the_free_rate_fails_under_served() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_counter_shared_by_keys_fails_isolation() {
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,
@@ -551,7 +540,7 @@ async fn a_counter_shared_by_keys_fails_isolation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remaining_that_never_falls_fails_remaining() {
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,
@@ -575,7 +564,7 @@ async fn remaining_that_never_falls_fails_remaining() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reset_in_milliseconds_fails_reset() {
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,
@@ -599,7 +588,7 @@ async fn reset_in_milliseconds_fails_reset() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_without_retry_after_fails_retry_after() {
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,
@@ -617,7 +606,7 @@ async fn a_429_without_retry_after_fails_retry_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_shorter_than_the_wait_fails_honesty() {
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,
@@ -637,7 +626,7 @@ async fn a_retry_after_shorter_than_the_wait_fails_honesty() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_target_fails_without_panicking() {
     // Garbage headers, a non-envelope 429 body, and a 500 now and then.
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let n = std::sync::atomic::AtomicU64::new(0);
         let b = broken_on(
             imp,
@@ -756,7 +745,7 @@ const PRO: u64 = 600;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_admitted_at_another_plans_rate_fails_admitted() {
     // A Pro key counted at the Business rate (1200) while it still says 600 in its headers.
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             4.0,
@@ -799,7 +788,7 @@ async fn a_few_more_than_the_limit_per_window_fails_admitted() {
     // the 61st to 65th request of lk_free_1 in it go to the other Free key, admitted there. (The
     // judge's own tests show +3 found on synthetic limiters; here a busy machine's generator,
     // late by tens of milliseconds, blurs the windows by a request or two.)
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let cell = std::sync::Mutex::new((None::<std::time::Instant>, 0u64));
         let b = broken_on(
             imp,
@@ -848,7 +837,7 @@ async fn rejected_requests_using_up_quota_fail_admitted() {
     // A limiter that counts rejected requests too, each as 0.4 of one, in a sliding log of the
     // window: a client that keeps sending at 2x is admitted its 60 in the first window, then
     // about 20 per window (20 + 0.4 x 100 = 60).
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let log =
             std::sync::Mutex::new(std::collections::VecDeque::<(std::time::Instant, f64)>::new());
         let b = broken_on(
@@ -897,7 +886,7 @@ async fn rejected_requests_using_up_quota_fail_admitted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_limit_of_60_on_every_plan_fails_limit() {
-    on_both(|imp| async move {
+    side_by_side(|imp| async move {
         let b = broken_on(
             imp,
             WINDOW,

@@ -179,6 +179,16 @@ pub async fn broken_on(imp: Impl, window_secs: f64, defect: Defect) -> Broken {
     }
 }
 
+/// `test` against each implementation side by side: for tests that mostly wait for
+/// rate-limit windows, where running both at once halves the time without crowding the machine.
+pub async fn side_by_side<T, F, Fut>(test: F) -> Vec<T>
+where
+    F: Fn(Impl) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    futures::future::join_all(BOTH.map(test)).await
+}
+
 /// Run the runner (checks `only`) against `defect()` in front of each implementation in turn.
 pub async fn on_both(
     window_secs: f64,

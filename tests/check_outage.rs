@@ -114,7 +114,7 @@ fn assert_incomplete_by_outage(imp: Impl, mode: Mode, kind: &str, words: &str) {
 }
 
 /// Both implementations at once: each run mostly waits for its request timeouts.
-fn on_both(mode: Mode, kind: &'static str, words: &'static str) {
+fn both_at_once(mode: Mode, kind: &'static str, words: &'static str) {
     std::thread::scope(|s| {
         for imp in BOTH {
             s.spawn(move || assert_incomplete_by_outage(imp, mode, kind, words));
@@ -124,15 +124,15 @@ fn on_both(mode: Mode, kind: &'static str, words: &'static str) {
 
 #[test]
 fn a_target_that_resets_every_connection_mid_run_is_an_outage_not_a_failure() {
-    on_both(Mode::Reset, "reset", "connections reset");
+    both_at_once(Mode::Reset, "reset", "connections reset");
 }
 
 #[test]
 fn a_target_that_stops_listening_mid_run_is_an_outage_not_a_failure() {
-    on_both(Mode::Refuse, "refused", "connections refused");
+    both_at_once(Mode::Refuse, "refused", "connections refused");
 }
 
 #[test]
 fn a_target_that_stalls_mid_run_is_noticed_within_a_few_timeouts() {
-    on_both(Mode::Stall, "timeout", "stalled");
+    both_at_once(Mode::Stall, "timeout", "stalled");
 }

@@ -105,11 +105,13 @@ async fn run_until_throttled(target: impl Fn() -> Target, name: &str) -> LoadRep
     }
 }
 
-fn assert_fails(report: &LoadReport, scenario: &str, check: &str) {
+/// `check` failed for `scenario` in front of `imp` (named in the message: the defect tests run
+/// both implementations at once).
+fn assert_fails(imp: Impl, report: &LoadReport, scenario: &str, check: &str) {
     let failed = report.failed_checks(scenario);
     assert!(
         failed.iter().any(|c| c == check),
-        "{scenario}: {check} should fail; failed: {failed:?}\n{}",
+        "{imp:?} {scenario}: {check} should fail; failed: {failed:?}\n{}",
         report.summary()
     );
 }
@@ -466,7 +468,7 @@ async fn no_limiting_fails_admitted() {
             &format!("nolimit-{imp:?}"),
         )
         .await;
-        assert_fails(&r, "free-overload", "load.admitted");
+        assert_fails(imp, &r, "free-overload", "load.admitted");
     })
     .await;
 }
@@ -496,7 +498,7 @@ async fn twice_the_limit_fails_admitted() {
         )
         .await;
         let r = run(b.target(), vec![free_overload()], &format!("twice-{imp:?}")).await;
-        assert_fails(&r, "free-overload", "load.admitted");
+        assert_fails(imp, &r, "free-overload", "load.admitted");
     })
     .await;
 }
@@ -528,7 +530,7 @@ async fn every_plan_at_the_free_rate_fails_under_served() {
             "name='pro-small'\nplan='pro'\nrate=1.1\nwindows=1.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
         );
         let r = run(b.target(), vec![s], &format!("freerate-{imp:?}")).await;
-        assert_fails(&r, "pro-small", "load.admitted");
+        assert_fails(imp, &r, "pro-small", "load.admitted");
     })
     .await;
 }
@@ -554,7 +556,7 @@ async fn a_counter_shared_by_keys_fails_isolation() {
         .await;
         let s = Scenario::load("two-keys-isolation").expect("built-in");
         let r = run(b.target(), vec![s], &format!("shared-{imp:?}")).await;
-        assert_fails(&r, "two-keys-isolation", "load.isolation");
+        assert_fails(imp, &r, "two-keys-isolation", "load.isolation");
     })
     .await;
 }
@@ -578,7 +580,7 @@ async fn remaining_that_never_falls_fails_remaining() {
             &format!("remaining-{imp:?}"),
         )
         .await;
-        assert_fails(&r, "free-overload", "load.remaining");
+        assert_fails(imp, &r, "free-overload", "load.remaining");
     })
     .await;
 }
@@ -602,7 +604,7 @@ async fn reset_in_milliseconds_fails_reset() {
             &format!("resetms-{imp:?}"),
         )
         .await;
-        assert_fails(&r, "free-overload", "load.reset");
+        assert_fails(imp, &r, "free-overload", "load.reset");
     })
     .await;
 }
@@ -619,8 +621,8 @@ async fn a_429_without_retry_after_fails_retry_after() {
         )
         .await;
         let r = run_until_throttled(|| b.target(), &format!("noretry-{imp:?}")).await;
-        assert_fails(&r, "retry-after-honesty", "load.retry-after");
-        assert_fails(&r, "retry-after-honesty", "load.retry-honesty");
+        assert_fails(imp, &r, "retry-after-honesty", "load.retry-after");
+        assert_fails(imp, &r, "retry-after-honesty", "load.retry-honesty");
     })
     .await;
 }
@@ -639,7 +641,7 @@ async fn a_retry_after_shorter_than_the_wait_fails_honesty() {
         )
         .await;
         let r = run_until_throttled(|| b.target(), &format!("shortretry-{imp:?}")).await;
-        assert_fails(&r, "retry-after-honesty", "load.retry-honesty");
+        assert_fails(imp, &r, "retry-after-honesty", "load.retry-honesty");
     })
     .await;
 }
@@ -681,7 +683,7 @@ async fn a_hostile_target_fails_without_panicking() {
             "load.envelope",
             "load.answers",
         ] {
-            assert_fails(&r, "hostile", c);
+            assert_fails(imp, &r, "hostile", c);
         }
     })
     .await;
@@ -798,7 +800,7 @@ async fn a_plan_admitted_at_another_plans_rate_fails_admitted() {
             "name='pro-at-business'\nplan='pro'\nrate=1.2\nwindows=2.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
         );
         let r = run(b.target(), vec![s], &format!("otherplan-{imp:?}")).await;
-        assert_fails(&r, "pro-at-business", "load.admitted");
+        assert_fails(imp, &r, "pro-at-business", "load.admitted");
     })
     .await;
 }
@@ -848,7 +850,7 @@ async fn a_few_more_than_the_limit_per_window_fails_admitted() {
         )
         .await;
         let r = run(b.target(), vec![free_overload()], &format!("plus3-{imp:?}")).await;
-        assert_fails(&r, "free-overload", "load.admitted");
+        assert_fails(imp, &r, "free-overload", "load.admitted");
     })
     .await;
 }
@@ -900,7 +902,7 @@ async fn rejected_requests_using_up_quota_fail_admitted() {
             "name='persistent'\nplan='free'\nrate=2\nwindows=2.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
         );
         let r = run(b.target(), vec![s], &format!("persistent-{imp:?}")).await;
-        assert_fails(&r, "persistent", "load.admitted");
+        assert_fails(imp, &r, "persistent", "load.admitted");
     })
     .await;
 }
@@ -923,7 +925,7 @@ async fn a_limit_of_60_on_every_plan_fails_limit() {
             "name='pro-limit'\nplan='pro'\nrate=0.3\nwindows=0.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
         );
         let r = run(b.target(), vec![s], &format!("limit60-{imp:?}")).await;
-        assert_fails(&r, "pro-limit", "load.limit");
+        assert_fails(imp, &r, "pro-limit", "load.limit");
     })
     .await;
 }

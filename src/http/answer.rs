@@ -52,17 +52,28 @@ pub struct Capped {
     pub truncated: bool,
 }
 
+impl Capped {
+    /// Takes the next chunk of a body read up to `cap` bytes; false once the cap is reached
+    /// (the rest is left unread). One rule for every client of ours.
+    pub fn push(&mut self, chunk: &[u8], cap: usize) -> bool {
+        let room = cap.saturating_sub(self.bytes.len());
+        if chunk.len() > room {
+            self.bytes.extend_from_slice(&chunk[..room]);
+            self.truncated = true;
+            return false;
+        }
+        self.bytes.extend_from_slice(chunk);
+        true
+    }
+}
+
 /// Reads `r`'s body up to `cap` bytes and leaves the rest unread.
 pub async fn read_capped(r: &mut reqwest::Response, cap: usize) -> Result<Capped, reqwest::Error> {
     let mut body = Capped::default();
     while let Some(chunk) = r.chunk().await? {
-        let room = cap.saturating_sub(body.bytes.len());
-        if chunk.len() > room {
-            body.bytes.extend_from_slice(&chunk[..room]);
-            body.truncated = true;
+        if !body.push(&chunk, cap) {
             break;
         }
-        body.bytes.extend_from_slice(&chunk);
     }
     Ok(body)
 }

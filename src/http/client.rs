@@ -14,7 +14,11 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(4);
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     #[error("the certificate to trust is not a PEM certificate")]
-    Certificate(#[source] reqwest::Error),
+    Certificate(#[source] rustls::pki_types::pem::Error),
+    #[error("the certificate file to trust holds no PEM certificate")]
+    NoCertificate,
+    #[error("the TLS settings were refused")]
+    Tls(#[source] rustls::Error),
     #[error("the client's settings were refused")]
     Build(#[source] reqwest::Error),
 }
@@ -46,35 +50,26 @@ impl ClientConfig {
         }
     }
 
-    /// The configured builder: goose takes it as it is; everyone else calls `build`.
-    pub fn builder(&self) -> Result<reqwest::ClientBuilder, HttpError> {
+    /// The TLS both clients speak (`tls::config`). Certificates are parsed here, so one that
+    /// does not parse is an error before any request.
+    fn tls(&self) -> Result<rustls::ClientConfig, HttpError> {
+        super::tls::config(self.trust_pem.as_deref(), self.insecure)
+    }
+
+    /// The client of `check`, the probes and the tests.
+    pub fn build(&self) -> Result<reqwest::Client, HttpError> {
         let mut b = reqwest::Client::builder()
             .timeout(self.timeout)
             .connect_timeout(CONNECT_TIMEOUT)
             .pool_max_idle_per_host(self.pool)
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
-            .no_proxy();
+            .no_proxy()
+            .tls_backend_preconfigured(self.tls()?);
         if let Some(ua) = self.user_agent {
             b = b.user_agent(ua);
         }
-        if let Some(pem) = &self.trust_pem {
-            // Parsed here, not when the client is built (rustls defers it), so a certificate
-            // that does not parse is an error before goose takes the builder.
-            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-                .map_err(HttpError::Certificate)?;
-            for cert in certs {
-                b = b.add_root_certificate(cert);
-            }
-        }
-        if self.insecure {
-            b = b.tls_danger_accept_invalid_certs(true);
-        }
-        Ok(b)
-    }
-
-    pub fn build(&self) -> Result<reqwest::Client, HttpError> {
-        self.builder()?.build().map_err(HttpError::Build)
+        b.build().map_err(HttpError::Build)
     }
 }
 
@@ -90,7 +85,12 @@ mod tests {
             ),
             ..ClientConfig::new(Duration::from_secs(1), 1)
         };
-        assert!(matches!(bad.builder(), Err(HttpError::Certificate(_))));
+        assert!(matches!(bad.build(), Err(HttpError::Certificate(_))));
+        let empty = ClientConfig {
+            trust_pem: Some("no certificate here\n".into()),
+            ..ClientConfig::new(Duration::from_secs(1), 1)
+        };
+        assert!(matches!(empty.build(), Err(HttpError::NoCertificate)));
         assert!(ClientConfig::new(Duration::from_secs(1), 1).build().is_ok());
     }
 }

@@ -4,14 +4,21 @@ use std::error::Error;
 
 /// reqwest errors name their source chain; keep it, it says what broke.
 pub fn describe(e: &reqwest::Error) -> String {
-    let mut s = if e.is_timeout() {
-        "timed out".to_string()
+    let head = if e.is_timeout() {
+        "timed out"
     } else if e.is_connect() {
-        "could not connect".to_string()
+        "could not connect"
     } else {
-        "request failed".to_string()
+        "request failed"
     };
-    let mut src = e.source();
+    // reqwest's own message is the URL; its sources say what happened.
+    with_causes(head, e.source())
+}
+
+/// `head`, then `cause` and each of its sources, as `describe` words every failure.
+pub(super) fn with_causes(head: &str, cause: Option<&(dyn Error + 'static)>) -> String {
+    let mut s = head.to_string();
+    let mut src = cause;
     while let Some(inner) = src {
         s.push_str(": ");
         s.push_str(&inner.to_string());

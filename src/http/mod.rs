@@ -2,8 +2,8 @@
 //! helpers. A leaf: no other module of ours is needed here.
 //!
 //! Owns: the client settings (`ClientConfig`: timeouts, idle pool, no redirects, no proxy, the
-//! certificate to trust) and the one place a `reqwest::ClientBuilder` is made (goose takes the
-//! builder, so it is handed out; `check` builds it); reading a body up to a cap
+//! certificate to trust), the TLS they make (`tls`), and the one place a client is built;
+//! reading a body up to a cap
 //! (`read_capped`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
 //! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a
 //! request without an answer ran into (`describe`, `is_local_refusal`).
@@ -16,6 +16,7 @@ mod answer;
 mod client;
 mod envelope;
 mod failure;
+mod tls;
 
 pub use answer::*;
 pub use client::*;

@@ -283,10 +283,18 @@ fn client_builders(src: &Path) -> Vec<String> {
 
 #[test]
 fn one_place_in_src_builds_an_http_client() {
+    // reqwest's client and the generator's bare one, both from `http::ClientConfig`.
     let found = client_builders(&src());
+    let one_place = Path::new("http").join("client.rs");
     assert_eq!(
         found.len(),
-        1,
+        2,
+        "the two clients, each built once: {found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|f| f.contains(one_place.to_str().unwrap())),
         "every client is configured in one place (`http::ClientConfig`): {found:?}"
     );
 }

@@ -190,6 +190,21 @@ async fn passes_every_builtin_scenario(
             report.summary()
         );
     }
+    // goose's own reports count every request the generator sent (it sends around goose's
+    // client and hands each request to goose's metrics): the scheduled ones, and the retry-after
+    // shape's one retry, which `sent` leaves out.
+    for s in &report.scenarios {
+        if let Some(g) = &s.generator {
+            let retries = u64::from(s.shape == "retry-after");
+            assert!(
+                (g.sent..=g.sent + retries).contains(&g.goose_requests),
+                "{imp:?} {}: goose counted {} requests, {} were sent (and {retries} retry)",
+                s.name,
+                g.goose_requests,
+                g.sent
+            );
+        }
+    }
     // Our admitted count is the implementation's own, but for requests whose answer never
     // came back (a timeout: the server may have admitted them).
     for (i, k) in target.keys.iter().enumerate() {

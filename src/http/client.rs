@@ -3,6 +3,12 @@
 
 use std::time::Duration;
 
+use http::HeaderValue;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use super::BareClient;
+
 /// Longest wait for a connection, whoever sends.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle connections are dropped after this. Servers close keep-alive connections idle for 5 s
@@ -71,6 +77,30 @@ impl ClientConfig {
         }
         b.build().map_err(HttpError::Build)
     }
+
+    /// The generator's client: the same settings as `build`'s (timeouts, pool, TLS, no proxy,
+    /// no redirects: hyper follows none), on hyper without reqwest's layers.
+    pub fn build_bare(&self) -> Result<BareClient, HttpError> {
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false);
+        tcp.set_nodelay(true);
+        tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(self.tls()?)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp);
+        let client = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(self.pool)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .pool_timer(TokioTimer::new())
+            .build(connector);
+        Ok(BareClient {
+            client,
+            timeout: self.timeout,
+            user_agent: self.user_agent.map(HeaderValue::from_static),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -86,11 +116,17 @@ mod tests {
             ..ClientConfig::new(Duration::from_secs(1), 1)
         };
         assert!(matches!(bad.build(), Err(HttpError::Certificate(_))));
+        assert!(matches!(bad.build_bare(), Err(HttpError::Certificate(_))));
         let empty = ClientConfig {
             trust_pem: Some("no certificate here\n".into()),
             ..ClientConfig::new(Duration::from_secs(1), 1)
         };
         assert!(matches!(empty.build(), Err(HttpError::NoCertificate)));
         assert!(ClientConfig::new(Duration::from_secs(1), 1).build().is_ok());
+        assert!(
+            ClientConfig::new(Duration::from_secs(1), 1)
+                .build_bare()
+                .is_ok()
+        );
     }
 }

@@ -2,8 +2,9 @@
 //! helpers. A leaf: no other module of ours is needed here.
 //!
 //! Owns: the client settings (`ClientConfig`: timeouts, idle pool, no redirects, no proxy, the
-//! certificate to trust), the TLS they make (`tls`), and the one place a client is built;
-//! reading a body up to a cap
+//! certificate to trust), the TLS they make (`tls`), and the one place clients are built:
+//! reqwest's for `check`, the probes and the tests, and the generator's `BareClient` (hyper
+//! without reqwest's layers, for `load`'s rate); reading a body up to a cap
 //! (`read_capped`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
 //! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a
 //! request without an answer ran into (`describe`, `is_local_refusal`).
@@ -13,12 +14,14 @@
 //! error table).
 
 mod answer;
+mod bare;
 mod client;
 mod envelope;
 mod failure;
 mod tls;
 
 pub use answer::*;
+pub use bare::*;
 pub use client::*;
 pub use envelope::*;
 pub use failure::*;

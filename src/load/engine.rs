@@ -3,13 +3,14 @@
 //! Gatling's open injection). goose sends one request per user at a time, so there are as many
 //! goose users as requests may be in flight: the scenario's peak rate times the request
 //! timeout, under a ceiling (`Sending::max_in_flight`). Each user loops: it takes the next
-//! slot of the schedule, waits until it is due, sends it with the bare client (`http::
-//! BareClient`: hyper without reqwest's layers, a quarter less CPU a request than
-//! `GooseUser::request`), hands it to goose's metrics as it would (`record_custom_request_
-//! duration`: goose's reports see every request, under the same name) and records status,
-//! rate-limit headers, when it took the slot and the planned and actual send times. Users
-//! share one client (one connection pool). The run ends when the schedule is exhausted and every answer is in (each
-//! bounded by the request timeout): goose runs one iteration per user, no fixed tail.
+//! slot of the schedule, waits until it is due, sends it with the bare client
+//! (`http::BareClient`: hyper without reqwest's layers, a quarter less CPU a request than
+//! `GooseUser::request`), hands it to goose's metrics as `GooseUser::request` would
+//! (`record_custom_request_duration`: goose's reports count every request, under the same
+//! name) and records status, rate-limit headers, when it took the slot and the planned and
+//! actual send times. Users share one client (one connection pool). The run ends when the
+//! schedule is exhausted and every answer is in (each bounded by the request timeout): goose
+//! runs one iteration per user, no fixed tail.
 //!
 //! Memory stays flat however long the run: the schedule is made slot by slot as users take
 //! them, and each record goes to a `Sink` (the judge) as its answer arrives, with a watermark

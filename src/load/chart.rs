@@ -313,6 +313,7 @@ mod tests {
             throttled: 0,
             other: Default::default(),
             errors: 0,
+            refused_locally: 0,
             late: 0,
             unsent: 0,
             latency_ms: Percentiles::default(),

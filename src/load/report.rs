@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::judge::{ScenarioResult, ScenarioVerdict};
+use super::judge::{KeyStats, ScenarioResult, ScenarioVerdict};
 use super::scheduler::Plan;
 use crate::registry::{Command, Coverage, Judgement};
 use crate::report::{self, RunHeader};
@@ -239,7 +239,7 @@ impl LoadReport {
                     k.admitted,
                     k.throttled,
                     k.other,
-                    k.errors,
+                    no_answer(k),
                     k.late,
                     k.unsent,
                     k.latency_ms.p50,
@@ -469,4 +469,14 @@ pub fn one_line(s: &ScenarioResult) -> String {
             .and_then(|b| b.split(':').next())
             .unwrap_or("")
     )
+}
+
+/// The "no answer" cell: the target's, and apart, the sockets this machine refused (its own
+/// limit, never the target's).
+fn no_answer(k: &KeyStats) -> String {
+    if k.refused_locally > 0 {
+        format!("{} (+{} refused here)", k.errors, k.refused_locally)
+    } else {
+        k.errors.to_string()
+    }
 }

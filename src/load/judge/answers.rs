@@ -2,6 +2,7 @@
 //! is the error envelope with the code the spec's error table gives 429).
 
 use super::*;
+use crate::http::is_local_refusal;
 
 /// What the two rules keep of a key's answers, fed in send order: the first transport error
 /// and the 429s that are not the envelope (a count and the first one's code).
@@ -24,7 +25,9 @@ impl State {
     }
 
     pub fn observe(&mut self, x: &Record) {
-        if self.first_err.is_none() {
+        // A socket this machine refused never reached the target: load.generator's.
+        let theirs = x.error.as_deref().is_some_and(|e| !is_local_refusal(e));
+        if self.first_err.is_none() && theirs {
             self.first_err.clone_from(&x.error);
         }
         if x.throttled() && x.code.as_deref() != Some(self.code.as_str()) {

@@ -97,7 +97,11 @@ pub(super) struct KeyFigures {
     pub admitted: u64,
     pub throttled: u64,
     pub other: BTreeMap<u16, u64>,
+    /// No answer from the target (timeouts, refused or reset connections).
     pub errors: u64,
+    /// No request: this machine refused the socket (files, ports): the client's, not the
+    /// target's (`http::is_local_refusal`).
+    pub refused_locally: u64,
     /// First and last send of any record of the key.
     pub sends: Span,
     /// First and last send of a 429.
@@ -125,6 +129,7 @@ impl KeyFigures {
             throttled: self.throttled,
             other: self.other.clone(),
             errors: self.errors,
+            refused_locally: self.refused_locally,
             late: self.late,
             unsent: self.unsent,
             latency_ms: self.latency_ms.clone(),
@@ -220,6 +225,7 @@ impl Measure {
         f.records += 1;
         f.sends.add(x.sent);
         match x.status {
+            None if x.error.as_deref().is_some_and(is_local_refusal) => f.refused_locally += 1,
             None => f.errors += 1,
             Some(_) if x.admitted() => f.admitted += 1,
             Some(429) => {

@@ -90,8 +90,11 @@ pub struct KeyStats {
     pub throttled: u64,
     /// Answers other than 2xx and 429, by status.
     pub other: BTreeMap<u16, u64>,
-    /// No answer (transport errors, timeouts).
+    /// No answer from the target (transport errors, timeouts).
     pub errors: u64,
+    /// Never reached the target: this machine refused the socket (its limit, counted by
+    /// load.generator, never by load.answers).
+    pub refused_locally: u64,
     pub late: u64,
     pub unsent: u64,
     /// From the send to the answer's headers, ms: the target's latency (sends are on time or

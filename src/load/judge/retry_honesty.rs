@@ -28,6 +28,11 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     match st.retry {
         Some((true, _, due)) => j.pass("load.retry-honesty", lbl,
             format!("waited Retry-After exactly ({:.2} s after the 429) and was admitted", due - first_429.map_or(0.0, |f| f.0))),
+        // No answer to the retry: nothing says whether it would have been admitted
+        // (load.answers judges the missing answer).
+        Some((false, None, _)) => j.add("load.retry-honesty", Verdict::Informational, lbl,
+            "the retry got no answer: whether Retry-After was honest is not known, not judged".into(),
+            "2xx".into(), "no answer".into()),
         Some((false, status, _)) => j.fail("load.retry-honesty", lbl,
             "waited exactly what Retry-After said, and was refused again: Retry-After is shorter than the real wait".into(),
             "2xx".into(), format!("{status:?} (Retry-After {:?})", retry_after())),

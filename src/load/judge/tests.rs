@@ -465,30 +465,23 @@ fn verdict_of(result: &super::ScenarioResult, check: &str) -> Option<crate::verd
 fn a_retry_without_an_answer_is_not_judged_refused() {
     use crate::verdict::Verdict;
     let (r, slots, wall0) = free_retry_after_run();
-    let honest = judged(
-        &r,
-        &slots,
-        &retry_after_records(&r, &slots, wall0, Some(200), None),
-        wall0,
-    );
+    let retried = |status: Option<u16>, error: Option<&str>| {
+        let records = retry_after_records(&r, &slots, wall0, status, error);
+        judged(&r, &slots, &records, wall0)
+    };
+    let honest = retried(Some(200), None);
     assert_eq!(
         verdict_of(&honest, "load.retry-honesty"),
         Some(Verdict::Pass)
     );
     assert_eq!(verdict_of(&honest, "load.answers"), None);
-    let lost = retry_after_records(&r, &slots, wall0, None, Some("timed out after 10 s"));
-    let lost = judged(&r, &slots, &lost, wall0);
+    let lost = retried(None, Some("timed out after 10 s"));
     assert_eq!(
         verdict_of(&lost, "load.retry-honesty"),
         Some(Verdict::Informational)
     );
     assert_eq!(verdict_of(&lost, "load.answers"), Some(Verdict::Fail));
-    let refused = judged(
-        &r,
-        &slots,
-        &retry_after_records(&r, &slots, wall0, Some(429), None),
-        wall0,
-    );
+    let refused = retried(Some(429), None);
     assert_eq!(
         verdict_of(&refused, "load.retry-honesty"),
         Some(Verdict::Fail)

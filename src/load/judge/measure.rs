@@ -206,6 +206,8 @@ impl Measure {
             self.answered_404 += u64::from(st == 404);
         }
         let late = x.sent - x.due > self.lateness.late;
+        // Never reached the target: this machine's limit (load.generator's), not an answer.
+        let refused_here = x.error.as_deref().is_some_and(is_local_refusal);
         if !x.retry {
             self.primary += 1;
             self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
@@ -214,7 +216,7 @@ impl Measure {
             let held = late && x.claimed - x.due > self.lateness.late / 2.0;
             self.late_at_ceiling += u64::from(held);
             self.lagged += u64::from(!held && x.sent - x.due > self.lateness.lag);
-            self.local_refusals += u64::from(x.error.as_deref().is_some_and(is_local_refusal));
+            self.local_refusals += u64::from(refused_here);
             self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
             self.sends.add(x.sent);
         }
@@ -225,7 +227,7 @@ impl Measure {
         f.records += 1;
         f.sends.add(x.sent);
         match x.status {
-            None if x.error.as_deref().is_some_and(is_local_refusal) => f.refused_locally += 1,
+            None if refused_here => f.refused_locally += 1,
             None => f.errors += 1,
             Some(_) if x.admitted() => f.admitted += 1,
             Some(429) => {

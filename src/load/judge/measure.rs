@@ -255,6 +255,9 @@ impl Measure {
         let i = bucket(&mut k.secs, &mut k.lat, x.key, x.sent.max(0.0) as usize);
         let b = &mut k.secs[i];
         match x.status {
+            // Never reached the target: the chart's late/unsent line, once (a late send is
+            // there already, by its due second).
+            None if refused_here => b.failed_to_send += u64::from(x.retry || !late),
             None => b.errors += 1,
             Some(_) if x.admitted() => b.admitted += 1,
             Some(429) => b.throttled += 1,

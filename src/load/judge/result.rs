@@ -122,7 +122,7 @@ pub struct Second {
     pub throttled: u64,
     pub other: u64,
     pub errors: u64,
-    /// Offered in this second but sent late or never.
+    /// Offered in this second but sent late or never, or refused a socket by this machine.
     pub failed_to_send: u64,
     /// The target's latency (send to answer) of the answers sent in this second, ms.
     pub p50_ms: f64,

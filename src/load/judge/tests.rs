@@ -513,6 +513,12 @@ fn sockets_refused_here_are_not_the_targets_failures() {
     let k = &result.keys[0];
     assert_eq!((k.errors, k.refused_locally), (0, 1));
     assert_eq!(result.generator.as_ref().map(|g| g.local_refusals), Some(1));
+    // The chart draws it with the late and unsent, not with the target's failures.
+    let second = |r: &super::ScenarioResult, f: fn(&super::Second) -> u64| -> u64 {
+        r.seconds.iter().map(f).sum()
+    };
+    assert_eq!(second(&result, |s| s.errors), 0);
+    assert_eq!(second(&result, |s| s.failed_to_send), 1);
     // A connection the target reset is the target's.
     records[70].error = Some("connection error: Connection reset by peer (os error 104)".into());
     let result = judged(&r, &slots, &records, wall0);
@@ -521,4 +527,6 @@ fn sockets_refused_here_are_not_the_targets_failures() {
         (result.keys[0].errors, result.keys[0].refused_locally),
         (1, 0)
     );
+    assert_eq!(second(&result, |s| s.errors), 1);
+    assert_eq!(second(&result, |s| s.failed_to_send), 0);
 }

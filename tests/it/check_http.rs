@@ -2,7 +2,7 @@
 //! opposite legal choices (404 or 405 with Allow for a method; 400 or 413 for a size; HEAD and
 //! OPTIONS served or refused), and against one defect of each class in front of both.
 
-mod common;
+use crate::common;
 
 use common::broken::{BOTH, Defect, Impl, Incoming, broken_on, failed, on_both, run_check};
 use linkcert::report::Report;

@@ -1,6 +1,6 @@
 //! Property: no query string and no body makes the reference answer 5xx.
 
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

@@ -1,5 +1,5 @@
 //! `specs/schemas/*.json` are generated from the OpenAPI document; this fails when they drift.
-//! Regenerate with: LINKCERT_WRITE_SCHEMAS=1 cargo test --test spec_schemas
+//! Regenerate with: LINKCERT_WRITE_SCHEMAS=1 cargo test --test it spec_schemas
 
 use std::path::Path;
 
@@ -28,13 +28,13 @@ fn schema_files_match_the_openapi_document() {
     let expected: Vec<String> = files.keys().cloned().collect();
     assert_eq!(
         on_disk, expected,
-        "regenerate: LINKCERT_WRITE_SCHEMAS=1 cargo test --test spec_schemas"
+        "regenerate: LINKCERT_WRITE_SCHEMAS=1 cargo test --test it spec_schemas"
     );
     for (name, text) in &files {
         let disk = std::fs::read_to_string(dir.join(name)).unwrap();
         assert_eq!(
             &disk, text,
-            "{name} drifted; regenerate: LINKCERT_WRITE_SCHEMAS=1 cargo test --test spec_schemas"
+            "{name} drifted; regenerate: LINKCERT_WRITE_SCHEMAS=1 cargo test --test it spec_schemas"
         );
     }
     // The files are usable JSON Schemas.

@@ -2,7 +2,7 @@
 //! fixtures as `serve` prints them (the README's multi-key example), and `check` certifying
 //! the second implementation, which is not our reference; `load` printing its plan.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

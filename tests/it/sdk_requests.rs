@@ -4,7 +4,7 @@
 //! a plain socket on 127.0.0.1: repeated `ids`, every default sent explicitly, numbers as
 //! floats and `hideLogo=false` on every QR call.
 
-mod common;
+use crate::common;
 
 use common::*;
 use linkcert::qr;

@@ -1,6 +1,6 @@
 //! The reference server over real sockets (HTTPS on 127.0.0.1).
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

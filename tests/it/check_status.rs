@@ -2,7 +2,7 @@
 //! targets fail the right one; a seed replays the same cases; failures shrink to a minimal
 //! request that the finding shows with its curl line.
 
-mod common;
+use crate::common;
 
 use common::broken::{Answer, BOTH, Defect, Impl, Incoming, broken_on, failed};
 use linkcert::check::cases::{self, Property};

@@ -1,7 +1,7 @@
 //! The qr family against the reference (no failures) and against broken servers: each defect
 //! makes the check that owns it fail, and hostile bodies fail `qr.png` without a panic or hang.
 
-mod common;
+use crate::common;
 
 use std::io::Cursor;
 use std::time::Instant;

@@ -3,7 +3,7 @@
 //! annotations, and clause coverage. Broken targets are small proxies in front of both
 //! implementations on 127.0.0.1 (`common::broken`).
 
-mod common;
+use crate::common;
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -649,7 +649,7 @@ fn catalogue_lists_every_check_and_clause() {
 
 #[test]
 fn every_clause_is_quoted_from_the_document_and_every_check_enforces_one() {
-    let doc = include_str!("../specs/link-attribution-service.md");
+    let doc = include_str!("../../specs/link-attribution-service.md");
     let clauses = linkcert::spec::clauses::clauses().unwrap();
     let mut seen = std::collections::BTreeSet::new();
     for c in &clauses {

@@ -6,7 +6,7 @@
 //! and a `load` run: the outputs, the summary and the annotations are what action.yml promises,
 //! and keys never show.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The runner's pagination and partners families against the reference (no failures, with two
 //! seeds and two workspaces) and against broken servers (the right check fails).
 
-mod common;
+use crate::common;
 
 use common::broken::{
     Answer, BOTH, Defect, Impl, Incoming, Upstream, broken_on, failed, run_check,

@@ -1,7 +1,7 @@
 //! Hostile or broken targets: the runner finishes with failing checks, never a panic or hang.
 //! The servers here speak raw TCP on 127.0.0.1.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

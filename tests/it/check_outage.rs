@@ -3,7 +3,7 @@
 //! request timeouts, stops, says when and how the target went away and what was not judged,
 //! and ends INCOMPLETE with exit code 3, never FAILED with clause failures it could not judge.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The rate-limit checks against the reference (no failures) and against targets that
 //! throttle wrongly or lie in their headers (the right check fails).
 
-mod common;
+use crate::common;
 
 use common::broken::{Defect, Impl, broken_on, failed, run_check, side_by_side};
 

@@ -1,7 +1,7 @@
 //! The runner against the reference (no failures) and against broken servers (the right check
 //! fails), for the auth, plan, envelope and transport families.
 
-mod common;
+use crate::common;
 
 use common::broken::{BOTH, Defect, Impl, broken_on, failed, run_check};
 use linkcert::verdict::Verdict;

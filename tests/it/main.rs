@@ -1,0 +1,28 @@
+//! The integration tests, one module per subject, in one test binary: the shared helpers
+//! (`common`) are compiled and linked once rather than once per file, and a test that waits
+//! out a rate-limit window leaves the machine to another one's work instead of holding up the
+//! next binary. Run one module with `cargo test --test it check_qr::`.
+//!
+//! `tests/load.rs` stays a binary of its own: its runs take turns on the machine (`TURNS`
+//! there), which tests beside them here would not see.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod action;
+mod certificates;
+mod check_families;
+mod check_hostile;
+mod check_http;
+mod check_outage;
+mod check_pagination;
+mod check_qr;
+mod check_ratelimit;
+mod check_status;
+mod cli_runs;
+mod layout;
+mod no_server_errors;
+mod sdk_requests;
+mod server;
+mod shell_docs;
+mod spec_schemas;

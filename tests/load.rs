@@ -5,6 +5,11 @@
 
 mod common;
 
+// The allocator `linkcert` itself runs with (`src/main.rs`): glibc's malloc and its arena locks
+// were about 7% of this process's CPU in the runs 1 s away (perf, cpu-clock).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -27,22 +32,52 @@ fn out_dir(name: &str) -> std::path::PathBuf {
 const TEST_MAX_RATE: f64 = 700.0;
 
 /// Turns on the machine, shared by every run in this file: a suite run near takes `SUITE` of
-/// them, a defect test's small run one, a run behind the latency proxy all of them. What a
-/// 2-core machine with a build beside it holds. Seen on a slow day:
+/// them, a defect test's small run one, a run behind the latency proxy `SUITE` (both
+/// implementations at once, never beside a near run). What a 2-core machine with a build beside
+/// it holds. Seen on a slow day:
 /// - four suite runs at once: the reference's 600 requests/s scenario client-saturated near
 ///   (answers slower than 1.7 s), 13,000 open files in this process, and once "Too many open
 ///   files" at 20,000;
 /// - a run 300 ms away beside a near one: the same scenario's send loop lagging by up to
-///   762 ms with 1,403 requests in flight.
+///   762 ms with 1,403 requests in flight;
+/// - the reference 1 s away alone, at the 6 s window: the same scenario's send loop lagging by
+///   up to 2.3 s (`FAR_STAGGERED` says why).
 ///
-/// Behind the proxy a connection per request in flight is opened (TLS, two delays: about
-/// 1,300 at once for Advanced 1 s away), and every handshake is this process's work twice.
+/// Behind the proxy a connection per request in flight is opened (TLS, two delays), and every
+/// handshake is this process's work twice.
 static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(TURNS_IN_ALL as usize);
 const TURNS_IN_ALL: u32 = 4;
 const SUITE: u32 = 2;
 
-/// The delays the latency proxy puts in front of each implementation (±10% per answer).
-const FAR: [Duration; 2] = [Duration::from_millis(300), Duration::from_secs(1)];
+/// Where a suite run's target is: near, or behind the latency proxy (`delay`, ±10% per answer),
+/// and the window it limits over.
+#[derive(Clone, Copy)]
+struct Placement {
+    delay: Option<Duration>,
+    window: f64,
+}
+
+/// The in-process reference's window, as `load` without a target runs it.
+const NEAR: Placement = Placement {
+    delay: None,
+    window: linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
+};
+/// 300 ms away: both implementations at once.
+const FAR_TOGETHER: Placement = Placement {
+    delay: Some(Duration::from_millis(300)),
+    window: linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
+};
+/// 1 s away, at twice the window, so half the rates: a new connection waits two delays (the
+/// handshake's answer, then the request's), so Advanced opens about 1,300 at once at the 6 s
+/// window, and that spike of handshakes (1.75 cores for two seconds, quiet) left the reference
+/// client-saturated beside a build on a slow day. Both implementations, the second
+/// `STAGGER` after the first, so that their spikes fall apart.
+const FAR_STAGGERED: Placement = Placement {
+    delay: Some(Duration::from_secs(1)),
+    window: 2.0 * linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
+};
+/// Two of `FAR_STAGGERED`'s windows: Advanced's scenario starts about three windows into a run.
+const STAGGER: Duration = Duration::from_secs(24);
 
 async fn turns(n: u32) -> tokio::sync::SemaphorePermit<'static> {
     TURNS.acquire_many(n).await.expect("never closed")
@@ -126,13 +161,8 @@ fn assert_fails(imp: Impl, report: &LoadReport, scenario: &str, check: &str) {
 /// `load` without a target runs it): no throttling rule fails, and our admitted (2xx) count
 /// per key equals the implementation's own count of admissions. Far targets: `delay` (±10% per
 /// answer) added by the latency proxy in front.
-async fn passes_every_builtin_scenario(
-    imp: Impl,
-    sequential: bool,
-    delay: Option<Duration>,
-) -> LoadReport {
-    let window = linkcert::cli::LOAD_REFERENCE_WINDOW_SECS;
-    let _turns = turns(if delay.is_some() { TURNS_IN_ALL } else { SUITE }).await;
+async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placement) -> LoadReport {
+    let Placement { delay, window } = at;
     let side = TargetSide::new();
     let (up, proxy) = side
         .run(async move {
@@ -154,7 +184,7 @@ async fn passes_every_builtin_scenario(
         far,
         Scenario::builtin().expect("built-ins"),
         &format!(
-            "{imp:?}-{sequential}-{}",
+            "{imp:?}-{sequential}-{}-{window}",
             delay.map_or(0, |d| d.as_millis())
         ),
         sequential,
@@ -276,18 +306,23 @@ impl Drop for TargetSide {
 /// runs in a process of its own: runs side by side never wait on each other's blocking
 /// moments (a finished scenario's goose reports and judging hold a worker of the runtime they
 /// run on; three suite runs sharing one runtime were all late by the same 584 ms, once).
-async fn passes_on_a_runtime_of_its_own(
+/// `turns`, taken by the caller (so the order runs start in is the caller's), are held until
+/// the run ends.
+async fn suite_run(
     imp: Impl,
     sequential: bool,
-    delay: Option<Duration>,
+    at: Placement,
+    turns: tokio::sync::SemaphorePermit<'static>,
 ) -> LoadReport {
     let run = tokio::task::spawn_blocking(move || {
-        tokio::runtime::Builder::new_multi_thread()
+        let report = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("a runtime")
-            .block_on(passes_every_builtin_scenario(imp, sequential, delay))
+            .block_on(passes_every_builtin_scenario(imp, sequential, at));
+        drop(turns);
+        report
     });
     run.await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
@@ -375,7 +410,7 @@ fn same_verdicts(a: &LoadReport, b: &LoadReport, what: &str) {
 /// Measured from the due time instead of the send, or to the end of the body, the figure would
 /// move by the lateness or the transfer; measured from anything after the send, it would fall
 /// under the delay.
-fn latency_is_the_delay(report: &LoadReport, delay: Duration) {
+fn latency_is_the_delay(imp: Impl, report: &LoadReport, delay: Duration) {
     let d = delay.as_secs_f64();
     for s in report.scenarios.iter().filter(|s| !s.keys.is_empty()) {
         let p50 = s.latency_ms.p50 / 1000.0;
@@ -385,7 +420,7 @@ fn latency_is_the_delay(report: &LoadReport, delay: Duration) {
             .sustained_overload();
         assert!(
             p50 > d * 0.9 && (!sustained || p50 < d * 2.0 * 1.1 + 0.5),
-            "{} ({}): p50 {p50} s for a target {d} s away\n{}",
+            "{imp:?} {} ({}): p50 {p50} s for a target {d} s away\n{}",
             s.name,
             s.shape,
             report.summary()
@@ -436,44 +471,49 @@ fn ran_as_planned(together: &LoadReport, one_by_one: &LoadReport) {
 /// every scenario the verdict it got near, client-saturated included (a generator that could
 /// not hold its schedule against a far target is a verdict withheld by us), and the latency
 /// reported is the target's.
-fn far_verdicts_are_the_near_ones(near: &LoadReport, far: &LoadReport, delay: Duration) {
-    same_verdicts(near, far, &format!("near vs {delay:?} away"));
-    latency_is_the_delay(far, delay);
+fn far_verdicts_are_the_near_ones(imp: Impl, near: &LoadReport, far: &LoadReport, at: Placement) {
+    let delay = at.delay.expect("far away");
+    same_verdicts(
+        near,
+        far,
+        &format!("{imp:?} near vs {delay:?} away ({} s window)", at.window),
+    );
+    latency_is_the_delay(imp, far, delay);
 }
 
-/// The built-in suite against the reference, near, 300 ms and 1 s away: every scenario gets
-/// the same verdict, and in each run our admitted counts equal the reference's own.
+/// The built-in suite against both implementations, near and behind the latency proxy: every
+/// scenario gets the same verdict far as near, the second implementation the same verdicts
+/// concurrently as with `--sequential`, and in each run our admitted counts equal the
+/// implementation's own. One test, so that its runs keep the order a busy machine holds
+/// (`TURNS`): the `--sequential` run (the longest, about 100 s) beside the reference's near run
+/// and then the second implementation's concurrent one; then both 300 ms away together; then
+/// both 1 s away at twice the window, the second `STAGGER` after the first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reference_passes_every_builtin_scenario_near_and_far_away() {
-    let near = passes_every_builtin_scenario(Impl::Reference, false, None).await;
-    let straddle = scenario_named(&near, "boundary-straddle");
+async fn both_implementations_pass_every_builtin_scenario_near_and_far_away() {
+    let sequential_turns = turns(SUITE).await;
+    let reference_turns = turns(SUITE).await;
+    let (one_by_one, (reference, variant)) = tokio::join!(
+        suite_run(Impl::Variant, true, NEAR, sequential_turns),
+        async {
+            let reference = suite_run(Impl::Reference, false, NEAR, reference_turns).await;
+            let variant = suite_run(Impl::Variant, false, NEAR, turns(SUITE).await).await;
+            (reference, variant)
+        }
+    );
+
+    // The reference keeps a sliding log.
+    let straddle = scenario_named(&reference, "boundary-straddle");
     assert!(
         straddle.behaviour.is_some() && straddle.keys[0].rolling_max <= straddle.limit,
         "a sliding log never admits more than N in a rolling window"
     );
-    for delay in FAR {
-        let far = passes_every_builtin_scenario(Impl::Reference, false, Some(delay)).await;
-        far_verdicts_are_the_near_ones(&near, &far, delay);
-    }
-}
-
-/// The built-in suite against the second implementation near, concurrently and with
-/// `--sequential`, and 300 ms and 1 s away: the same verdicts in all four. The two near runs
-/// are started together, each on a runtime of its own, the longer (`--sequential`) first, so
-/// that it runs beside the reference's near run and then the concurrent one (`TURNS`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_second_implementation_passes_with_its_fixed_window_reported_not_failed() {
-    let (one_by_one, report) = tokio::join!(
-        passes_on_a_runtime_of_its_own(Impl::Variant, true, None),
-        passes_on_a_runtime_of_its_own(Impl::Variant, false, None),
-    );
-    // Concurrently and one at a time: the same verdicts.
-    same_verdicts(&report, &one_by_one, "concurrent vs sequential");
-    ran_as_planned(&report, &one_by_one);
+    // The second implementation, concurrently and one at a time: the same verdicts.
+    same_verdicts(&variant, &one_by_one, "concurrent vs sequential");
+    ran_as_planned(&variant, &one_by_one);
     // Its windows are aligned to the clock: across a boundary it admits more than N in a
     // rolling window (up to 2N), which the spec does not forbid: informational, and the
     // limiter is named a fixed window.
-    let fixed: Vec<&str> = report
+    let fixed: Vec<&str> = variant
         .scenarios
         .iter()
         .filter(|s| {
@@ -487,18 +527,28 @@ async fn the_second_implementation_passes_with_its_fixed_window_reported_not_fai
         })
         .map(|s| s.name.as_str())
         .collect();
-    assert!(!fixed.is_empty(), "{}", report.summary());
+    assert!(!fixed.is_empty(), "{}", variant.summary());
     // It has no analytics endpoints: that scenario is skipped, saying why.
-    let analytics = scenario_named(&report, "analytics-advanced-overload");
+    let analytics = scenario_named(&variant, "analytics-advanced-overload");
     assert_eq!(
         analytics.verdict,
         ScenarioVerdict::Skipped,
         "{}",
-        report.summary()
+        variant.summary()
     );
-    for delay in FAR {
-        let far = passes_every_builtin_scenario(Impl::Variant, false, Some(delay)).await;
-        far_verdicts_are_the_near_ones(&report, &far, delay);
+
+    // Far away: the verdicts of near.
+    for (at, stagger) in [(FAR_TOGETHER, Duration::ZERO), (FAR_STAGGERED, STAGGER)] {
+        let (reference_turns, variant_turns) = (turns(SUITE).await, turns(SUITE).await);
+        let (reference_far, variant_far) = tokio::join!(
+            suite_run(Impl::Reference, false, at, reference_turns),
+            async {
+                tokio::time::sleep(stagger).await;
+                suite_run(Impl::Variant, false, at, variant_turns).await
+            },
+        );
+        far_verdicts_are_the_near_ones(Impl::Reference, &reference, &reference_far, at);
+        far_verdicts_are_the_near_ones(Impl::Variant, &variant, &variant_far, at);
     }
 }
 

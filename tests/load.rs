@@ -157,10 +157,9 @@ fn assert_fails(imp: Impl, report: &LoadReport, scenario: &str, check: &str) {
     );
 }
 
-/// Every built-in scenario against an implementation (the in-process reference's window, as
-/// `load` without a target runs it): no throttling rule fails, and our admitted (2xx) count
-/// per key equals the implementation's own count of admissions. Far targets: `delay` (±10% per
-/// answer) added by the latency proxy in front.
+/// Every built-in scenario against an implementation limiting over `at.window`: no throttling
+/// rule fails, and our admitted (2xx) count per key equals the implementation's own count of
+/// admissions. Far targets: `at.delay` (±10% per answer) added by the latency proxy in front.
 async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placement) -> LoadReport {
     let Placement { delay, window } = at;
     let side = TargetSide::new();

@@ -1,21 +1,35 @@
 //! Telling a target that went away from a target that answers badly.
 //!
 //! Whoever sends reports every exchange here (`check`'s probe, `load`'s generator): an HTTP
-//! answer (whatever its status) or a transport failure (refused, reset, timed out). A streak of
-//! transport failures after the target has answered at least once is a *suspected* outage; the
-//! sender confirms it with one plain request (`GET /`, any status is life). If that fails too,
-//! the target is gone: the watch trips and the sender stops. In `check` the runner stops the
-//! families and what the recorder was told during the streak is "not judged"; in `load` no
-//! scenario starts after it and the one running is incomplete, not the target's failure. A
-//! target that never answered is not an outage (it is certified, and fails), and a transport
-//! failure among answers stays a finding.
+//! answer (whatever its status) or a transport failure (refused, reset, timed out, a body that
+//! trickled). The sender then asks the target whether it is still there, with one plain
+//! request on a fresh connection read byte by byte within a short budget (`diagnose`), not by
+//! waiting out more full request timeouts: at once after a failure that cost time (a timeout, a
+//! body that stalled), and after a streak of cheap failures once the target has answered. What
+//! the bytes say (`Diagnosis`):
+//! - an answer: the target is there, and the failures are the target's;
+//! - refused, reset, or silent after the target had answered: an outage. The watch trips and the
+//!   sender stops; in `check` what the recorder was told during the streak is "not judged", in
+//!   `load` no scenario starts after it and the ones overlapping it are incomplete;
+//! - a target that trickles, breaks off after a Content-Length, speaks something that is not
+//!   HTTP, or accepts connections and never answered anything: broken. The sender stops too
+//!   (each further request would cost a full timeout), but what was judged stays the target's
+//!   failure, named in these words.
+//!
+//! A target that never answered and refuses is not an outage either (it is certified, and
+//! fails), and a transport failure among answers stays a finding.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::clock::now_epoch;
-use crate::http::{describe, read_capped};
+use crate::http::{ClientConfig, RawFailure, RawReading, declared_length, head_end, raw_get};
 pub use crate::report::model::{Outage, TransportKind};
+
+/// The budget of the plain request that asks whether the target is still there: long enough
+/// for a target 500 ms away under load, short enough that a stall is told within a minute at
+/// the default 30 s request timeout.
+pub const PROBE_BUDGET: Duration = Duration::from_secs(5);
 
 /// Transport failures in a row before the target is asked whether it is still there; asked
 /// again at every doubling (2, 4, 8...) while the streak lasts and the target keeps answering
@@ -34,6 +48,10 @@ struct State {
     first: Option<(f64, Duration, TransportKind, String)>,
     confirming: bool,
     tripped: Option<(u64, Outage)>,
+    /// What a broken target did, in words (the sender stops; the failures are the target's).
+    broken: Option<String>,
+    /// What the last plain request found, for the failures of its streak to carry.
+    found: Option<(u64, String)>,
 }
 
 /// Shared by the probe (which feeds it), the recorder and the runner (which read it).
@@ -70,11 +88,13 @@ impl Watch {
     }
 
     /// A transport failure (its text as the probe describes it). True when the target should
-    /// now be asked whether it is still there (the caller then reports `confirmed`).
+    /// now be asked whether it is still there (the caller then reports `confirmed`): at once
+    /// when the failure cost time (a timeout, a body that stalled), otherwise after a streak
+    /// once the target has answered.
     pub fn failed(&self, error: &str) -> bool {
         let since = self.started.elapsed();
         self.with(|s| {
-            if s.tripped.is_some() {
+            if s.tripped.is_some() || s.broken.is_some() {
                 return false;
             }
             if s.in_a_row == 0 {
@@ -82,10 +102,10 @@ impl Watch {
                 s.first = Some((now_epoch(), since, TransportKind::of(error), error.into()));
             }
             s.in_a_row += 1;
-            let ask = s.answered_once
-                && !s.confirming
-                && s.in_a_row >= SUSPECT_AFTER
-                && s.in_a_row.is_power_of_two();
+            let doubling = s.in_a_row.is_power_of_two();
+            let ask = !s.confirming
+                && ((s.answered_once && s.in_a_row >= SUSPECT_AFTER && doubling)
+                    || (costly(error) && doubling));
             if ask {
                 s.confirming = true;
             }
@@ -93,24 +113,63 @@ impl Watch {
         })
     }
 
-    /// What the plain request asked after a suspicious streak found: an answer ends the
-    /// streak (its failures are the target's); a transport failure means the target is gone,
-    /// and its kind is how (what a new client meets now).
-    pub fn confirmed(&self, asked: Result<(), String>) {
+    /// Whether a plain request is under way (the failures of its streak wait for its words).
+    pub fn confirming(&self) -> bool {
+        self.with(|s| s.confirming)
+    }
+
+    /// What the last plain request found during the streak under way, when it was not an
+    /// answer: words a failure of that streak carries.
+    pub fn found(&self) -> Option<String> {
+        self.with(|s| match &s.found {
+            Some((n, words)) if *n == s.streak && s.in_a_row > 0 => Some(words.clone()),
+            _ => s.broken.clone(),
+        })
+    }
+
+    /// Waits (briefly) for the plain request under way, then `found`.
+    pub async fn found_after_confirming(&self) -> Option<String> {
+        let until = Instant::now() + PROBE_BUDGET + Duration::from_secs(2);
+        while self.confirming() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.found()
+    }
+
+    /// What the plain request asked after a failure found (`diagnose`): an answer ends the
+    /// streak (its failures are the target's); refused, reset or silence after answers means
+    /// the target is gone, and its kind is how (what a new client meets now); a target that
+    /// trickles, breaks off or speaks no HTTP is broken.
+    pub fn confirmed(&self, found: &Diagnosis) {
         let detected = self.started.elapsed();
         self.with(|s| {
             s.confirming = false;
-            let now = match asked {
-                Ok(()) => {
-                    s.in_a_row = 0;
-                    s.first = None;
-                    return;
-                }
-                Err(e) => TransportKind::of(&e),
-            };
-            if s.tripped.is_some() {
+            if matches!(found, Diagnosis::Answered) {
+                s.in_a_row = 0;
+                s.first = None;
+                s.found = None;
                 return;
             }
+            s.found = Some((s.streak, format!("a fresh connection to GET / {found}")));
+            if s.tripped.is_some() || s.broken.is_some() {
+                return;
+            }
+            let now = match found.gone_kind() {
+                Some(kind) if s.answered_once => kind,
+                // Never answered: silence is how this target always was (broken); refused or
+                // reset are the target's failures, as they come.
+                Some(TransportKind::Timeout) => {
+                    s.broken = Some(format!(
+                        "the target accepts connections and never answered: a fresh connection to GET / {found}"
+                    ));
+                    return;
+                }
+                Some(_) => return,
+                None => {
+                    s.broken = Some(format!("a fresh connection to GET / {found}"));
+                    return;
+                }
+            };
             let Some((epoch, since, first_kind, error)) = s.first.clone() else {
                 return;
             };
@@ -147,8 +206,14 @@ impl Watch {
         self.with(|s| s.tripped.clone())
     }
 
+    /// What a broken target did (the sender stopped; the failures stay the target's).
+    pub fn broken(&self) -> Option<String> {
+        self.with(|s| s.broken.clone())
+    }
+
+    /// Nothing more is sent: the target went away, or is broken.
     pub fn gone(&self) -> bool {
-        self.with(|s| s.tripped.is_some())
+        self.with(|s| s.tripped.is_some() || s.broken.is_some())
     }
 
     /// Resolves once the target is gone (polled: cheap, and no waker to forget).
@@ -159,15 +224,149 @@ impl Watch {
     }
 }
 
-/// The plain request that confirms a suspected outage: `GET /` with `client`; any answer,
-/// whatever its status, means the target is still there. One for `check` and `load`.
-pub async fn still_there(client: &reqwest::Client, base_url: &str) -> Result<(), String> {
-    let url = format!("{}/", base_url.trim_end_matches('/'));
-    let mut r = client.get(&url).send().await.map_err(|e| describe(&e))?;
-    read_capped(&mut r, 64 * 1024)
-        .await
-        .map(drop)
-        .map_err(|e| describe(&e))
+/// A failure that cost time: the target is asked at once rather than after a streak.
+fn costly(error: &str) -> bool {
+    let e = error.to_ascii_lowercase();
+    ["timed out", "trickled", "then silence", "stopped arriving"]
+        .iter()
+        .any(|w| e.contains(w))
+}
+
+/// What a plain request on a fresh connection found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Diagnosis {
+    /// An HTTP answer, whatever its status: the target is there.
+    Answered,
+    Refused(String),
+    Reset(String),
+    /// Accepted, then nothing within the budget.
+    Silent {
+        secs: f64,
+    },
+    Trickled {
+        bytes: u64,
+        secs: f64,
+    },
+    ShortThenSilent {
+        declared: u64,
+        got: u64,
+        silent: f64,
+    },
+    NotHttp {
+        first: String,
+    },
+    HugeHead {
+        bytes: u64,
+    },
+    Tls(String),
+    Other(String),
+}
+
+impl Diagnosis {
+    /// Reads what came back on the fresh connection.
+    pub fn of(reading: Result<RawReading, RawFailure>, budget: Duration) -> Diagnosis {
+        let r = match reading {
+            Ok(r) => r,
+            Err(RawFailure::Refused(e)) => return Diagnosis::Refused(e),
+            Err(RawFailure::Reset(e)) => return Diagnosis::Reset(e),
+            Err(RawFailure::Silent) => {
+                return Diagnosis::Silent {
+                    secs: budget.as_secs_f64(),
+                };
+            }
+            Err(RawFailure::Tls(e)) => return Diagnosis::Tls(e),
+            Err(RawFailure::Other(e)) => return Diagnosis::Other(e),
+        };
+        let b = &r.bytes;
+        if b.is_empty() {
+            return if r.closed {
+                Diagnosis::Reset("closed without a byte".into())
+            } else {
+                Diagnosis::Silent { secs: r.secs }
+            };
+        }
+        let n = b.len().min(5);
+        if b[..n] != b"HTTP/"[..n] {
+            let first: String = b
+                .iter()
+                .take(16)
+                .flat_map(|c| c.escape_ascii())
+                .map(char::from)
+                .collect();
+            return Diagnosis::NotHttp { first };
+        }
+        if r.complete || (r.closed && head_end(b).is_some()) {
+            return Diagnosis::Answered;
+        }
+        if head_end(b).is_none() && r.received > crate::http::RAW_KEEP as u64 {
+            return Diagnosis::HugeHead { bytes: r.received };
+        }
+        let silent_at_end = r.silent_secs * 2.0 >= r.secs && r.silent_secs >= 1.0;
+        match declared_length(b) {
+            Some(declared) if silent_at_end => Diagnosis::ShortThenSilent {
+                declared,
+                got: (r.received as usize).saturating_sub(head_end(b).unwrap_or(0)) as u64,
+                silent: r.silent_secs,
+            },
+            _ if r.closed => Diagnosis::Reset(format!("closed after {} bytes", r.received)),
+            _ => Diagnosis::Trickled {
+                bytes: r.received,
+                secs: r.secs,
+            },
+        }
+    }
+
+    /// The kind of outage this is when the target had answered before: none for an answer or
+    /// for a broken target.
+    fn gone_kind(&self) -> Option<TransportKind> {
+        match self {
+            Diagnosis::Refused(_) => Some(TransportKind::Refused),
+            Diagnosis::Reset(_) => Some(TransportKind::Reset),
+            Diagnosis::Silent { .. } => Some(TransportKind::Timeout),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Diagnosis::Answered => write!(f, "got an answer"),
+            Diagnosis::Refused(e) => write!(f, "was refused ({e})"),
+            Diagnosis::Reset(e) => write!(f, "was reset ({e})"),
+            Diagnosis::Silent { secs } => {
+                write!(f, "was accepted, then nothing came in {secs:.0} s")
+            }
+            Diagnosis::Trickled { bytes, secs } => write!(
+                f,
+                "trickled: {bytes} bytes in {secs:.0} s (about {:.0} bytes a second), the answer still incomplete",
+                *bytes as f64 / secs.max(0.001)
+            ),
+            Diagnosis::ShortThenSilent {
+                declared,
+                got,
+                silent,
+            } => write!(
+                f,
+                "got a Content-Length of {declared} with {got} bytes sent, then silence for {silent:.0} s"
+            ),
+            Diagnosis::NotHttp { first } => write!(
+                f,
+                "got bytes that are not HTTP (\"{first}\"…): an https:// port reached with http://, or the reverse?"
+            ),
+            Diagnosis::HugeHead { bytes } => write!(
+                f,
+                "got {bytes} bytes of headers without their end: more headers than any client reads"
+            ),
+            Diagnosis::Tls(e) | Diagnosis::Other(e) => write!(f, "failed: {e}"),
+        }
+    }
+}
+
+/// Asks whether the target is still there: `GET /` on a fresh connection, read byte by byte
+/// within `budget` (the probe's words for what came back). One for `check` and `load`.
+pub async fn diagnose(cfg: &ClientConfig, base_url: &str, budget: Duration) -> Diagnosis {
+    Diagnosis::of(raw_get(cfg, base_url, budget).await, budget)
 }
 
 impl TransportKind {
@@ -203,21 +402,91 @@ mod tests {
         w.answered();
         assert!(!w.failed("request failed: connection reset by peer"));
         assert!(w.open_streak().is_some());
-        assert!(w.failed("timed out"));
-        w.confirmed(Ok(()));
+        assert!(w.failed("timed out"), "a timeout is asked about at once");
+        w.confirmed(&Diagnosis::Answered);
         assert_eq!(w.open_streak(), None, "alive: the streak is over");
-        assert!(!w.failed("timed out"));
+        assert!(!w.failed("request failed: connection reset by peer"));
         assert!(w.failed("timed out"));
-        w.confirmed(Err("could not connect: Connection refused".into()));
+        w.confirmed(&Diagnosis::Refused("Connection refused".into()));
         let (_, o) = w.outage().unwrap();
         assert_eq!(
             o.kind,
             TransportKind::Refused,
             "how it is now, not how it began"
         );
-        assert_eq!(o.first_error, "timed out");
+        assert_eq!(o.first_error, "request failed: connection reset by peer");
         assert_eq!(o.failures_in_a_row, 3);
         assert!(w.gone());
+        assert_eq!(w.broken(), None);
+    }
+
+    #[test]
+    fn a_target_that_trickles_or_never_answered_is_broken_not_gone() {
+        let w = Watch::new();
+        assert!(
+            w.failed("timed out"),
+            "never answered, but a timeout cost time"
+        );
+        assert!(w.confirming());
+        w.confirmed(&Diagnosis::Silent { secs: 5.0 });
+        assert!(w.gone() && w.outage().is_none());
+        assert!(w.broken().unwrap().contains("never answered"));
+        let w = Watch::new();
+        w.answered();
+        assert!(w.failed("the body trickled: 30 bytes in 30 s"));
+        w.confirmed(&Diagnosis::Trickled {
+            bytes: 5,
+            secs: 5.0,
+        });
+        assert!(w.outage().is_none());
+        let words = w.found().unwrap();
+        assert!(words.contains("trickled: 5 bytes in 5 s"), "{words}");
+    }
+
+    fn reading(bytes: &[u8], closed: bool, secs: f64, silent: f64) -> RawReading {
+        RawReading {
+            bytes: bytes.to_vec(),
+            received: bytes.len() as u64,
+            closed,
+            secs,
+            silent_secs: silent,
+            complete: false,
+        }
+    }
+
+    #[test]
+    fn the_raw_bytes_say_what_the_target_did() {
+        let b = PROBE_BUDGET;
+        let of = |r| Diagnosis::of(Ok(r), b);
+        assert_eq!(
+            of(reading(b"HTTP/1.1 404 Not Found\r\n\r\n", true, 0.1, 0.0)),
+            Diagnosis::Answered
+        );
+        assert_eq!(
+            of(reading(b"HTTP/", false, 5.0, 0.4)),
+            Diagnosis::Trickled {
+                bytes: 5,
+                secs: 5.0
+            }
+        );
+        let short = of(reading(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 5000\r\n\r\n0123456789",
+            false,
+            5.0,
+            4.9,
+        ));
+        assert!(
+            short
+                .to_string()
+                .starts_with("got a Content-Length of 5000 with 10 bytes sent"),
+            "{short}"
+        );
+        let garbage = of(reading(b"\x00\xffSPDY/9", true, 0.0, 0.0));
+        assert!(garbage.to_string().contains("not HTTP"), "{garbage}");
+        assert_eq!(
+            of(reading(b"", false, 5.0, 5.0)),
+            Diagnosis::Silent { secs: 5.0 }
+        );
     }
 
     #[test]

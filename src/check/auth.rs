@@ -455,7 +455,7 @@ async fn paid_params(ctx: &Ctx) {
                     let got = if is_envelope(r) {
                         format!("{} {code}", r.status)
                     } else {
-                        format!("{} without the error envelope", r.status)
+                        r.without_envelope()
                     };
                     ctx.rec.violation(
                         judge,

@@ -356,15 +356,13 @@ pub fn doc_url_fragment(url: &str, code: &str) -> FragmentMatch {
 
 fn body_summary(r: &Resp) -> String {
     let text = String::from_utf8_lossy(&r.body[..r.body.len().min(200)]).into_owned();
-    format!("{} {}", r.status, text)
+    format!("{}{} {}", r.status, r.why_not_json(), text)
 }
 
 fn describe(o: Outcome, r: &Resp) -> String {
     match o {
         Outcome::CleanRejection(s) => format!("{s} (a rejection)"),
-        Outcome::Other(s) if s >= 400 && !is_envelope(r) => {
-            format!("{s} without the error envelope")
-        }
+        Outcome::Other(s) if s >= 400 && !is_envelope(r) => r.without_envelope(),
         Outcome::Other(s) => s.to_string(),
         Outcome::Accepted => format!("{} (accepted)", r.status),
         Outcome::Throttled => "429".into(),

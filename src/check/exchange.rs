@@ -13,6 +13,9 @@ use crate::target::{PlanKey, Secret};
 
 /// What a report shows of a body.
 const EXCERPT: usize = 1500;
+/// Body bytes kept of an exchange held among many (`Exchange::lighten`): the excerpt, or a
+/// small PNG whole.
+const KEPT_AMONG_MANY: usize = 16 * 1024;
 
 #[derive(Clone, Debug)]
 pub struct Req {
@@ -120,6 +123,19 @@ impl Exchange {
     /// A 429: the target throttled this request.
     pub fn throttled(&self) -> bool {
         self.status() == Some(429)
+    }
+
+    /// What is kept of an exchange held among many (a burst of a thousand answers): the
+    /// headers and status its judges read, and no more of the body than a report shows.
+    pub fn lighten(mut self) -> Exchange {
+        if let Ok(r) = &mut self.result
+            && r.body.len() > KEPT_AMONG_MANY
+        {
+            r.body.truncate(KEPT_AMONG_MANY);
+            r.body.shrink_to_fit();
+            r.truncated = true;
+        }
+        self
     }
 
     /// The exchange as a report shows it: each key replaced by its variable (`$LINKCERT_KEY_PRO`).

@@ -158,8 +158,14 @@ pub async fn run(
     let clock = Instant::now();
     let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
     let max_wait = target.rate_window + Duration::from_secs(2);
-    let probe = Probe::new(client, &target.base_url, target.insecure, max_wait)
-        .with_fresh_client(target.client(opts.request_timeout, 0)?);
+    let probe = Probe::new(
+        client,
+        &target.base_url,
+        target.insecure,
+        max_wait,
+        opts.request_timeout,
+    )
+    .with_fresh_client(target.client_config(opts.request_timeout, 0));
     // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
     crate::target::reachable(&target.base_url).await?;

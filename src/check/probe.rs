@@ -7,7 +7,9 @@
 //! functional checks are not drowned in 429s on low plans.
 //!
 //! Every exchange also tells the `outage::Watch` whether an answer came back: a target that
-//! goes away in the middle of a run is noticed here, and nothing more is sent to it.
+//! goes away in the middle of a run (or turns out broken) is noticed here, and nothing more is
+//! sent to it. A route that keeps failing is given up on its own: its later requests are not
+//! sent, and what they would have judged is not judged, while the other routes go on.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,18 +18,23 @@ use std::time::{Duration, Instant};
 
 pub use super::exchange::{Exchange, Req, redact};
 use crate::clock::now_epoch;
-use crate::http::{Resp, describe, read_capped};
-use crate::outage::Watch;
+use crate::http::{ClientConfig, Resp, describe, read_answer};
+use crate::outage::{PROBE_BUDGET, Watch};
 use crate::rate_headers;
 pub use crate::report::model::ExchangeRecord;
 
-/// Largest body read from a target; the rest is dropped and the answer marked truncated.
-pub const MAX_BODY: usize = 8 * 1024 * 1024;
+/// Largest image read from a target (GET /qr, which the spec does not bound); the rest is
+/// dropped and the answer marked truncated. Other answers have the JSON cap
+/// (`http::MAX_JSON_BODY`) and are refused past it.
+pub const MAX_BODY: usize = crate::http::MAX_IMAGE_BODY;
 /// 429s a paced send waits out before giving up.
 const PACED_RETRIES: u32 = 3;
-/// After this many transport failures in a row the target is taken to have stopped answering:
-/// further sends fail at once, so a hung target cannot make a run last for hours.
-const GIVE_UP_AFTER: u64 = 8;
+/// After this many transport failures in a row on one route (method and path), the route is
+/// given up: its further sends fail at once, so a route that hangs or trickles cannot make a
+/// run last for hours, and the other routes go on.
+const GIVE_UP_ROUTE_AFTER: u64 = 3;
+/// How an exchange that was never sent begins its error: the recorder does not judge it.
+pub const NOT_SENT: &str = "not sent: ";
 
 #[derive(Default, Clone, Copy)]
 struct Pace {
@@ -47,19 +54,23 @@ pub struct Probe {
     pace: Mutex<HashMap<String, Pace>>,
     sent: AtomicU64,
     throttled: AtomicU64,
-    failures_in_a_row: AtomicU64,
+    /// Per route (`GET /tags`): transport failures in a row, and the first of them.
+    routes: Mutex<HashMap<String, (u64, String)>>,
+    timeout: Duration,
     watch: Arc<Watch>,
-    /// Asks whether the target is still there: keeps no idle connection, so it sees the
-    /// target as a new client would (refused, reset, silent), not a pooled connection's end.
-    fresh: Option<reqwest::Client>,
+    /// How a fresh connection asks whether the target is still there (`outage::diagnose`):
+    /// it sees the target as a new client would, not a pooled connection's end.
+    fresh: Option<ClientConfig>,
 }
 
 impl Probe {
+    /// `timeout`: the budget of one answer, body included (the client's own timeout).
     pub fn new(
         client: reqwest::Client,
         base_url: &str,
         insecure: bool,
         max_wait: Duration,
+        timeout: Duration,
     ) -> Probe {
         Probe {
             client,
@@ -69,22 +80,34 @@ impl Probe {
             pace: Mutex::new(HashMap::new()),
             sent: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
-            failures_in_a_row: AtomicU64::new(0),
+            routes: Mutex::new(HashMap::new()),
+            timeout,
             watch: Arc::new(Watch::new()),
             fresh: None,
         }
     }
 
-    /// The client that asks whether the target is still there (one without idle connections).
-    pub fn with_fresh_client(mut self, client: reqwest::Client) -> Probe {
-        self.fresh = Some(client);
+    /// The settings of the fresh connection that asks whether the target is still there.
+    pub fn with_fresh_client(mut self, config: ClientConfig) -> Probe {
+        self.fresh = Some(config);
         self
     }
 
-    /// Whether the target stopped answering: too many transport failures in a row, or an
-    /// outage the watch confirmed.
+    /// Whether the target stopped answering, or is broken: nothing more is sent.
     pub fn gave_up(&self) -> bool {
-        self.failures_in_a_row.load(Ordering::Relaxed) >= GIVE_UP_AFTER || self.watch.gone()
+        self.watch.gone()
+    }
+
+    /// The routes given up, each with the failure that began its streak.
+    pub fn routes_given_up(&self) -> Vec<(String, String)> {
+        let map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out: Vec<(String, String)> = map
+            .iter()
+            .filter(|(_, (n, _))| *n >= GIVE_UP_ROUTE_AFTER)
+            .map(|(r, (_, e))| (r.clone(), e.clone()))
+            .collect();
+        out.sort();
+        out
     }
 
     /// What the probe knows of the target's being there (shared with the recorder).
@@ -184,32 +207,82 @@ impl Probe {
     }
 
     async fn transmit(&self, req: &Req, url: &str) -> Result<Resp, String> {
-        if self.gave_up() {
-            return Err(format!(
-                "not sent: the target stopped answering ({GIVE_UP_AFTER} transport failures in a row)"
-            ));
+        let route = format!("{} {}", req.method, req.path);
+        if let Some(why) = self.given_up(&route) {
+            return Err(why);
         }
         let result = self.transmit_once(req, url).await;
-        match &result {
-            Ok(_) => {
-                self.failures_in_a_row.store(0, Ordering::Relaxed);
+        match result {
+            Ok(r) => {
+                self.route_answered(&route);
                 self.watch.answered();
+                Ok(r)
             }
             Err(e) => {
-                self.failures_in_a_row.fetch_add(1, Ordering::Relaxed);
-                if self.watch.failed(e) {
-                    self.watch.confirmed(self.still_there().await);
-                }
+                // Asked at once after a costly failure; the failures of the same streak wait
+                // for what it found and carry its words.
+                let found = if self.watch.failed(&e) {
+                    let d = self.still_there().await;
+                    self.watch.confirmed(&d);
+                    self.watch.found()
+                } else if self.watch.confirming() {
+                    self.watch.found_after_confirming().await
+                } else {
+                    self.watch.found()
+                };
+                let e = match found {
+                    Some(words) => format!("{e}; {words}"),
+                    None => e,
+                };
+                self.route_failed(&route, &e);
+                Err(e)
             }
         }
-        result
     }
 
-    /// After transport failures in a row: does the target answer anything at all? A plain
-    /// `GET /` (not counted as a check's request); any HTTP status is an answer.
-    async fn still_there(&self) -> Result<(), String> {
-        let client = self.fresh.as_ref().unwrap_or(&self.client);
-        crate::outage::still_there(client, &self.base_url).await
+    /// Why nothing more is sent on `route` (or to the target), if so.
+    fn given_up(&self, route: &str) -> Option<String> {
+        if let Some(words) = self.watch.broken() {
+            return Some(format!("{NOT_SENT}the target is broken ({words})"));
+        }
+        if self.watch.gone() {
+            return Some(format!("{NOT_SENT}the target stopped answering"));
+        }
+        let map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        match map.get(route) {
+            Some((n, first)) if *n >= GIVE_UP_ROUTE_AFTER => Some(format!(
+                "{NOT_SENT}{route} was given up after {n} failures in a row (first: {first})"
+            )),
+            _ => None,
+        }
+    }
+
+    fn route_answered(&self, route: &str) {
+        let mut map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = map.get_mut(route)
+            && r.0 < GIVE_UP_ROUTE_AFTER
+        {
+            r.0 = 0;
+        }
+    }
+
+    fn route_failed(&self, route: &str, error: &str) {
+        let mut map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        let r = map.entry(route.to_string()).or_insert((0, String::new()));
+        if r.0 == 0 {
+            r.1 = error.to_string();
+        }
+        r.0 += 1;
+    }
+
+    /// After a costly failure, or transport failures in a row: what does a fresh connection
+    /// to the target get (`outage::diagnose`)? Not counted as a check's request.
+    async fn still_there(&self) -> crate::outage::Diagnosis {
+        let cfg = self
+            .fresh
+            .clone()
+            .unwrap_or_else(|| ClientConfig::new(self.timeout, 0));
+        crate::outage::diagnose(&cfg, &self.base_url, PROBE_BUDGET.min(self.timeout)).await
     }
 
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {
@@ -222,6 +295,7 @@ impl Probe {
             b = b.body(body.clone());
         }
         let started = Instant::now();
+        let deadline = tokio::time::Instant::from_std(started) + self.timeout;
         let mut resp = b.send().await.map_err(|e| describe(&e))?;
         let status = resp.status().as_u16();
         let headers = resp
@@ -234,9 +308,9 @@ impl Probe {
                 )
             })
             .collect();
-        let body = read_capped(&mut resp, MAX_BODY)
+        let body = read_answer(&mut resp, self.timeout, deadline)
             .await
-            .map_err(|e| format!("reading the body failed: {}", describe(&e)))?;
+            .map_err(|e| format!("answered {status}, then {e}"))?;
         Ok(Resp {
             status,
             headers,

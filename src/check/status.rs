@@ -74,9 +74,7 @@ fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>) -> Held {
     Held::No(match outcome {
         Outcome::Accepted => format!("{} (accepted)", r.status),
         Outcome::CleanRejection(s) => format!("{s}{code} (a rejection)"),
-        Outcome::Other(s) if s >= 400 && !is_envelope(r) => {
-            format!("{s} without the error envelope")
-        }
+        Outcome::Other(s) if s >= 400 && !is_envelope(r) => r.without_envelope(),
         _ => format!("{}{code}", r.status),
     })
 }

@@ -39,41 +39,42 @@ impl Resp {
                 .to_ascii_lowercase(),
         )
     }
+    /// Why the body is not JSON, in words naming what the target sent, when it is not.
+    pub fn json_problem(&self) -> Option<String> {
+        let e = serde_json::from_slice::<serde::de::IgnoredAny>(&self.body).err()?;
+        let m = e.to_string();
+        Some(if m.contains("recursion limit exceeded") {
+            "JSON nested deeper than 128 levels, deeper than any answer of the spec".into()
+        } else if std::str::from_utf8(&self.body).is_err() || m.contains("unicode") {
+            format!("not valid UTF-8, as JSON must be ({m})")
+        } else if self.truncated {
+            format!("cut at {} bytes", self.body.len())
+        } else {
+            format!("not JSON: {m}")
+        })
+    }
+
+    /// ` (the body is …)`, naming why a body that is not the envelope is not JSON; empty when
+    /// it is JSON or there is none.
+    pub fn why_not_json(&self) -> String {
+        match self.json_problem() {
+            Some(p) if !self.body.is_empty() => format!(" (the body is {p})"),
+            _ => String::new(),
+        }
+    }
+
+    /// `400 without the error envelope`, with why the body is not JSON when it is not, or
+    /// that it was empty: the one wording of an answer that is not the envelope.
+    pub fn without_envelope(&self) -> String {
+        let why = if self.body.is_empty() {
+            ", empty".to_string()
+        } else {
+            self.why_not_json()
+        };
+        format!("{} without the error envelope{why}", self.status)
+    }
+
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
-}
-
-/// A body read up to a cap.
-#[derive(Clone, Debug, Default)]
-pub struct Capped {
-    pub bytes: Vec<u8>,
-    /// There was more than the cap; the rest was not read.
-    pub truncated: bool,
-}
-
-impl Capped {
-    /// Takes the next chunk of a body read up to `cap` bytes; false once the cap is reached
-    /// (the rest is left unread). One rule for every client of ours.
-    pub fn push(&mut self, chunk: &[u8], cap: usize) -> bool {
-        let room = cap.saturating_sub(self.bytes.len());
-        if chunk.len() > room {
-            self.bytes.extend_from_slice(&chunk[..room]);
-            self.truncated = true;
-            return false;
-        }
-        self.bytes.extend_from_slice(chunk);
-        true
-    }
-}
-
-/// Reads `r`'s body up to `cap` bytes and leaves the rest unread.
-pub async fn read_capped(r: &mut reqwest::Response, cap: usize) -> Result<Capped, reqwest::Error> {
-    let mut body = Capped::default();
-    while let Some(chunk) = r.chunk().await? {
-        if !body.push(&chunk, cap) {
-            break;
-        }
-    }
-    Ok(body)
 }

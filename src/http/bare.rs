@@ -16,8 +16,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use tokio::time::{Instant, timeout_at};
 
-use super::Capped;
 use super::failure::with_causes;
+use super::{BodyError, Capped, Intake, OverCap};
 
 /// Made by `ClientConfig::build_bare`; cheap to share (one connection pool).
 #[derive(Clone)]
@@ -92,20 +92,46 @@ impl BareAnswer {
 
     /// Reads the body up to `cap` bytes (the rest is not read, and the connection is not
     /// reused), within the request's timeout.
-    pub async fn read_capped(mut self, cap: usize) -> Result<Capped, BareError> {
-        let mut body = Capped::default();
+    pub async fn read_capped(self, cap: usize) -> Result<Capped, BodyError> {
+        let intake = Intake::with_cap(cap, OverCap::Cut, None, None, self.budget(), true);
+        self.read_into(intake).await
+    }
+
+    /// The answer's Content-Type, Content-Encoding and Content-Length, as `Intake::new` takes
+    /// them.
+    pub fn intake(&self, keep: bool) -> Intake {
+        let h = |n: http::HeaderName| self.head.headers.get(n).and_then(|v| v.to_str().ok());
+        Intake::new(
+            h(http::header::CONTENT_TYPE),
+            h(http::header::CONTENT_ENCODING),
+            h(http::header::CONTENT_LENGTH).and_then(|v| v.trim().parse().ok()),
+            self.budget(),
+            keep,
+        )
+    }
+
+    fn budget(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Reads the body into `intake` (its cap, decoding and words), within the request's
+    /// timeout and the idle timeout.
+    pub async fn read_into(mut self, mut intake: Intake) -> Result<Capped, BodyError> {
         loop {
-            let frame = timeout_at(self.deadline, self.body.frame())
-                .await
-                .map_err(|_| BareError::Timeout)?;
-            let Some(frame) = frame else { break };
-            if let Ok(data) = frame.map_err(BareError::Body)?.into_data()
-                && !body.push(&data, cap)
+            let frame = timeout_at(intake.next_deadline(self.deadline), self.body.frame()).await;
+            let Ok(frame) = frame else {
+                return Err(intake.stalled());
+            };
+            let Some(frame) = frame else {
+                return intake.finish();
+            };
+            let frame = frame.map_err(|e| BodyError::Transport(BareError::Body(e).describe()))?;
+            if let Ok(data) = frame.into_data()
+                && !intake.push(&data)?
             {
-                break;
+                return intake.finish();
             }
         }
-        Ok(body)
     }
 }
 

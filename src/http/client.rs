@@ -58,7 +58,7 @@ impl ClientConfig {
 
     /// The TLS both clients speak (`tls::config`). Certificates are parsed here, so one that
     /// does not parse is an error before any request.
-    fn tls(&self) -> Result<rustls::ClientConfig, HttpError> {
+    pub(super) fn tls(&self) -> Result<rustls::ClientConfig, HttpError> {
         super::tls::config(self.trust_pem.as_deref(), self.insecure)
     }
 
@@ -71,6 +71,9 @@ impl ClientConfig {
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
+            // Bodies are inflated by `http::body`, under the answer's cap and named as
+            // compressed; reqwest's own decoding would hide both.
+            .no_gzip()
             .tls_backend_preconfigured(self.tls()?);
         if let Some(ua) = self.user_agent {
             b = b.user_agent(ua);

@@ -15,7 +15,8 @@ pub fn describe(e: &reqwest::Error) -> String {
     with_causes(head, e.source())
 }
 
-/// `head`, then `cause` and each of its sources, as `describe` words every failure.
+/// `head`, then `cause` and each of its sources, as `describe` words every failure, then
+/// what it says about the target (`explain`).
 pub(super) fn with_causes(head: &str, cause: Option<&(dyn Error + 'static)>) -> String {
     let mut s = head.to_string();
     let mut src = cause;
@@ -24,7 +25,35 @@ pub(super) fn with_causes(head: &str, cause: Option<&(dyn Error + 'static)>) -> 
         s.push_str(&inner.to_string());
         src = inner.source();
     }
-    s
+    explain(s)
+}
+
+/// The words of a parser or TLS failure, followed by what the target did in plain words and
+/// the likely mistake. Not an outage: asking again would get the same.
+pub fn explain(described: String) -> String {
+    let l = described.to_ascii_lowercase();
+    let what = if l.contains("message head is too large") || l.contains("too many headers") {
+        "the answer's head was larger than this client reads (about 400 KB of headers, or \
+         more than 100 of them): the target sent too many or too large headers"
+    } else if [
+        "invalid http version",
+        "invalid http status",
+        "invalid http header",
+        "invalid response",
+        "http/0.9",
+    ]
+    .iter()
+    .any(|m| l.contains(m))
+    {
+        "the target sent bytes that are not HTTP (an https:// port reached with http://, or \
+         the reverse?)"
+    } else if l.contains("invalidcontenttype") || l.contains("corrupt message") {
+        "the TLS handshake met bytes that are not TLS (an http:// port reached with \
+         https://?)"
+    } else {
+        return described;
+    };
+    format!("{described}: {what}")
 }
 
 /// Whether a failure described by `describe` was the machine sending it running out of
@@ -59,5 +88,18 @@ mod tests {
             "could not connect: tcp connect error: Connection refused (os error 111)"
         ));
         assert!(!is_local_refusal("timed out: operation timed out"));
+    }
+
+    #[test]
+    fn parser_failures_name_what_the_target_sent() {
+        assert!(
+            explain("request failed: invalid HTTP version parsed".into())
+                .ends_with("not HTTP (an https:// port reached with http://, or the reverse?)")
+        );
+        assert!(
+            explain("request failed: message head is too large".into())
+                .contains("too many or too large headers")
+        );
+        assert_eq!(explain("timed out".into()), "timed out");
     }
 }

@@ -4,8 +4,9 @@
 //! Owns: the client settings (`ClientConfig`: timeouts, idle pool, no redirects, no proxy, the
 //! certificate to trust), the TLS they make (`tls`), and the one place clients are built:
 //! reqwest's for `check`, the probes and the tests, and the generator's `BareClient` (hyper
-//! without reqwest's layers, for `load`'s rate); reading a body up to a cap
-//! (`read_capped`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
+//! without reqwest's layers, for `load`'s rate); reading a body whatever the target sends
+//! (`body`: caps by what the spec allows, counted after decompression, time budgets, words for
+//! what went wrong); a plain request on a fresh connection that reads the raw bytes (`raw`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
 //! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a
 //! request without an answer ran into (`describe`, `is_local_refusal`).
 //!
@@ -15,13 +16,17 @@
 
 mod answer;
 mod bare;
+mod body;
 mod client;
 mod envelope;
 mod failure;
+mod raw;
 mod tls;
 
 pub use answer::*;
 pub use bare::*;
+pub use body::*;
 pub use client::*;
 pub use envelope::*;
 pub use failure::*;
+pub use raw::*;

@@ -38,15 +38,15 @@ use super::scenario::{Resolved, Shape};
 use super::schedule::{Schedule, Slot, Summary};
 pub use super::sending::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, Sending, Timing};
 use crate::clock::now_epoch;
-use crate::http::{BareAnswer, BareClient, ClientConfig, body_error_code, is_local_refusal};
-use crate::outage::{Outage, Watch, still_there};
+use crate::http::{
+    BareAnswer, BareClient, BodyError, ClientConfig, body_error_code, is_local_refusal,
+};
+use crate::outage::{Outage, PROBE_BUDGET, Watch, diagnose};
 use crate::rate_headers;
 use crate::target::{Target, TargetError};
 
 /// Error bodies read at most this far (the envelope is small).
 const MAX_ERROR_BODY: usize = 64 * 1024;
-/// Successful bodies are drained (so connections are reused) up to this.
-const MAX_BODY: usize = 8 * 1024 * 1024;
 /// Header values kept at most this long.
 const MAX_HEADER: usize = 64;
 /// A Retry-After longer than this is not waited out by the retry shape.
@@ -162,8 +162,8 @@ struct Shared<A> {
     retry_claimed: AtomicBool,
     /// The client every goose user sends with.
     bare: BareClient,
-    /// The client of the plain request that asks whether the target is still there.
-    client: reqwest::Client,
+    /// The settings of the plain request that asks whether the target is still there.
+    client: ClientConfig,
     /// Where a plain request asks whether the target is still there.
     base_url: String,
     watch: Arc<Watch>,
@@ -221,12 +221,21 @@ fn header(r: &BareAnswer, name: &str) -> Option<String> {
     Some(s.trim().chars().take(MAX_HEADER).collect())
 }
 
-/// Reads a body up to `cap` bytes (the rest is not read); nothing when reading failed.
+/// Reads an error body up to `cap` bytes (the rest is not read); nothing when reading failed.
 async fn read_body(r: BareAnswer, cap: usize) -> Vec<u8> {
     r.read_capped(cap)
         .await
         .map(|b| b.bytes)
         .unwrap_or_default()
+}
+
+/// Whether a body failure cost time (the target is then asked whether it is still there, as
+/// after a timeout), rather than being a bad answer that came quickly.
+fn stalled(e: &BodyError) -> bool {
+    matches!(
+        e,
+        BodyError::Trickled { .. } | BodyError::ShortThenSilent { .. } | BodyError::Silent { .. }
+    )
 }
 
 async fn on_start<A: Sink>(s: Arc<Shared<A>>, _user: &mut GooseUser) -> TransactionResult {
@@ -340,15 +349,10 @@ async fn send<A: Sink>(
         Ok(r) => r,
         Err(e) => {
             let described = e.describe();
-            // A streak of failures after answers: is the target still there?
-            if !is_local_refusal(&described) && s.watch.failed(&described) {
-                s.watch.confirmed(still_there(&s.client, &s.base_url).await);
-            }
-            rec.error = Some(super::redact_error(&described));
+            rec.error = Some(super::redact_error(&s.failed(&described).await));
             return rec;
         }
     };
-    s.watch.answered();
     let status = r.status();
     rec.status = Some(status);
     rec.limit = header(&r, rate_headers::LIMIT);
@@ -356,11 +360,49 @@ async fn send<A: Sink>(
     rec.reset = header(&r, rate_headers::RESET);
     rec.retry_after = header(&r, rate_headers::RETRY_AFTER);
     if (200..300).contains(&status) {
-        let _ = read_body(r, MAX_BODY).await;
+        // Drained, not kept (so the connection is reused), under the cap of what the spec
+        // allows for it: a body that never ends or trickles is no answer.
+        let intake = r.intake(false);
+        if let Err(e) = r.read_into(intake).await {
+            let described = format!("answered {status}, then {e}");
+            let described = if stalled(&e) {
+                s.failed(&described).await
+            } else {
+                s.watch.answered();
+                described
+            };
+            rec.status = None;
+            rec.error = Some(super::redact_error(&described));
+            return rec;
+        }
     } else {
         rec.code = envelope_code(&read_body(r, MAX_ERROR_BODY).await);
     }
+    s.watch.answered();
     rec
+}
+
+impl<A: Sink> Shared<A> {
+    /// A request failed: after a costly failure, or a streak after answers, the target is
+    /// asked whether it is still there (`outage::diagnose`); the failure carries what that
+    /// found. A socket this machine refused says nothing of the target.
+    async fn failed(&self, described: &str) -> String {
+        if is_local_refusal(described) {
+            return described.to_string();
+        }
+        let found = if self.watch.failed(described) {
+            let budget = PROBE_BUDGET.min(self.client.timeout);
+            let d = diagnose(&self.client, &self.base_url, budget).await;
+            self.watch.confirmed(&d);
+            self.watch.found()
+        } else {
+            self.watch.found()
+        };
+        match found {
+            Some(words) => format!("{described}; {words}"),
+            None => described.to_string(),
+        }
+    }
 }
 
 /// The request to goose's metrics, as `GooseUser::request` would record it: named by its
@@ -458,7 +500,6 @@ pub async fn run<A: Sink>(
         ..target.client_config(sending.request_timeout, users)
     };
     let bare = client.build_bare().map_err(TargetError::from)?;
-    let client = client.build().map_err(TargetError::from)?;
     live.total.store(summary.len as usize, Ordering::Relaxed);
     let _ = live.span.set(span);
 

@@ -74,10 +74,7 @@ fn record(ctx: &Ctx, id: &str, label: &str, expected: &str, j: Judged, x: &Excha
 fn answer_text(x: &Exchange) -> String {
     match x.resp() {
         None => format!("no answer ({})", x.result.clone().err().unwrap_or_default()),
-        Some(r) if r.status >= 400 && !is_envelope(r) => {
-            let empty = if r.body.is_empty() { ", empty" } else { "" };
-            format!("{} without the error envelope{empty}", r.status)
-        }
+        Some(r) if r.status >= 400 && !is_envelope(r) => r.without_envelope(),
         Some(r) => match error_code(r) {
             Some(c) => format!("{} {c}", r.status),
             None => r.status.to_string(),

@@ -87,9 +87,7 @@ pub(super) async fn bounds(l: &Lister<'_>) {
             o => {
                 let got = match (o, x.resp()) {
                     (Outcome::Accepted, Some(r)) => format!("{} (accepted)", r.status),
-                    (_, Some(r)) if !is_envelope(r) => {
-                        format!("{} without the error envelope", r.status)
-                    }
+                    (_, Some(r)) if !is_envelope(r) => r.without_envelope(),
                     (_, Some(r)) => {
                         format!("{} {}", r.status, error_code(r).unwrap_or_default())
                     }
@@ -212,7 +210,7 @@ pub(super) async fn past_end(l: &Lister<'_>, baseline: &Walk) {
             (Outcome::Accepted, None) => continue,
             (Outcome::Accepted, Some(v)) => format!("{} items", v.len()),
             (_, _) => match x.resp() {
-                Some(r) if !is_envelope(r) => format!("{} without the error envelope", r.status),
+                Some(r) if !is_envelope(r) => r.without_envelope(),
                 Some(r) => format!("{} {}", r.status, error_code(r).unwrap_or_default()),
                 None => "no answer".into(),
             },

@@ -210,9 +210,7 @@ fn answered_id(x: &Exchange) -> Option<String> {
 
 fn status_text(x: &Exchange) -> String {
     match x.resp() {
-        Some(r) if r.status >= 400 && !is_envelope(r) => {
-            format!("{} without the error envelope", r.status)
-        }
+        Some(r) if r.status >= 400 && !is_envelope(r) => r.without_envelope(),
         Some(r) if r.status >= 400 => {
             format!("{} {}", r.status, error_code(r).unwrap_or_default())
         }

@@ -154,21 +154,22 @@ impl Watch {
             if s.tripped.is_some() || s.broken.is_some() {
                 return;
             }
-            let now = match found.gone_kind() {
-                Some(kind) if s.answered_once => kind,
+            let now = match (found.gone_kind(), found.broken()) {
+                (Some(kind), _) if s.answered_once => kind,
                 // Never answered: silence is how this target always was (broken); refused or
                 // reset are the target's failures, as they come.
-                Some(TransportKind::Timeout) => {
+                (Some(TransportKind::Timeout), _) => {
                     s.broken = Some(format!(
                         "the target accepts connections and never answered: a fresh connection to GET / {found}"
                     ));
                     return;
                 }
-                Some(_) => return,
-                None => {
+                (_, true) => {
                     s.broken = Some(format!("a fresh connection to GET / {found}"));
                     return;
                 }
+                // Nothing more is known: the streak goes on.
+                _ => return,
             };
             let Some((epoch, since, first_kind, error)) = s.first.clone() else {
                 return;
@@ -323,8 +324,24 @@ impl Diagnosis {
             Diagnosis::Refused(_) => Some(TransportKind::Refused),
             Diagnosis::Reset(_) => Some(TransportKind::Reset),
             Diagnosis::Silent { .. } => Some(TransportKind::Timeout),
+            Diagnosis::Other(e) => {
+                Some(TransportKind::of(e)).filter(|k| *k != TransportKind::Other)
+            }
             _ => None,
         }
+    }
+
+    /// The target answers, but not as HTTP allows: it trickles, breaks off after a
+    /// Content-Length, sends no HTTP or endless headers, or fails the TLS handshake.
+    fn broken(&self) -> bool {
+        matches!(
+            self,
+            Diagnosis::Trickled { .. }
+                | Diagnosis::ShortThenSilent { .. }
+                | Diagnosis::NotHttp { .. }
+                | Diagnosis::HugeHead { .. }
+                | Diagnosis::Tls(_)
+        )
     }
 }
 

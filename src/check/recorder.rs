@@ -177,6 +177,13 @@ impl Recorder {
         actual: String,
         exchange: Option<&Exchange>,
     ) {
+        // A request never sent (its route given up, the target gone or broken) judges nothing.
+        if let Some(Err(e)) = exchange.map(|x| &x.result)
+            && let Some(why) = e.strip_prefix(super::probe::NOT_SENT)
+        {
+            self.not_judged(id, op, format!("not judged: {why}"));
+            return;
+        }
         let streak = self.watch.open_streak();
         // Written down only while it may be kept (an exchange's record costs).
         let keep = streak.is_some() || self.with(id, op, |e| e.findings.len() < KEEP_FINDINGS);
@@ -235,17 +242,41 @@ impl Recorder {
     pub fn results(&self, enabled: impl Fn(&str) -> bool) -> Vec<CheckResult> {
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let outage = self.watch.outage();
-        let why = outage.as_ref().map(|(_, o)| {
+        let outage_why = outage.as_ref().map(|(_, o)| {
             format!(
                 "not judged: {} ({:.1} s into the run)",
                 o.kind.words(),
                 o.first_failure_secs
             )
         });
-        let settle_with = outage.as_ref().map(|(n, _)| *n).zip(why.as_deref());
+        let settle_with = outage.as_ref().map(|(n, _)| *n).zip(outage_why.as_deref());
         for e in map.values_mut() {
             e.settle(settle_with);
         }
+        // A broken target: the run stopped there. That is the target's failure (valid requests
+        // got no HTTP answer), named; what the run never reached is not judged.
+        let broken = self.watch.broken().map(|w| self.redact(&w));
+        if let Some(w) = &broken {
+            let e = map
+                .entry(("status.valid-accepted".to_string(), "*".to_string()))
+                .or_default();
+            let finding = Finding {
+                verdict: Verdict::Fail,
+                message: format!(
+                    "requests the spec makes valid are accepted: expected HTTP answers, got none: {w}"
+                ),
+                expected: "HTTP answers".into(),
+                actual: w.clone(),
+                exchange: None,
+            };
+            // First: it is what every other finding of the run follows from.
+            e.count(Verdict::Fail, None);
+            e.findings.insert(0, finding);
+            e.findings.truncate(KEEP_FINDINGS);
+        }
+        let why = outage_why.or_else(|| {
+            broken.map(|w| format!("not judged: the run stopped, the target is broken: {w}"))
+        });
         if let Some(why) = &why {
             for d in registry::CHECKS.iter().filter(|d| enabled(d.id)) {
                 if !map.keys().any(|(id, _)| id == d.id) {

@@ -95,6 +95,9 @@ pub async fn raw_get(
     let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
     match tokio::time::timeout_at(deadline, connector.connect(name, tcp)).await {
         Err(_) => Err(RawFailure::Silent),
+        Ok(Err(e)) if cut_off(&e) => {
+            Err(RawFailure::Reset(format!("during the TLS handshake: {e}")))
+        }
         Ok(Err(e)) => Err(RawFailure::Tls(super::explain(format!(
             "the TLS handshake failed: {e}"
         )))),
@@ -148,6 +151,15 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         r.complete = head_end(&r.bytes).is_some() && declared_length(&r.bytes).is_none();
     }
     Ok(r)
+}
+
+/// The connection was reset or closed under us (not a TLS or protocol failure).
+fn cut_off(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        e.kind(),
+        ConnectionReset | ConnectionAborted | UnexpectedEof | BrokenPipe
+    )
 }
 
 /// Where the head ends (the index after its blank line).

@@ -371,6 +371,21 @@ impl Report {
                     "check that the target is up and reachable (and not overloaded: --concurrency, --request-timeout), then run again"
                         .to_string(),
                 ),
+                None if self.checks.iter().any(|c| {
+                    c.not_judged
+                        .as_deref()
+                        .is_some_and(|w| w.contains("given up") || w.contains("broken"))
+                }) =>
+                {
+                    (
+                        format!(
+                            "{} check(s) not judged: the target misbehaved on a route (or everywhere) and linkcert stopped sending there (see each one's reason)",
+                            not_judged.len()
+                        ),
+                        "see the failures that name what the target did (a body that never ends, a trickle, bytes that are not HTTP...), fix it, then run again"
+                            .to_string(),
+                    )
+                }
                 None => (
                     format!(
                         "{} check(s) attempted and not judged (see each one's reason)",

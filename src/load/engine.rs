@@ -132,6 +132,9 @@ pub struct Run {
     pub goose_reports: Vec<String>,
     /// The target went away during this run (the generator stopped sending then).
     pub outage: Option<Outage>,
+    /// The target turned out broken during this run (the generator stopped sending then),
+    /// in words naming what it did.
+    pub broken: Option<String>,
 }
 
 /// The sink before t = 0 (it needs the run's wall clock), then the sink.
@@ -603,6 +606,7 @@ pub async fn run<A: Sink>(
         goose_requests,
         goose_reports,
         outage: watch.outage().map(|(_, o)| o),
+        broken: watch.broken(),
     };
     Ok((run, sink))
 }

@@ -379,6 +379,8 @@ pub async fn execute(
         // The target went away during this run: its figures are kept, nothing is judged.
         if let Some(o) = &run.outage {
             result.not_judged(o);
+        } else if let Some(words) = &run.broken {
+            result.broken(words);
         }
         for (i, k) in job.keys.iter().enumerate() {
             let limiter = if i == 0 { result.limiter } else { None };
@@ -432,9 +434,10 @@ pub async fn execute(
     let outage = watch.outage().map(|(_, o)| o);
     for (i, s) in scenarios.iter().enumerate() {
         if results[i].is_none() {
-            let why = match &outage {
-                Some(o) => format!("not run: {}", o.sentence()),
-                None => "not run: the load run was interrupted".into(),
+            let why = match (&outage, watch.broken()) {
+                (Some(o), _) => format!("not run: {}", o.sentence()),
+                (None, Some(words)) => format!("not run: the target is broken: {words}"),
+                (None, None) => "not run: the load run was interrupted".into(),
             };
             results[i] = Some(ScenarioResult::skipped(s, &s.class(&spec), why));
         }

@@ -42,13 +42,16 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     let (other, errors) = (&f.other, f.errors);
     // Answers other than 2xx/429, and no answers: the target failing under load.
     if errors > 0 || !other.is_empty() {
-        let first_err = st.first_err.clone().unwrap_or_default();
+        let first_err = st
+            .first_err
+            .as_ref()
+            .map_or(String::new(), |e| format!(" (the first: {e})"));
         j.fail(
             "load.answers",
             lbl,
             "answers other than 2xx or 429 (or none) under load".into(),
             "2xx or 429".into(),
-            format!("{other:?} by status, {errors} without an answer {first_err}"),
+            format!("{other:?} by status, {errors} without an answer{first_err}"),
         );
     }
 }

@@ -306,6 +306,24 @@ impl ScenarioResult {
         ));
     }
 
+    /// The target turned out broken while this scenario ran (it trickles, breaks off after a
+    /// Content-Length, sends no HTTP: `outage::Diagnosis`): the sending stopped there. That is
+    /// the target's failure, named; the rules that would need the rest of the run are not
+    /// judged on the part it had.
+    pub fn broken(&mut self, words: &str) {
+        self.verdict = ScenarioVerdict::Fail;
+        self.findings = vec![Finding {
+            check: "load.answers".into(),
+            verdict: Verdict::Fail,
+            key: None,
+            message: format!(
+                "the target is broken: {words}; sending stopped there, and no other rule is judged on what was sent before"
+            ),
+            expected: "2xx or 429".into(),
+            actual: words.to_string(),
+        }];
+    }
+
     /// The scenario's verdict from its findings: any rule failed (the generator's saturation
     /// aside) fails it; then client saturated, non-strict, informational (naming the limiter
     /// is not), pass.

@@ -114,6 +114,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         goose_requests: 0,
         goose_reports: Vec::new(),
         outage: None,
+        broken: None,
     };
     let slots = crate::load::schedule::build(&r);
     let result = crate::load::judge::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);

@@ -70,6 +70,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
         goose_requests: 0,
         goose_reports: Vec::new(),
         outage: None,
+        broken: None,
     };
     let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     let failed: Vec<&str> = result
@@ -373,6 +374,7 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
         goose_requests: 0,
         goose_reports: Vec::new(),
         outage: None,
+        broken: None,
     };
     let ids = [("free#1".to_string(), 0)];
     let sorted = super::judge(&r, &slots, &records, &run, &ids);
@@ -445,6 +447,7 @@ fn judged(
         goose_requests: 0,
         goose_reports: Vec::new(),
         outage: None,
+        broken: None,
     };
     super::judge(r, slots, records, &run, &[("free#1".into(), 0)])
 }

@@ -458,6 +458,20 @@ pub async fn execute(
             results[i] = Some(ScenarioResult::skipped(s, &s.class(&spec), why));
         }
     }
+    // Any answer lost after the outage began belongs to the outage: a scenario whose run
+    // overlaps it is not judged, even one that ended before the outage was noticed.
+    if let Some(o) = &outage {
+        for (r, step) in results.iter_mut().zip(&plan.steps) {
+            let Some(r) = r else { continue };
+            let judged = !matches!(
+                r.verdict,
+                ScenarioVerdict::Skipped | ScenarioVerdict::Incomplete
+            );
+            if judged && overlaps_outage(step, o.first_failure_secs) {
+                r.not_judged(o);
+            }
+        }
+    }
     let mut report = LoadReport::new(&spec, &target, started_epoch);
     report.scenarios = results.into_iter().flatten().collect();
     report.superseded = superseded;
@@ -485,4 +499,65 @@ pub async fn execute(
         return Err(LoadError::NothingToRun(why.join("; ")));
     }
     Ok(report)
+}
+
+/// Whether a scenario's run (its rerun's, when it ran again) reached the outage that began
+/// `first_failure_secs` into the run: then an answer it lost may be the outage's, not the
+/// target's failure. One that ended before the first failure keeps its verdict.
+fn overlaps_outage(step: &Step, first_failure_secs: f64) -> bool {
+    step.reran
+        .or(step.ran)
+        .is_some_and(|(_, end)| end >= first_failure_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(ran: Option<(f64, f64)>, reran: Option<(f64, f64)>) -> Step {
+        Step {
+            name: "s".into(),
+            keys: Vec::new(),
+            start: 0.0,
+            end: 0.0,
+            ran,
+            skipped: None,
+            rerun: None,
+            reran,
+        }
+    }
+
+    #[test]
+    fn a_scenario_overlapping_the_outage_is_its_own_whichever_ended_first() {
+        let first_failure = 20.0;
+        // Ended before the first failure: its verdict stands.
+        assert!(!overlaps_outage(
+            &step(Some((0.0, 19.9)), None),
+            first_failure
+        ));
+        // Ended after it began (before it was noticed, or cut short by it): the outage's.
+        assert!(overlaps_outage(
+            &step(Some((0.0, 20.5)), None),
+            first_failure
+        ));
+        assert!(overlaps_outage(
+            &step(Some((21.0, 24.0)), None),
+            first_failure
+        ));
+        assert!(overlaps_outage(
+            &step(Some((5.0, 20.0)), None),
+            first_failure
+        ));
+        // Ran again alone: the rerun's span is the one its verdict comes from.
+        assert!(overlaps_outage(
+            &step(Some((0.0, 10.0)), Some((12.0, 22.0))),
+            first_failure
+        ));
+        assert!(!overlaps_outage(
+            &step(Some((0.0, 5.0)), Some((6.0, 12.0))),
+            first_failure
+        ));
+        // Never ran: nothing of it to take back.
+        assert!(!overlaps_outage(&step(None, None), first_failure));
+    }
 }

@@ -7,13 +7,15 @@
 //! every client of ours speaks HTTP, `report` the run's record and what a run writes, `qr`
 //! renders and inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for
 //! server, check and load alike), `clock` the wall clock and its formats, `verdict` the
-//! verdict levels, `cli` is the command line.
+//! verdict levels, `interrupt` a run asked to stop (SIGINT, SIGTERM), `cli` is the command
+//! line.
 
 pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod gate;
 pub mod http;
+pub mod interrupt;
 pub mod load;
 pub mod outage;
 pub mod qr;

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::registry::{self, Command};
-use crate::report::Report;
+use crate::report::{self, Report};
 use crate::spec::{Operation, Spec};
 use crate::target::{PlanKey, Target};
 use probe::{Probe, Req};
@@ -178,7 +178,11 @@ pub async fn run(
         target,
         schemas: Mutex::new(Default::default()),
     };
-    ctx.spec = Arc::new(served_only(&ctx).await);
+    let stop = crate::interrupt::process();
+    tokio::select! {
+        spec = served_only(&ctx) => ctx.spec = Arc::new(spec),
+        () = stop.until_requested() => {}
+    }
     let families: [(&str, Family); 9] = [
         ("transport", |c| Box::pin(transport::run(c))),
         ("auth", |c| Box::pin(auth::run(c))),
@@ -197,18 +201,26 @@ pub async fn run(
         .iter()
         .any(|f| ctx.family_enabled(f));
     let watch = ctx.probe.watch();
+    // Families that ran to their end; once the run is asked to stop, no other is judged.
+    let mut finished: Vec<&str> = Vec::new();
+    let mut cut_short = false;
     for (name, family) in families {
         if watch.gone() {
             // The target went away: nothing more is sent; what these would have judged is
             // listed as not judged by the recorder.
             continue;
         }
+        if stop.requested() {
+            cut_short = true;
+            continue;
+        }
         if ctx.family_enabled(name) || (name == "status" && cross_cutting) {
             ctx.progress.family(name);
-            // A family stops where it is when the target goes away.
+            // A family stops where it is when the target goes away or the run is interrupted.
             tokio::select! {
-                () = family(&ctx) => {}
+                () = family(&ctx) => finished.push(name),
                 () = watch.until_gone() => {}
+                () = stop.until_requested() => cut_short = true,
             }
         } else {
             ctx.skip_family(name, "not selected (--only/--skip)");
@@ -217,6 +229,10 @@ pub async fn run(
     ctx.progress.finish();
     let mut results = ctx.rec.results(|id| ctx.enabled(id));
     results.retain(|r| ctx.enabled(&r.id));
+    let interrupted = stop.interrupted().filter(|_| cut_short);
+    if let Some(i) = &interrupted {
+        not_judged_after(i, &mut results, &finished, |id| ctx.enabled(id));
+    }
     let coverage = registry::coverage::of(Command::Check, &results);
     let mut report = Report::new(
         &spec,
@@ -229,8 +245,65 @@ pub async fn run(
         results,
         coverage,
     );
+    report.interrupted = interrupted;
     report.settle(watch.outage().map(|(_, o)| o));
     Ok(report)
+}
+
+/// Check families every exchange feeds (`conformance`), whichever family sent it: an
+/// interrupted run cut them short, whichever families had finished.
+const FED_BY_EVERY_FAMILY: [&str; 4] = ["status", "envelope", "schema", "ratelimit"];
+
+/// An interrupted run: every check of a family that did not finish is not judged, also on
+/// what it had (a check cut short is never judged on part of its cases: none count, nor
+/// exercise a clause), and one that recorded nothing is listed as not judged. Skips stand:
+/// they did not depend on the run's end.
+fn not_judged_after(
+    i: &crate::interrupt::Interrupted,
+    results: &mut Vec<report::model::CheckResult>,
+    finished: &[&str],
+    enabled: impl Fn(&str) -> bool,
+) {
+    use crate::verdict::Verdict;
+    let complete = |id: &str| {
+        let family = id.split('.').next().unwrap_or(id);
+        finished.contains(&family) && !FED_BY_EVERY_FAMILY.contains(&family)
+    };
+    let why = format!("not judged: {}", i.sentence());
+    for r in results.iter_mut() {
+        if complete(&r.id) || r.verdict == Verdict::Skipped {
+            continue;
+        }
+        r.verdict = Verdict::NotJudged;
+        r.cases = 0;
+        r.violations = 0;
+        r.findings.clear();
+        r.not_judged.get_or_insert_with(|| why.clone());
+    }
+    for d in registry::CHECKS.iter() {
+        if enabled(d.id) && !complete(d.id) && !results.iter().any(|r| r.id == d.id) {
+            results.push(report::model::CheckResult {
+                id: d.id.to_string(),
+                title: d.title.to_string(),
+                clause: d.clause.to_string(),
+                operation: "*".into(),
+                verdict: Verdict::NotJudged,
+                cases: 0,
+                violations: 0,
+                findings: Vec::new(),
+                skipped: None,
+                partly_skipped: None,
+                accepted: None,
+                not_judged: Some(why.clone()),
+            });
+        }
+    }
+    let order = |id: &str| registry::CHECKS.iter().position(|d| d.id == id);
+    results.sort_by(|a, b| {
+        order(&a.id)
+            .cmp(&order(&b.id))
+            .then_with(|| a.operation.cmp(&b.operation))
+    });
 }
 
 /// Checks that judge every operation of the spec one by one: where a stand-in is not served,
@@ -324,5 +397,67 @@ impl Progress {
         if self.on {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interrupt::{Interrupted, Signal};
+    use crate::report::model::CheckResult;
+    use crate::verdict::Verdict;
+
+    fn result(id: &str, verdict: Verdict, cases: u64) -> CheckResult {
+        CheckResult {
+            id: id.into(),
+            title: id.into(),
+            clause: String::new(),
+            operation: "GET /tags".into(),
+            verdict,
+            cases,
+            violations: u64::from(verdict == Verdict::Fail),
+            findings: Vec::new(),
+            skipped: None,
+            partly_skipped: None,
+            accepted: None,
+            not_judged: None,
+        }
+    }
+
+    /// After an interrupt only families that ran to their end are judged, and never the
+    /// checks every exchange feeds; a failure seen in a family cut short is not kept.
+    #[test]
+    fn an_interrupt_leaves_only_finished_families_judged() {
+        let i = Interrupted {
+            signal: Signal::Int,
+            at: "2026-11-23T15:10:37Z".into(),
+            after_secs: 3.0,
+        };
+        let mut results = vec![
+            result("auth.required", Verdict::Pass, 12),
+            result("status.listed", Verdict::Pass, 40),
+            result("qr.size", Verdict::Fail, 3),
+            result("pagination.walk", Verdict::Skipped, 0),
+        ];
+        not_judged_after(&i, &mut results, &["auth", "status"], |id| {
+            !id.starts_with("partners.")
+        });
+        let verdict = |id: &str| {
+            let r = results.iter().find(|r| r.id == id).unwrap();
+            (r.verdict, r.cases, r.violations)
+        };
+        assert_eq!(verdict("auth.required"), (Verdict::Pass, 12, 0));
+        assert_eq!(verdict("status.listed"), (Verdict::NotJudged, 0, 0));
+        assert_eq!(verdict("qr.size"), (Verdict::NotJudged, 0, 0));
+        assert_eq!(verdict("pagination.walk").0, Verdict::Skipped);
+        // Enabled and never reached: listed, not judged; not enabled: not listed.
+        assert_eq!(verdict("ratelimit.recovers").0, Verdict::NotJudged);
+        assert!(!results.iter().any(|r| r.id.starts_with("partners.")));
+        assert!(results.iter().all(|r| {
+            r.verdict != Verdict::NotJudged
+                || r.not_judged
+                    .as_deref()
+                    .is_some_and(|w| w.contains("interrupted by SIGINT"))
+        }));
     }
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{EXIT_CANNOT_RUN, TargetArgs, print_outcome, resolve_target, timestamp};
+use super::{
+    EXIT_CANNOT_RUN, TargetArgs, print_interrupted, print_outcome, resolve_target, timestamp,
+};
 use crate::spec::Spec;
 
 /// The standard window the in-process reference runs with for `load`: long enough that the
@@ -44,7 +46,12 @@ time.
 
 Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated), 3
 incomplete: the target stopped answering mid-run (refused, reset, or no answer within
---request-timeout); linkcert stops sending then, and load.json says when and how.")]
+--request-timeout); linkcert stops sending then, and load.json says when and how. A scenario
+whose run overlaps the outage is not judged, even one that ended before it was noticed.
+Interrupted (Ctrl-C, SIGINT or SIGTERM): sending stops within about a second, no scenario
+starts after it, the one cut short is not judged, every report is still written (load.json:
+`interrupted`) and the exit code is 3 whatever had been judged: the run did not finish, so it
+is no verdict. A second signal quits at once (exit 130), without waiting for the reports.")]
 pub(super) struct LoadArgs {
     #[command(flatten)]
     target: TargetArgs,
@@ -76,6 +83,9 @@ pub(super) struct LoadArgs {
 
 pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     use crate::load::{self, LoadOptions, Scenario};
+    // Before anything else, and before any goose attack: goose's own Ctrl-C handler then
+    // finds ours and stands aside, so it never decides a verdict.
+    crate::interrupt::install().context("handling SIGINT and SIGTERM")?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let scenarios = if args.scenarios.is_empty() {
         Scenario::builtin()?
@@ -129,6 +139,10 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;
     print_outcome(&report.summary(), &written);
+    if report.interrupted.is_some() {
+        print_interrupted("load", report.interrupted.as_ref(), &out);
+        return Ok(ExitCode::from(crate::gate::EXIT_INCOMPLETE));
+    }
     Ok(match report.verdict {
         load::ScenarioVerdict::Fail => ExitCode::from(1),
         load::ScenarioVerdict::Pass

@@ -53,12 +53,13 @@ enum Command {
     Serve(ServeArgs),
     /// Certify a target against the spec. Exit 0: passed, 1: failures, 2: could not run,
     /// 3: incomplete (checks attempted and not judged: a fixture no key owns, a target that
-    /// stopped answering; see the reason and what to do).
+    /// stopped answering; see the reason and what to do) or interrupted (SIGINT, SIGTERM).
     Check(CheckArgs),
     /// List every check and load rule (id, title, clauses, level, what it needs) and every
     /// clause of the spec document with the checks and rules that enforce it, or why none does.
     Catalogue,
-    /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run.
+    /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run,
+    /// 3: incomplete (the target went away) or interrupted (SIGINT, SIGTERM).
     Load(LoadArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions(CompletionsArgs),
@@ -95,7 +96,11 @@ pub struct TargetArgs {
 Exit codes: 0 passed; 1 failures (not waived; --fail-on); 2 could not run; 3 incomplete: no
 failure, but checks attempted and not judged, with why and what to do: a fixture every key
 answered 404 for (bind it: --partner PLAN=ID, --tenant PLAN=ID), or a target that stopped
-answering mid-run (when and how: refused, reset, timeout). report.json: `outcome`, `incomplete`.")]
+answering mid-run (when and how: refused, reset, timeout). report.json: `outcome`, `incomplete`.
+Interrupted (Ctrl-C, SIGINT or SIGTERM): sending stops within about a second, what was cut short
+or not reached is not judged, every report is still written (report.json: `interrupted`) and
+the exit code is 3 whatever had been judged: the run did not finish, so it is no verdict. A
+second signal quits at once (exit 130), without waiting for the reports.")]
 struct CheckArgs {
     #[command(flatten)]
     target: TargetArgs,
@@ -387,6 +392,8 @@ pub async fn resolve_target(
 }
 
 async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    // Before anything else, and before any goose attack could install goose's own.
+    crate::interrupt::install().context("handling SIGINT and SIGTERM")?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let (mut target, reference) =
         resolve_target(&spec, &args.target, IN_PROCESS_WINDOW_SECS).await?;
@@ -453,6 +460,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;
     print_outcome(&report.summary(), &written);
+    print_interrupted("check", report.interrupted.as_ref(), &out);
     if args.ci == Some(Ci::Github) || github::detected() {
         print!("{}", github::annotations(&report));
         github::append_summary(&report.markdown()).context("appending to $GITHUB_STEP_SUMMARY")?;
@@ -523,6 +531,22 @@ fn print_outcome(summary: &str, written: &[PathBuf]) {
     print!("{summary}");
     let files: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     println!("reports: {}", files.join(", "));
+}
+
+/// An interrupted run, on stderr: it is no verdict, and where what it did is.
+fn print_interrupted(
+    command: &str,
+    interrupted: Option<&crate::interrupt::Interrupted>,
+    out: &std::path::Path,
+) {
+    if let Some(i) = interrupted {
+        eprintln!(
+            "linkcert {command}: {}: the run did not finish, so it is no verdict (exit {}); the reports of what ran are in {}",
+            i.sentence(),
+            crate::gate::EXIT_INCOMPLETE,
+            out.display()
+        );
+    }
 }
 
 /// `YYYYMMDD-HHMMSS` (UTC), for report folders.

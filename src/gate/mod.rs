@@ -35,17 +35,23 @@ pub const EXIT_PASSED: u8 = 0;
 /// The target fails checks (not waived; `--fail-on`).
 pub const EXIT_FAILED: u8 = 1;
 /// No failure, but checks attempted and not judged (a fixture no key owns, a target that
-/// stopped answering in the middle of the run): neither a pass nor a failure.
+/// stopped answering in the middle of the run): neither a pass nor a failure. Also any run
+/// interrupted (SIGINT, SIGTERM), whatever it had judged.
 pub const EXIT_INCOMPLETE: u8 = 3;
 
-/// The exit code of a `check` run: failures first (they are certain), then incompleteness.
+/// The exit code of a `check` run: an interrupted run first (it did not finish, so CI must not
+/// read what it had judged as a verdict), then failures (they are certain), then
+/// incompleteness.
 pub fn exit_code(
     fail_on: FailOn,
     passed: bool,
     baseline: Option<&BaselineDiff>,
     incomplete: bool,
+    interrupted: bool,
 ) -> u8 {
-    if fails(fail_on, passed, baseline) {
+    if interrupted {
+        EXIT_INCOMPLETE
+    } else if fails(fail_on, passed, baseline) {
         EXIT_FAILED
     } else if incomplete {
         EXIT_INCOMPLETE

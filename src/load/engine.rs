@@ -439,9 +439,11 @@ async fn goose_metric(
 /// is exhausted (goose runs this once per user).
 async fn step<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionResult {
     let t0 = s.t0();
+    let stop = crate::interrupt::process();
     loop {
-        // The target went away: send nothing more (the slots left are unsent).
-        if s.watch.gone() {
+        // The target went away, or the run was asked to stop: send nothing more (the slots
+        // left are unsent).
+        if s.watch.gone() || stop.requested() {
             return Ok(());
         }
         let now = secs_since(t0, Instant::now());
@@ -449,9 +451,16 @@ async fn step<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionRe
             return Ok(());
         };
         let claimed = secs_since(t0, Instant::now());
-        tokio::time::sleep_until((t0 + slot.due).into()).await;
         let due = slot.due.as_secs_f64();
-        let rec = send(&s, user, slot, due, claimed, false).await;
+        // A stop ends the wait for the slot's time and for its answer: the request is
+        // abandoned (a scenario cut short is not judged).
+        let rec = tokio::select! {
+            rec = async {
+                tokio::time::sleep_until((t0 + slot.due).into()).await;
+                send(&s, user, slot, due, claimed, false).await
+            } => rec,
+            () = stop.until_requested() => return Ok(()),
+        };
         let retry =
             s.retry_shape && rec.throttled() && !s.retry_claimed.swap(true, Ordering::SeqCst);
         let wait = rec
@@ -472,8 +481,13 @@ async fn step<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionRe
         let ticket = s.note(rec, ticket, retry_at);
         if let Some(t) = retry_at {
             let at = t0 + Duration::from_secs_f64(t);
-            tokio::time::sleep_until(at.into()).await;
-            let rec = send(&s, user, slot, t, t, true).await;
+            let rec = tokio::select! {
+                rec = async {
+                    tokio::time::sleep_until(at.into()).await;
+                    send(&s, user, slot, t, t, true).await
+                } => rec,
+                () = stop.until_requested() => return Ok(()),
+            };
             s.note(rec, ticket, None);
         }
     }

@@ -230,6 +230,17 @@ pub async fn execute(
         labels,
     } = prepared;
     let started = Instant::now();
+    // One watch for the run, made now: its times (an outage's) count from the run's start, as
+    // the plan's spans do. Once the target is gone, nothing more starts.
+    let watch = Arc::new(crate::outage::Watch::new());
+    // Asked to stop (SIGINT, SIGTERM): nothing more starts, and the users stop (`engine`).
+    let stop = crate::interrupt::process();
+    // goose's own end of an attack too (it resets its killswitch when an attack starts: none
+    // starts after the request).
+    let killswitch = tokio::spawn(async move {
+        stop.until_requested().await;
+        goose::trigger_killswitch("linkcert was interrupted");
+    });
     // The report's `started_at`: the wall clock now, not when the report is put together.
     let started_epoch = crate::clock::now_epoch_secs();
     let total = scenarios.len();
@@ -247,12 +258,11 @@ pub async fn execute(
     // The jobs running now, and for each job the scenarios that ran beside it.
     let mut active: Vec<usize> = Vec::new();
     let mut superseded = Vec::new();
-    // One watch for the run: once the target is gone, nothing more starts.
-    let watch = Arc::new(crate::outage::Watch::new());
     let mut beside: HashMap<usize, BTreeSet<String>> = HashMap::new();
     let mut quota: HashMap<usize, Instant> = HashMap::new();
     let mut running = FuturesUnordered::new();
-    let mut canceled = false;
+    // A scenario cut short, or not started, because the run was asked to stop.
+    let mut cut_short = false;
     let board = Arc::new(LiveBoard::default());
     let ticker = opts.progress.then(|| {
         let board = board.clone();
@@ -270,7 +280,7 @@ pub async fn execute(
         }
     };
     loop {
-        let can_start = if canceled || watch.gone() {
+        let can_start = if stop.requested() || watch.gone() {
             Vec::new()
         } else {
             startable(&pending, &jobs, &now, opts.mode())
@@ -328,9 +338,13 @@ pub async fn execute(
                 wall0,
             };
             running.push(async move {
-                tokio::time::sleep_until(not_before.into()).await;
+                // An interrupt ends the wait for the keys' quota: the scenario does not start.
+                tokio::select! {
+                    () = tokio::time::sleep_until(not_before.into()) => {}
+                    () = stop.until_requested() => {}
+                }
                 let began = Instant::now();
-                let run = if goose::is_killswitch_triggered() {
+                let run = if stop.requested() {
                     None
                 } else {
                     Some(engine::run(target, r, sending, out, l, watch, sink).await)
@@ -349,18 +363,14 @@ pub async fn execute(
             continue;
         };
         board.remove(&r.scenario.name);
-        // Ctrl-C stops the running goose attacks; start no more.
+        // Interrupted before it started: not run (said below, with the others).
         let Some(run) = run else {
-            canceled = true;
-            results[step] = Some(ScenarioResult::skipped(
-                &r.scenario,
-                &r.class,
-                "not run: the load run was interrupted".into(),
-            ));
+            cut_short = true;
             continue;
         };
         let (run, answers) = run?;
-        canceled |= goose::is_killswitch_triggered();
+        // Asked to stop while it ran: its users stopped, so it is cut short.
+        let interrupted = stop.interrupted();
         let span = Some((
             began.saturating_duration_since(started).as_secs_f64(),
             started.elapsed().as_secs_f64(),
@@ -376,12 +386,16 @@ pub async fn execute(
             .map(|p| (labels.get(*p).cloned().unwrap_or_default(), *p))
             .collect();
         let mut result = answers.judging.finish(&run, &ids);
-        // The target went away during this run: its figures are kept, nothing is judged.
+        // The target went away during this run, or the run was interrupted: its figures are
+        // kept, nothing is judged.
         if let Some(o) = &run.outage {
             result.not_judged(o);
+        } else if let Some(i) = &interrupted {
+            result.interrupted(i);
         } else if let Some(words) = &run.broken {
             result.broken(words);
         }
+        cut_short |= interrupted.is_some();
         for (i, k) in job.keys.iter().enumerate() {
             let limiter = if i == 0 { result.limiter } else { None };
             let seen = answers.quota.get(i).copied().unwrap_or_default();
@@ -403,7 +417,7 @@ pub async fn execute(
             Some(judge::ClientLimit::InFlightCeiling) => !others.is_empty(),
             Some(_) => true,
         };
-        if again && !job.alone && !canceled && !watch.gone() {
+        if again && !job.alone && !stop.requested() && !watch.gone() {
             let why = if others.is_empty() {
                 "the client could not hold its schedule".to_string()
             } else {
@@ -431,21 +445,41 @@ pub async fn execute(
         t.abort();
         clear_line();
     }
+    killswitch.abort();
     let outage = watch.outage().map(|(_, o)| o);
+    // The run was interrupted if that left a scenario cut short or not run.
+    cut_short |= stop.requested() && results.iter().any(Option::is_none);
+    let interrupted = stop.interrupted().filter(|_| cut_short);
     for (i, s) in scenarios.iter().enumerate() {
         if results[i].is_none() {
-            let why = match (&outage, watch.broken()) {
-                (Some(o), _) => format!("not run: {}", o.sentence()),
-                (None, Some(words)) => format!("not run: the target is broken: {words}"),
-                (None, None) => "not run: the load run was interrupted".into(),
+            let why = match (&outage, &interrupted, watch.broken()) {
+                (Some(o), _, _) => format!("not run: {}", o.sentence()),
+                (None, Some(i), _) => format!("not run: {}", i.sentence()),
+                (None, None, Some(words)) => format!("not run: the target is broken: {words}"),
+                (None, None, None) => "not run".into(),
             };
             results[i] = Some(ScenarioResult::skipped(s, &s.class(&spec), why));
+        }
+    }
+    // Any answer lost after the outage began belongs to the outage: a scenario whose run
+    // overlaps it is not judged, even one that ended before the outage was noticed.
+    if let Some(o) = &outage {
+        for (r, step) in results.iter_mut().zip(&plan.steps) {
+            let Some(r) = r else { continue };
+            let judged = !matches!(
+                r.verdict,
+                ScenarioVerdict::Skipped | ScenarioVerdict::Incomplete
+            );
+            if judged && overlaps_outage(step, o.first_failure_secs) {
+                r.not_judged(o);
+            }
         }
     }
     let mut report = LoadReport::new(&spec, &target, started_epoch);
     report.scenarios = results.into_iter().flatten().collect();
     report.superseded = superseded;
     report.outage = outage;
+    report.interrupted = interrupted;
     report.run.duration_secs = started.elapsed().as_secs_f64();
     report.plan = Some(plan);
     report.finish(&labels);
@@ -453,10 +487,12 @@ pub async fn execute(
         crate::registry::Command::Load,
         &report::rule_judgements(&report.scenarios),
     );
-    if report
-        .scenarios
-        .iter()
-        .all(|s| s.verdict == ScenarioVerdict::Skipped)
+    // Nothing could run at all; an interrupted run still writes its reports.
+    if report.interrupted.is_none()
+        && report
+            .scenarios
+            .iter()
+            .all(|s| s.verdict == ScenarioVerdict::Skipped)
     {
         let why: Vec<String> = report
             .scenarios
@@ -466,4 +502,65 @@ pub async fn execute(
         return Err(LoadError::NothingToRun(why.join("; ")));
     }
     Ok(report)
+}
+
+/// Whether a scenario's run (its rerun's, when it ran again) reached the outage that began
+/// `first_failure_secs` into the run: then an answer it lost may be the outage's, not the
+/// target's failure. One that ended before the first failure keeps its verdict.
+fn overlaps_outage(step: &Step, first_failure_secs: f64) -> bool {
+    step.reran
+        .or(step.ran)
+        .is_some_and(|(_, end)| end >= first_failure_secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(ran: Option<(f64, f64)>, reran: Option<(f64, f64)>) -> Step {
+        Step {
+            name: "s".into(),
+            keys: Vec::new(),
+            start: 0.0,
+            end: 0.0,
+            ran,
+            skipped: None,
+            rerun: None,
+            reran,
+        }
+    }
+
+    #[test]
+    fn a_scenario_overlapping_the_outage_is_its_own_whichever_ended_first() {
+        let first_failure = 20.0;
+        // Ended before the first failure: its verdict stands.
+        assert!(!overlaps_outage(
+            &step(Some((0.0, 19.9)), None),
+            first_failure
+        ));
+        // Ended after it began (before it was noticed, or cut short by it): the outage's.
+        assert!(overlaps_outage(
+            &step(Some((0.0, 20.5)), None),
+            first_failure
+        ));
+        assert!(overlaps_outage(
+            &step(Some((21.0, 24.0)), None),
+            first_failure
+        ));
+        assert!(overlaps_outage(
+            &step(Some((5.0, 20.0)), None),
+            first_failure
+        ));
+        // Ran again alone: the rerun's span is the one its verdict comes from.
+        assert!(overlaps_outage(
+            &step(Some((0.0, 10.0)), Some((12.0, 22.0))),
+            first_failure
+        ));
+        assert!(!overlaps_outage(
+            &step(Some((0.0, 5.0)), Some((6.0, 12.0))),
+            first_failure
+        ));
+        // Never ran: nothing of it to take back.
+        assert!(!overlaps_outage(&step(None, None), first_failure));
+    }
 }

@@ -49,6 +49,10 @@ pub struct LoadReport {
     /// The target went away mid-run: when and how; the run is incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outage: Option<crate::outage::Outage>,
+    /// The run was asked to stop before it finished (SIGINT, SIGTERM): it is incomplete,
+    /// whatever its scenarios had judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<crate::interrupt::Interrupted>,
     /// Clauses of the spec document exercised by this run (by the load rules).
     pub coverage: Coverage,
 }
@@ -66,11 +70,13 @@ impl LoadReport {
             scenarios: Vec::new(),
             superseded: Vec::new(),
             outage: None,
+            interrupted: None,
             coverage: Coverage::default(),
         }
     }
 
-    /// Totals, per-key sums and the overall verdict.
+    /// Totals, per-key sums and the overall verdict: an interrupted run is incomplete (it did
+    /// not finish: no verdict), then a failure decides, then an outage.
     pub fn finish(&mut self, labels: &[String]) {
         let mut totals = BTreeMap::new();
         for s in &self.scenarios {
@@ -95,7 +101,9 @@ impl LoadReport {
         }
         self.keys = keys.into_values().collect();
         let v = |x| self.scenarios.iter().any(|s| s.verdict == x);
-        self.verdict = if v(ScenarioVerdict::Fail) {
+        self.verdict = if self.interrupted.is_some() {
+            ScenarioVerdict::Incomplete
+        } else if v(ScenarioVerdict::Fail) {
             ScenarioVerdict::Fail
         } else if v(ScenarioVerdict::Incomplete) || self.outage.is_some() {
             ScenarioVerdict::Incomplete
@@ -160,10 +168,17 @@ impl LoadReport {
             self.run.started_at,
             self.run.duration_secs
         );
+        if let Some(i) = &self.interrupted {
+            let _ = writeln!(
+                o,
+                "**Incomplete**: {}, before the run finished. Scenarios not run or cut short were not judged; the run is no verdict, whatever it had judged: run it again and let it finish.\n",
+                i.sentence()
+            );
+        }
         if let Some(out) = &self.outage {
             let _ = writeln!(
                 o,
-                "**Incomplete**: {}. Scenarios not run or cut short were not judged; check that the target is up and reachable, then run again.\n",
+                "**Incomplete**: {}. Scenarios not run or overlapping it were not judged; check that the target is up and reachable, then run again.\n",
                 out.sentence()
             );
         }
@@ -296,6 +311,13 @@ impl LoadReport {
             self.window_secs,
             esc(&self.run.started_at)
         );
+        if let Some(i) = &self.interrupted {
+            let _ = write!(
+                o,
+                "<p><b>Incomplete</b>: {}, before the run finished; scenarios not run or cut short were not judged.</p>",
+                esc(&i.sentence())
+            );
+        }
         for s in &self.scenarios {
             let _ = write!(
                 o,
@@ -337,6 +359,9 @@ impl LoadReport {
     /// A few lines for the terminal.
     pub fn summary(&self) -> String {
         let mut o = String::new();
+        if let Some(i) = &self.interrupted {
+            let _ = writeln!(o, "INCOMPLETE: {}, before the run finished", i.sentence());
+        }
         if let Some(out) = &self.outage {
             let _ = writeln!(o, "INCOMPLETE: {}", out.sentence());
         }
@@ -427,9 +452,11 @@ pub fn rule_judgements(scenarios: &[ScenarioResult]) -> Vec<RuleJudgement> {
                 ScenarioVerdict::ClientSaturated => {
                     Some(format!("{}: client saturated, not judged", s.name))
                 }
-                ScenarioVerdict::Incomplete => {
-                    Some(format!("{}: the target went away, not judged", s.name))
-                }
+                ScenarioVerdict::Incomplete => Some(format!(
+                    "{}: {}",
+                    s.name,
+                    s.skipped.as_deref().unwrap_or("not judged")
+                )),
                 _ => None,
             };
             out.push(RuleJudgement {

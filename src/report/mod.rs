@@ -62,6 +62,13 @@ impl Report {
             self.throttled_and_retried,
             self.plans.join(", ")
         );
+        if let Some(i) = &self.interrupted {
+            let _ = writeln!(
+                m,
+                "Interrupted: {} at {}, {:.1} s into the run; it did not finish.\n",
+                i.signal, i.at, i.after_secs
+            );
+        }
         if !self.key_variables.is_empty() {
             m.push_str("Keys in the curl lines: set each variable to the key it names.\n\n| variable | key |\n|---|---|\n");
             for k in &self.key_variables {
@@ -323,10 +330,18 @@ impl Report {
         }
         s.push_str(&coverage_line(&self.coverage));
         // Setup problems (fixtures no key owns, ...) are the user's to fix: say them here too.
+        // What an interrupt cut short is counted on the verdict line, not listed.
+        let cut_short = |why: &str| {
+            self.interrupted
+                .as_ref()
+                .is_some_and(|i| why.ends_with(&i.sentence()))
+        };
         for c in &self.checks {
             let why = c.skipped.as_deref().or(c.partly_skipped.as_deref());
             let why = why.filter(|w| w.starts_with("setup:"));
-            if let Some(why) = c.not_judged.as_deref().or(why) {
+            if let Some(why) = c.not_judged.as_deref().or(why)
+                && !cut_short(why)
+            {
                 let _ = writeln!(s, "NOT JUDGED {} on {}: {why}", c.id, c.operation);
             }
         }
@@ -346,10 +361,10 @@ impl Report {
                 let _ = writeln!(
                     s,
                     "{}: {}. What to do: {}.",
-                    if self.passed() {
-                        ""
-                    } else {
+                    if self.outcome == model::Outcome::Failed {
                         "; and incomplete"
+                    } else {
+                        ""
                     },
                     i.reason,
                     i.what_to_do

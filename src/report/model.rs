@@ -10,6 +10,7 @@ use crate::clock::rfc3339;
 use crate::gate::accept::{self, Acceptance, WaiverFile, Waivers};
 use crate::gate::baseline::{self, Baseline, BaselineDiff, CheckKey};
 use crate::gate::{self, FailOn};
+use crate::interrupt::Interrupted;
 use crate::registry::{Coverage, Judgement};
 use crate::spec::Spec;
 use crate::target::Target;
@@ -83,7 +84,8 @@ pub enum Outcome {
     /// The target contradicts the spec (failures not waived).
     Failed,
     /// No failure, but some check was attempted and not judged (a fixture no key owns, a
-    /// target that stopped answering): neither a pass nor a failure.
+    /// target that stopped answering): neither a pass nor a failure. An interrupted run is
+    /// incomplete whatever it had judged.
     Incomplete,
 }
 
@@ -226,6 +228,9 @@ pub struct Report {
     /// Why the run could not judge everything it attempted, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<Incomplete>,
+    /// The run was asked to stop before it finished (SIGINT, SIGTERM): it is incomplete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interrupted>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -334,6 +339,7 @@ impl Report {
             baseline: None,
             outcome: Outcome::Passed,
             incomplete: None,
+            interrupted: None,
         };
         report.settle(None);
         report
@@ -344,7 +350,8 @@ impl Report {
         self.totals.fail == 0
     }
 
-    /// The run's outcome and why it is incomplete, from its checks and the outage if any.
+    /// The run's outcome and why it is incomplete, from its checks, the outage if any, and
+    /// `interrupted` (set before).
     pub fn settle(&mut self, outage: Option<Outage>) {
         let outage = outage.or_else(|| self.incomplete.take().and_then(|i| i.outage));
         let not_judged: Vec<String> = self
@@ -356,22 +363,36 @@ impl Report {
         // Nothing judged at all (every check skipped, or none of their requests answered) is
         // not a pass: nothing was certified.
         let none_judged = !self.checks.iter().any(|c| c.judged());
-        self.incomplete = if outage.is_none() && not_judged.is_empty() && !none_judged {
+        let interrupted = self.interrupted.as_ref();
+        self.incomplete = if interrupted.is_none()
+            && outage.is_none()
+            && not_judged.is_empty()
+            && !none_judged
+        {
             None
         } else {
-            let (reason, what_to_do) = match &outage {
-                None if not_judged.is_empty() => (
+            let (reason, what_to_do) = match (interrupted, &outage) {
+                (Some(i), _) => (
+                    format!(
+                        "{}, before it finished; {} check(s) not judged",
+                        i.sentence(),
+                        not_judged.len()
+                    ),
+                    "run it again and let it finish: an interrupted run is no verdict, whatever it had judged"
+                        .to_string(),
+                ),
+                (None, None) if not_judged.is_empty() => (
                     "no check was judged: every check run was skipped (see each one's reason)"
                         .to_string(),
                     "widen --only or --skip, give the keys and fixtures the skipped checks ask for, and make sure requests get answers (an HTTPS target whose certificate this machine does not trust: install its CA, or --insecure)"
                         .to_string(),
                 ),
-                Some(o) => (
+                (None, Some(o)) => (
                     format!("{}; {} check(s) not judged", o.sentence(), not_judged.len()),
                     "check that the target is up and reachable (and not overloaded: --concurrency, --request-timeout), then run again"
                         .to_string(),
                 ),
-                None if self.checks.iter().any(|c| {
+                (None, None) if self.checks.iter().any(|c| {
                     c.not_judged
                         .as_deref()
                         .is_some_and(|w| w.contains("given up") || w.contains("broken"))
@@ -386,7 +407,7 @@ impl Report {
                             .to_string(),
                     )
                 }
-                None => (
+                (None, None) => (
                     format!(
                         "{} check(s) attempted and not judged (see each one's reason)",
                         not_judged.len()
@@ -402,7 +423,9 @@ impl Report {
                 not_judged,
             })
         };
-        self.outcome = if !self.passed() {
+        self.outcome = if self.interrupted.is_some() {
+            Outcome::Incomplete
+        } else if !self.passed() {
             Outcome::Failed
         } else if self.incomplete.is_some() {
             Outcome::Incomplete
@@ -443,10 +466,15 @@ impl Report {
         gate::fails(fail_on, self.passed(), self.baseline.as_ref())
     }
 
-    /// The exit code (`gate::exit_code`): 0 passed, 1 failed, 3 incomplete.
+    /// The exit code (`gate::exit_code`): 0 passed, 1 failed, 3 incomplete or interrupted.
     pub fn exit_code(&self, fail_on: FailOn) -> u8 {
-        let incomplete = self.incomplete.is_some();
-        gate::exit_code(fail_on, self.passed(), self.baseline.as_ref(), incomplete)
+        gate::exit_code(
+            fail_on,
+            self.passed(),
+            self.baseline.as_ref(),
+            self.incomplete.is_some(),
+            self.interrupted.is_some(),
+        )
     }
 }
 

@@ -20,6 +20,7 @@ mod check_qr;
 mod check_ratelimit;
 mod check_status;
 mod cli_runs;
+mod interrupt;
 mod layout;
 mod no_server_errors;
 mod sdk_requests;

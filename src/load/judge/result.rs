@@ -15,7 +15,7 @@ pub enum ScenarioVerdict {
     Informational,
     NonStrict,
     ClientSaturated,
-    /// The target went away during the run: not judged.
+    /// The target went away during the run, or the run was interrupted: not judged.
     Incomplete,
     Fail,
 }
@@ -298,9 +298,7 @@ impl ScenarioResult {
     /// figures, no rule is judged (a dead target is not a limiter that never gave capacity
     /// back), and the verdict says so.
     pub fn not_judged(&mut self, outage: &crate::outage::Outage) {
-        self.verdict = ScenarioVerdict::Incomplete;
-        self.findings.clear();
-        self.skipped = Some(format!(
+        self.incomplete(format!(
             "not judged: {}; check that the target is up and reachable, then run again",
             outage.sentence()
         ));
@@ -322,6 +320,18 @@ impl ScenarioResult {
             expected: "2xx or 429".into(),
             actual: words.to_string(),
         }];
+    }
+
+    /// The run was asked to stop while this scenario ran: its figures stay, nothing is judged
+    /// on the part it had.
+    pub fn interrupted(&mut self, i: &crate::interrupt::Interrupted) {
+        self.incomplete(format!("not judged: {}", i.sentence()));
+    }
+
+    fn incomplete(&mut self, why: String) {
+        self.verdict = ScenarioVerdict::Incomplete;
+        self.findings.clear();
+        self.skipped = Some(why);
     }
 
     /// The scenario's verdict from its findings: any rule failed (the generator's saturation

@@ -3,7 +3,7 @@
 //! stand in front of `common::hostile`: the reference behind one hostile behaviour at a time.
 
 use crate::common;
-use crate::common::hostile::{self, Mode};
+use crate::common::hostile::{self, Mode, Row};
 
 use std::time::Duration;
 
@@ -231,6 +231,129 @@ async fn a_run_that_judged_nothing_is_not_passed() {
 /// The window of the reference behind each hostile server: short, so a run that gets as far
 /// as the `ratelimit` family waits seconds, not minutes.
 const WINDOW: f64 = 2.0;
+
+/// What `check`'s first finding must say in front of each mode (case-insensitive): the
+/// behaviour in a user's words. None: the failure is enough (the target's answers are
+/// well-formed HTTP, wrong in what they say).
+fn check_phrase(mode: Mode) -> Option<&'static str> {
+    match mode {
+        Mode::EndlessBody | Mode::HugeJsonArray => Some("still arriving after"),
+        Mode::GzipBomb => Some("compressed"),
+        Mode::Trickle => Some("trickl"),
+        Mode::ShortBody => Some("content-length"),
+        Mode::HugeHeaders => Some("headers"),
+        Mode::NotHttp => Some("not http"),
+        Mode::HugePng => Some("60000"),
+        Mode::DeepJson => Some("nested"),
+        Mode::BadUtf8 => Some("utf-8"),
+        Mode::Faithful | Mode::RedirectLoop | Mode::AbsurdHeaders => None,
+    }
+}
+
+/// Every hostile target is the target's failure, whatever it did: a failing check (exit 1:
+/// never a pass, never "incomplete" as if the target had gone away, never "could not run"),
+/// whose first finding says what the target did, within 120 s and 300 MB measured on the
+/// process. The modes run side by side, each in front of its own reference, with the control
+/// (the same server turning nothing) beside them: it must pass, so what fails is the mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_fails_every_hostile_target_naming_what_it_did_in_bounded_time_and_memory() {
+    let modes = [Mode::Faithful].into_iter().chain(Mode::HOSTILE);
+    let rows = futures::future::join_all(modes.map(check_in_front_of)).await;
+    let failing = rows.iter().filter(|r| !r.problems.is_empty()).count();
+    let title = format!(
+        "linkcert check in front of each hostile target: {failing} of {} runs fail",
+        rows.len()
+    );
+    assert_eq!(failing, 0, "{}", hostile::table(&title, &rows));
+}
+
+/// `linkcert check` with every key and fixture of the reference behind `mode`, the default
+/// request timeout, judged as the test above says.
+async fn check_in_front_of(mode: Mode) -> Row {
+    let h = hostile::start(mode, WINDOW).await;
+    let dir = hostile::run_dir("check", mode.name());
+    let out = dir.join("out");
+    let mut args = vec!["check".to_string()];
+    args.extend(h.target_args());
+    args.extend(h.fixture_args());
+    args.extend(["--out".into(), out.display().to_string()]);
+    let measured = hostile::run_binary(args, dir).await;
+    drop(h);
+    let report: Option<serde_json::Value> = std::fs::read(out.join("report.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let outcome = report
+        .as_ref()
+        .and_then(|r| r["outcome"].as_str())
+        .unwrap_or("no report")
+        .to_string();
+    let first = report.as_ref().and_then(first_finding);
+    let (expected_exit, expected_outcome) = match mode {
+        Mode::Faithful => (0, "passed"),
+        _ => (1, "failed"),
+    };
+    let mut problems = measured.over_bounds();
+    if measured.killed.is_none() && measured.exit != Some(expected_exit) {
+        problems.push(format!(
+            "exit {}, not {expected_exit}",
+            measured.exit_text()
+        ));
+    }
+    if outcome != expected_outcome {
+        problems.push(format!("outcome {outcome}, not {expected_outcome}"));
+    }
+    if let Some(phrase) = check_phrase(mode) {
+        let says = first
+            .as_ref()
+            .is_some_and(|(_, text)| text.to_lowercase().contains(phrase));
+        if !says {
+            problems.push(format!("the first finding does not say {phrase:?}"));
+        }
+    }
+    let finding = match (&first, &report) {
+        (Some((check, text)), _) => format!("{check}: {text}"),
+        (None, Some(r)) => match r["incomplete"]["reason"].as_str() {
+            Some(reason) => format!("no failing check; incomplete: {reason}"),
+            None => "no failing check".into(),
+        },
+        (None, None) => {
+            let stderr = measured.stderr();
+            let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+            format!("no report.json; stderr: {}", last.unwrap_or(""))
+        }
+    };
+    Row {
+        name: mode.name().into(),
+        measured,
+        verdict: outcome,
+        finding,
+        problems,
+    }
+}
+
+/// The first failing check (in the report's order) and its first failure, as the check and
+/// operation, and the text a user reads: message, expected and actual.
+fn first_finding(report: &serde_json::Value) -> Option<(String, String)> {
+    let check = report["checks"]
+        .as_array()?
+        .iter()
+        .find(|c| c["verdict"] == "fail")?;
+    let findings = check["findings"].as_array()?;
+    let f = findings
+        .iter()
+        .find(|f| f["verdict"] == "fail")
+        .or(findings.first())?;
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    Some((
+        format!("{} on {}", s(&check["id"]), s(&check["operation"])),
+        format!(
+            "{} | expected: {} | actual: {}",
+            s(&f["message"]),
+            s(&f["expected"]),
+            s(&f["actual"])
+        ),
+    ))
+}
 
 /// The hostile server does what each mode says, seen by a raw client (TLS, bytes as they
 /// come): the runs above hold `check` and `load` to these behaviours, so a mode that quietly

@@ -21,6 +21,7 @@ mod check_ratelimit;
 mod check_status;
 mod cli_runs;
 mod layout;
+mod load_hostile;
 mod no_server_errors;
 mod sdk_requests;
 mod server;

@@ -1,7 +1,9 @@
 //! Hostile or broken targets: the runner finishes with failing checks, never a panic or hang.
-//! The servers here speak raw TCP on 127.0.0.1.
+//! The small servers at the top speak raw TCP on 127.0.0.1; the runs of the binary further down
+//! stand in front of `common::hostile`: the reference behind one hostile behaviour at a time.
 
 use crate::common;
+use crate::common::hostile::{self, Mode, Row};
 
 use std::time::Duration;
 
@@ -224,4 +226,307 @@ async fn a_run_that_judged_nothing_is_not_passed() {
             || incomplete.is_some_and(|r| r.contains("no check was judged")),
         "{incomplete:?}"
     );
+}
+
+/// The window of the reference behind each hostile server: short, so a run that gets as far
+/// as the `ratelimit` family waits seconds, not minutes.
+const WINDOW: f64 = 2.0;
+
+/// What `check`'s first finding must say in front of each mode (case-insensitive): the
+/// behaviour in a user's words. None: the failure is enough (the target's answers are
+/// well-formed HTTP, wrong in what they say).
+fn check_phrase(mode: Mode) -> Option<&'static str> {
+    match mode {
+        Mode::EndlessBody | Mode::HugeJsonArray => Some("still arriving after"),
+        Mode::GzipBomb => Some("compressed"),
+        Mode::Trickle => Some("trickl"),
+        Mode::ShortBody => Some("content-length"),
+        Mode::HugeHeaders => Some("headers"),
+        Mode::NotHttp => Some("not http"),
+        Mode::HugePng => Some("60000"),
+        Mode::DeepJson => Some("nested"),
+        Mode::BadUtf8 => Some("utf-8"),
+        Mode::Faithful | Mode::RedirectLoop | Mode::AbsurdHeaders => None,
+    }
+}
+
+/// Every hostile target is the target's failure, whatever it did: a failing check (exit 1:
+/// never a pass, never "incomplete" as if the target had gone away, never "could not run"),
+/// whose first finding says what the target did, within 120 s and 300 MB measured on the
+/// process. The modes run side by side, each in front of its own reference, with the control
+/// (the same server turning nothing) beside them: it must pass, so what fails is the mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_fails_every_hostile_target_naming_what_it_did_in_bounded_time_and_memory() {
+    let modes = [Mode::Faithful].into_iter().chain(Mode::HOSTILE);
+    let rows = futures::future::join_all(modes.map(check_in_front_of)).await;
+    let failing = rows.iter().filter(|r| !r.problems.is_empty()).count();
+    let title = format!(
+        "linkcert check in front of each hostile target: {failing} of {} runs fail",
+        rows.len()
+    );
+    assert_eq!(failing, 0, "{}", hostile::table(&title, &rows));
+}
+
+/// `linkcert check` with every key and fixture of the reference behind `mode`, the default
+/// request timeout, judged as the test above says.
+async fn check_in_front_of(mode: Mode) -> Row {
+    let h = hostile::start(mode, WINDOW).await;
+    let dir = hostile::run_dir("check", mode.name());
+    let out = dir.join("out");
+    let mut args = vec!["check".to_string()];
+    args.extend(h.target_args());
+    args.extend(h.fixture_args());
+    args.extend(["--out".into(), out.display().to_string()]);
+    let measured = hostile::run_binary(args, dir).await;
+    drop(h);
+    let report: Option<serde_json::Value> = std::fs::read(out.join("report.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let outcome = report
+        .as_ref()
+        .and_then(|r| r["outcome"].as_str())
+        .unwrap_or("no report")
+        .to_string();
+    let first = report.as_ref().and_then(first_finding);
+    let (expected_exit, expected_outcome) = match mode {
+        Mode::Faithful => (0, "passed"),
+        _ => (1, "failed"),
+    };
+    let mut problems = measured.over_bounds();
+    if measured.killed.is_none() && measured.exit != Some(expected_exit) {
+        problems.push(format!(
+            "exit {}, not {expected_exit}",
+            measured.exit_text()
+        ));
+    }
+    if outcome != expected_outcome {
+        problems.push(format!("outcome {outcome}, not {expected_outcome}"));
+    }
+    if let Some(phrase) = check_phrase(mode) {
+        let says = first
+            .as_ref()
+            .is_some_and(|(_, text)| text.to_lowercase().contains(phrase));
+        if !says {
+            problems.push(format!("the first finding does not say {phrase:?}"));
+        }
+    }
+    let finding = match (&first, &report) {
+        (Some((check, text)), _) => format!("{check}: {text}"),
+        (None, Some(r)) => match r["incomplete"]["reason"].as_str() {
+            Some(reason) => format!("no failing check; incomplete: {reason}"),
+            None => "no failing check".into(),
+        },
+        (None, None) => {
+            let stderr = measured.stderr();
+            let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+            format!("no report.json; stderr: {}", last.unwrap_or(""))
+        }
+    };
+    Row {
+        name: mode.name().into(),
+        measured,
+        verdict: outcome,
+        finding,
+        problems,
+    }
+}
+
+/// The first failing check (in the report's order) and its first failure, as the check and
+/// operation, and the text a user reads: message, expected and actual.
+fn first_finding(report: &serde_json::Value) -> Option<(String, String)> {
+    let check = report["checks"]
+        .as_array()?
+        .iter()
+        .find(|c| c["verdict"] == "fail")?;
+    let findings = check["findings"].as_array()?;
+    let f = findings
+        .iter()
+        .find(|f| f["verdict"] == "fail")
+        .or(findings.first())?;
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    Some((
+        format!("{} on {}", s(&check["id"]), s(&check["operation"])),
+        format!(
+            "{} | expected: {} | actual: {}",
+            s(&f["message"]),
+            s(&f["expected"]),
+            s(&f["actual"])
+        ),
+    ))
+}
+
+/// The hostile server does what each mode says, seen by a raw client (TLS, bytes as they
+/// come): the runs above hold `check` and `load` to these behaviours, so a mode that quietly
+/// stopped misbehaving would make them pass for nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_hostile_mode_sends_what_it_says_to_a_raw_client() {
+    let modes = [Mode::Faithful].into_iter().chain(Mode::HOSTILE);
+    futures::future::join_all(modes.map(|mode| async move {
+        let h = hostile::start(mode, WINDOW).await;
+        let key = &h.target().keys[0].key;
+        let get = |path: &str| {
+            format!(
+                "GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {key}\r\nconnection: close\r\n\r\n"
+            )
+        };
+        let tags = get("/tags?pageSize=1");
+        let long = Duration::from_secs(20);
+        match mode {
+            Mode::Faithful => {
+                let r = raw(&h, &tags, 1 << 20, long).await;
+                assert!(r.ended && r.head.starts_with("HTTP/1.1 200"), "{}", r.head);
+                serde_json::from_slice::<serde_json::Value>(&r.body).unwrap();
+            }
+            Mode::EndlessBody => {
+                let r = raw(&h, &tags, 32 << 20, long).await;
+                assert!(r.head.contains("transfer-encoding: chunked"), "{}", r.head);
+                assert!(!r.ended && r.body.len() >= 32 << 20, "{}", r.body.len());
+            }
+            Mode::HugeJsonArray => {
+                let r = raw(&h, &tags, 1 << 20, long).await;
+                assert!(r.header("content-length").unwrap() >= 200_000_000, "{}", r.head);
+                assert!(r.body.starts_with(br#"[{"id""#));
+            }
+            Mode::GzipBomb => {
+                let r = raw(&h, &tags, 8 << 20, long).await;
+                assert!(r.head.contains("content-encoding: gzip"), "{}", r.head);
+                assert!(r.ended && r.body.len() < 4 << 20, "{}", r.body.len());
+                let isize = u32::from_le_bytes(r.body[r.body.len() - 4..].try_into().unwrap());
+                assert_eq!(u64::from(isize), hostile::GZIP_INFLATED);
+            }
+            Mode::Trickle => {
+                let r = raw(&h, &tags, 1 << 20, Duration::from_secs(3)).await;
+                assert!(!r.ended && (1..=4).contains(&r.bytes.len()), "{:?}", r.bytes);
+                assert!(b"HTTP/1.1".starts_with(&r.bytes), "{:?}", r.bytes);
+            }
+            Mode::ShortBody => {
+                let r = raw(&h, &tags, 1 << 20, Duration::from_secs(3)).await;
+                assert_eq!(r.header("content-length"), Some(hostile::SHORT_DECLARED as u64));
+                assert!(!r.ended && r.body.len() <= hostile::SHORT_SENT, "{}", r.body.len());
+            }
+            Mode::HugeHeaders => {
+                let r = raw(&h, &tags, 4 << 20, long).await;
+                assert!(r.head.len() >= 1 << 20 && r.head.starts_with("HTTP/1.1 200"));
+            }
+            Mode::NotHttp => {
+                let r = raw(&h, &tags, 1 << 20, long).await;
+                assert_eq!(r.bytes, hostile::NOT_HTTP);
+            }
+            Mode::HugePng => {
+                let r = raw(&h, &get("/qr?url=https%3A%2F%2Fexample.com"), 1 << 20, long).await;
+                assert!(r.ended && r.head.starts_with("HTTP/1.1 200"), "{}", r.head);
+                let side = hostile::PNG_SIDE.to_be_bytes();
+                assert_eq!(&r.body[..8], b"\x89PNG\r\n\x1a\n");
+                assert_eq!(&r.body[12..24], [&b"IHDR"[..], &side, &side].concat());
+            }
+            Mode::DeepJson => {
+                let r = raw(&h, &tags, 4 << 20, long).await;
+                assert_eq!(r.body.len(), 2 * hostile::JSON_DEPTH);
+                assert!(r.body.starts_with(b"[[[[") && r.body.ends_with(b"]]]]"));
+            }
+            Mode::BadUtf8 => {
+                let r = raw(&h, &tags, 1 << 20, long).await;
+                assert!(std::str::from_utf8(&r.body).is_err());
+                assert!(r.body.windows(3).any(|w| w == b"\"\xff\xfe"), "{:?}", r.body);
+            }
+            Mode::RedirectLoop => {
+                let r = raw(&h, &tags, 1 << 20, long).await;
+                assert!(r.head.starts_with("HTTP/1.1 302"), "{}", r.head);
+                assert!(r.head.contains("location: /tags?pageSize=1\r\n"), "{}", r.head);
+            }
+            Mode::AbsurdHeaders => {
+                let r = raw(&h, &tags, 1 << 20, long).await;
+                for (name, value) in hostile::ABSURD {
+                    assert!(r.head.contains(&format!("{name}: {value}\r\n")), "{}", r.head);
+                }
+            }
+        }
+    }))
+    .await;
+}
+
+/// The gzip bomb is a real gzip stream: a decoder that inflates it all gets the zeros it
+/// promises and accepts its CRC and length (a smaller one, built the same way).
+#[test]
+fn the_gzip_bomb_inflates_to_what_its_trailer_says() {
+    let small = hostile::gzip_of_zeros(3);
+    let mut inflated = 0u64;
+    let mut decoder = flate2::read::GzDecoder::new(&small[..]);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = std::io::Read::read(&mut decoder, &mut buf).expect("a valid gzip stream");
+        if n == 0 {
+            break;
+        }
+        assert!(buf[..n].iter().all(|&b| b == 0));
+        inflated += n as u64;
+    }
+    assert_eq!(inflated, 48 << 20);
+    assert!(small.len() < 64 << 10, "{}", small.len());
+}
+
+/// One exchange read raw: what came, split at the end of the head.
+struct RawAnswer {
+    bytes: Vec<u8>,
+    head: String,
+    body: Vec<u8>,
+    /// The server closed the connection.
+    ended: bool,
+}
+
+impl RawAnswer {
+    fn header(&self, name: &str) -> Option<u64> {
+        let prefix = format!("{name}: ");
+        self.head
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|v| v.trim().parse().ok())
+    }
+}
+
+/// Sends `request` over TLS (trusting the server's own certificate) and reads until the server
+/// closes, `max` bytes came, or `wait` is over.
+async fn raw(h: &hostile::Hostile, request: &str, max: usize, wait: Duration) -> RawAnswer {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(h.cert.clone()).unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let addr = h.url.trim_start_matches("https://");
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = connector.connect(name, tcp).await.unwrap();
+    tls.write_all(request.as_bytes()).await.unwrap();
+    let mut bytes = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut ended = false;
+    while bytes.len() < max {
+        match tokio::time::timeout_at(deadline, tls.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                ended = true;
+                break;
+            }
+            Ok(Ok(n)) => bytes.extend_from_slice(&buf[..n]),
+            Err(_) => break,
+        }
+    }
+    let split = bytes.windows(4).position(|w| w == b"\r\n\r\n");
+    let (head, body) = match split {
+        Some(i) => (
+            String::from_utf8_lossy(&bytes[..i + 2]).into_owned(),
+            bytes[i + 4..].to_vec(),
+        ),
+        None => (String::from_utf8_lossy(&bytes).into_owned(), Vec::new()),
+    };
+    RawAnswer {
+        bytes,
+        head,
+        body,
+        ended,
+    }
 }

@@ -22,6 +22,7 @@ mod check_status;
 mod cli_runs;
 mod interrupt;
 mod layout;
+mod load_hostile;
 mod no_server_errors;
 mod sdk_requests;
 mod server;

@@ -202,7 +202,7 @@ pub async fn run(ctx: &Ctx) {
                         "auth.required",
                         &op.label(),
                         format!("401 unauthorized for {what}"),
-                        format!("{} {}", r.status, error_code(r).unwrap_or_default()),
+                        r.answered(),
                         Some(&x),
                     ),
                     None => {}
@@ -284,7 +284,7 @@ async fn gating(ctx: &Ctx, op: &Operation) {
                     id,
                     &label,
                     format!("not 401/403 for the {} plan", plan.name),
-                    format!("{} {code}", r.status),
+                    r.answered(),
                     Some(&x),
                 );
             } else {
@@ -382,12 +382,11 @@ async fn analytics_on_free(ctx: &Ctx) {
         if ctx.is_error(r, 403) {
             ctx.rec.pass(id, &op.label());
         } else {
-            let code = error_code(r).unwrap_or_default();
             ctx.rec.violation(
                 id,
                 &op.label(),
                 format!("403 forbidden for the {} plan (not available)", k.plan),
-                format!("{} {code}", r.status),
+                r.answered(),
                 Some(&x),
             );
         }

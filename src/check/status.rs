@@ -82,11 +82,7 @@ fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>) -> Held {
 fn describe_answer(x: &Exchange) -> String {
     match x.resp() {
         Some(r) if r.is_success() => format!("accepted with {}", r.status),
-        Some(r) => format!(
-            "refused with {} {}",
-            r.status,
-            error_code(r).unwrap_or_default()
-        ),
+        Some(r) => format!("refused with {}", r.answered()),
         None => "no answer".into(),
     }
 }

@@ -41,7 +41,7 @@ impl Resp {
     }
     /// Why the body is not JSON, in words naming what the target sent, when it is not.
     pub fn json_problem(&self) -> Option<String> {
-        let e = serde_json::from_slice::<serde::de::IgnoredAny>(&self.body).err()?;
+        let e = serde_json::from_slice::<Value>(&self.body).err()?;
         let m = e.to_string();
         Some(if m.contains("recursion limit exceeded") {
             "JSON nested deeper than 128 levels, deeper than any answer of the spec".into()
@@ -74,7 +74,49 @@ impl Resp {
         format!("{} without the error envelope{why}", self.status)
     }
 
+    /// The answer in words: `401 unauthorized` (status and envelope code), `400 without the
+    /// error envelope (the body is …)`, or the status alone.
+    pub fn answered(&self) -> String {
+        match super::error_code(self) {
+            Some(code) => format!("{} {code}", self.status),
+            None if self.status >= 400 => self.without_envelope(),
+            None => self.status.to_string(),
+        }
+    }
+
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(body: &[u8]) -> Resp {
+        Resp {
+            status: 400,
+            headers: Vec::new(),
+            body: body.to_vec(),
+            truncated: false,
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_says_why() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(
+            answer(deep.as_bytes())
+                .without_envelope()
+                .contains("nested deeper than 128 levels"),
+        );
+        let bad = answer(b"{\"error\":{\"code\":\"x\xff\",\"message\":\"m\"}}");
+        assert!(bad.without_envelope().contains("not valid UTF-8"), "{}", bad.without_envelope());
+        assert_eq!(
+            answer(b"").without_envelope(),
+            "400 without the error envelope, empty"
+        );
+        assert_eq!(answer(br#"{"a":1}"#).why_not_json(), "");
     }
 }

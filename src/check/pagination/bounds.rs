@@ -89,7 +89,7 @@ pub(super) async fn bounds(l: &Lister<'_>) {
                     (Outcome::Accepted, Some(r)) => format!("{} (accepted)", r.status),
                     (_, Some(r)) if !is_envelope(r) => r.without_envelope(),
                     (_, Some(r)) => {
-                        format!("{} {}", r.status, error_code(r).unwrap_or_default())
+                        r.answered()
                     }
                     (_, None) => "no answer".into(),
                 };
@@ -211,7 +211,7 @@ pub(super) async fn past_end(l: &Lister<'_>, baseline: &Walk) {
             (Outcome::Accepted, Some(v)) => format!("{} items", v.len()),
             (_, _) => match x.resp() {
                 Some(r) if !is_envelope(r) => r.without_envelope(),
-                Some(r) => format!("{} {}", r.status, error_code(r).unwrap_or_default()),
+                Some(r) => r.answered(),
                 None => "no answer".into(),
             },
         };

@@ -26,6 +26,11 @@ use crate::clock::now_epoch;
 use crate::http::{ClientConfig, RawFailure, RawReading, declared_length, head_end, raw_get};
 pub use crate::report::model::{Outage, TransportKind};
 
+/// Answers in a row that broke the rules of every answer (a body past what the spec allows,
+/// one that does not inflate) before the sender takes the target for broken and stops: under
+/// load each costs the machine megabytes and milliseconds, and the next will do the same.
+pub const BAD_ANSWERS_IN_A_ROW: u64 = 16;
+
 /// The budget of the plain request that asks whether the target is still there: long enough
 /// for a target 500 ms away under load, short enough that a stall is told within a minute at
 /// the default 30 s request timeout.
@@ -42,6 +47,8 @@ struct State {
     answered_once: bool,
     /// Transport failures since the last answer.
     in_a_row: u64,
+    /// Answers in a row that broke the rules of every answer (`bad_answer`).
+    bad_in_a_row: u64,
     /// Counts streaks: what is recorded during one is tagged with its number.
     streak: u64,
     /// The first failure of the current streak: when (epoch, since start), its kind, its text.
@@ -83,7 +90,24 @@ impl Watch {
         self.with(|s| {
             s.answered_once = true;
             s.in_a_row = 0;
+            s.bad_in_a_row = 0;
             s.first = None;
+        });
+    }
+
+    /// An answer came back that no answer may be (its words): after `BAD_ANSWERS_IN_A_ROW`
+    /// of them with no good answer between, the target is broken and the sender stops.
+    pub fn bad_answer(&self, words: &str) {
+        self.with(|s| {
+            s.answered_once = true;
+            s.in_a_row = 0;
+            s.bad_in_a_row += 1;
+            if s.bad_in_a_row >= BAD_ANSWERS_IN_A_ROW && s.broken.is_none() && s.tripped.is_none() {
+                s.broken = Some(format!(
+                    "{} answers in a row broke what every answer must be: {words}",
+                    s.bad_in_a_row
+                ));
+            }
         });
     }
 
@@ -435,6 +459,22 @@ mod tests {
         assert_eq!(o.failures_in_a_row, 3);
         assert!(w.gone());
         assert_eq!(w.broken(), None);
+    }
+
+    #[test]
+    fn bad_answers_in_a_row_make_a_broken_target_and_a_good_one_resets_them() {
+        let w = Watch::new();
+        for _ in 1..BAD_ANSWERS_IN_A_ROW {
+            w.bad_answer("the body was still arriving after 4 MB");
+        }
+        w.answered();
+        for _ in 1..BAD_ANSWERS_IN_A_ROW {
+            w.bad_answer("the body was still arriving after 4 MB");
+        }
+        assert!(!w.gone(), "a good answer between");
+        w.bad_answer("the body was still arriving after 4 MB");
+        assert!(w.gone() && w.outage().is_none());
+        assert!(w.broken().unwrap().contains("still arriving after 4 MB"));
     }
 
     #[test]

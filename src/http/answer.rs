@@ -112,7 +112,11 @@ mod tests {
                 .contains("nested deeper than 128 levels"),
         );
         let bad = answer(b"{\"error\":{\"code\":\"x\xff\",\"message\":\"m\"}}");
-        assert!(bad.without_envelope().contains("not valid UTF-8"), "{}", bad.without_envelope());
+        assert!(
+            bad.without_envelope().contains("not valid UTF-8"),
+            "{}",
+            bad.without_envelope()
+        );
         assert_eq!(
             answer(b"").without_envelope(),
             "400 without the error envelope, empty"

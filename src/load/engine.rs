@@ -371,7 +371,7 @@ async fn send<A: Sink>(
             let described = if stalled(&e) {
                 s.failed(&described).await
             } else {
-                s.watch.answered();
+                s.watch.bad_answer(&described);
                 described
             };
             rec.status = None;

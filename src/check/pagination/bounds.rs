@@ -88,9 +88,7 @@ pub(super) async fn bounds(l: &Lister<'_>) {
                 let got = match (o, x.resp()) {
                     (Outcome::Accepted, Some(r)) => format!("{} (accepted)", r.status),
                     (_, Some(r)) if !is_envelope(r) => r.without_envelope(),
-                    (_, Some(r)) => {
-                        r.answered()
-                    }
+                    (_, Some(r)) => r.answered(),
                     (_, None) => "no answer".into(),
                 };
                 l.ctx.rec.violation(

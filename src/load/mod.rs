@@ -1,13 +1,14 @@
 //! `linkcert load`: throttling under load. Scenarios (`scenario`) become per-key arrival
 //! schedules (`schedule`) that goose users follow (`engine`); `scheduler` decides which
-//! scenarios run together; each run is judged (`judge`) and written as JSON, Markdown and
-//! HTML with SVG charts (`report`, `chart`).
+//! scenarios run together; what each request met is the run record (`record`), judged
+//! (`judge`) and written as JSON, Markdown and HTML with SVG charts (`report`, `chart`).
 
 pub mod chart;
 mod dispatch;
 pub mod engine;
 pub mod judge;
 pub mod live;
+pub mod record;
 pub mod report;
 pub mod scenario;
 pub mod schedule;

@@ -264,7 +264,10 @@ async fn check_fails_every_hostile_target_naming_what_it_did_in_bounded_time_and
         "linkcert check in front of each hostile target: {failing} of {} runs fail",
         rows.len()
     );
-    assert_eq!(failing, 0, "{}", hostile::table(&title, &rows));
+    let table = hostile::table(&title, &rows);
+    // The figures of every run, also when all hold (`--nocapture` shows them).
+    println!("{table}");
+    assert_eq!(failing, 0, "{table}");
 }
 
 /// `linkcert check` with every key and fixture of the reference behind `mode`, the default

@@ -38,7 +38,10 @@ async fn load_never_passes_a_hostile_target_and_names_what_it_did_in_bounded_tim
         "linkcert load in front of hostile targets: {failing} of {} runs fail",
         rows.len()
     );
-    assert_eq!(failing, 0, "{}", hostile::table(&title, &rows));
+    let table = hostile::table(&title, &rows);
+    // The figures of every run, also when all hold (`--nocapture` shows them).
+    println!("{table}");
+    assert_eq!(failing, 0, "{table}");
 }
 
 /// `linkcert load` with every key of the reference behind `mode`: the built-in suite, or

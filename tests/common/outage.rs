@@ -39,31 +39,37 @@ pub async fn start(upstream: &str, mode: Mode, after: Duration) -> OutageProxy {
     let upstream_addr = rest.trim_end_matches('/').to_string();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("{scheme}://{}", listener.local_addr().unwrap());
+    // The connections follow `tx`; the timer turns the accept loop first (`turn`), so a
+    // process that "dies" stops listening before its open connections are reset, as one
+    // does: a new client then meets a refusal, never an accepted connection reset.
     let (tx, rx) = watch::channel(Mode::Forward);
+    let (turn_tx, mut turn) = watch::channel(Mode::Forward);
     let task = tokio::spawn(async move {
         let mut turned = false;
-        let mut rx_accept = rx.clone();
         loop {
             let accepted = tokio::select! {
                 a = listener.accept() => a,
-                _ = rx_accept.changed() => {
-                    if *rx_accept.borrow() == Mode::Refuse {
+                _ = turn.changed() => {
+                    let mode = *turn.borrow();
+                    if mode == Mode::Refuse {
                         // Dropping the listener: the port refuses from now on.
                         drop(listener);
+                        let _ = tx.send(mode);
                         // Keep the channel alive for the connections still open.
                         std::future::pending::<()>().await;
                         unreachable!();
                     }
+                    let _ = tx.send(mode);
                     continue;
                 }
             };
             let Ok((client, _)) = accepted else { continue };
             if !turned {
                 turned = true;
-                let tx = tx.clone();
+                let turn_tx = turn_tx.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(after).await;
-                    let _ = tx.send(mode);
+                    let _ = turn_tx.send(mode);
                 });
             }
             let rx = rx.clone();

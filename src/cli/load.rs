@@ -47,7 +47,10 @@ time.
 Exit codes: 0 throttling conforms, 1 it does not, 2 could not run (or client saturated), 3
 incomplete: the target stopped answering mid-run (refused, reset, or no answer within
 --request-timeout); linkcert stops sending then, and load.json says when and how. A scenario
-whose run overlaps the outage is not judged, even one that ended before it was noticed.
+whose run overlaps the outage is not judged, even one that ended before it was noticed. A
+target that answers in ways no answer may (a 2xx body past 4 MB or one that trickles, no HTTP,
+headers past 64 KB) fails load.answers in words naming it; one that does so everywhere is
+broken: the run stops there, exit 1 (README: When the target misbehaves).
 Interrupted (Ctrl-C, SIGINT or SIGTERM): sending stops within about a second, no scenario
 starts after it, the one cut short is not judged, every report is still written (load.json:
 `interrupted`) and the exit code is 3 whatever had been judged: the run did not finish, so it

@@ -97,6 +97,9 @@ Exit codes: 0 passed; 1 failures (not waived; --fail-on); 2 could not run; 3 inc
 failure, but checks attempted and not judged, with why and what to do: a fixture every key
 answered 404 for (bind it: --partner PLAN=ID, --tenant PLAN=ID), or a target that stopped
 answering mid-run (when and how: refused, reset, timeout). report.json: `outcome`, `incomplete`.
+A target that misbehaves (a body past what the spec allows, a trickle, a broken Content-Length,
+bytes that are not HTTP) fails, in words naming what it did; a route that fails three times in
+a row is given up and its remaining checks are not judged (README: When the target misbehaves).
 Interrupted (Ctrl-C, SIGINT or SIGTERM): sending stops within about a second, what was cut short
 or not reached is not judged, every report is still written (report.json: `interrupted`) and
 the exit code is 3 whatever had been judged: the run did not finish, so it is no verdict. A

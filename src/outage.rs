@@ -378,11 +378,14 @@ impl std::fmt::Display for Diagnosis {
             Diagnosis::Silent { secs } => {
                 write!(f, "was accepted, then nothing came in {secs:.0} s")
             }
-            Diagnosis::Trickled { bytes, secs } => write!(
-                f,
-                "trickled: {bytes} bytes in {secs:.0} s (about {:.0} bytes a second), the answer still incomplete",
-                *bytes as f64 / secs.max(0.001)
-            ),
+            Diagnosis::Trickled { bytes, secs } => {
+                let rate = (*bytes as f64 / secs.max(0.001)).round();
+                let unit = if rate == 1.0 { "byte" } else { "bytes" };
+                write!(
+                    f,
+                    "trickled: {bytes} bytes in {secs:.0} s (about {rate} {unit} a second), the answer still incomplete"
+                )
+            }
             Diagnosis::ShortThenSilent {
                 declared,
                 got,
@@ -497,7 +500,10 @@ mod tests {
         });
         assert!(w.outage().is_none());
         let words = w.found().unwrap();
-        assert!(words.contains("trickled: 5 bytes in 5 s"), "{words}");
+        assert!(
+            words.contains("trickled: 5 bytes in 5 s (about 1 byte a second)"),
+            "{words}"
+        );
     }
 
     fn reading(bytes: &[u8], closed: bool, secs: f64, silent: f64) -> RawReading {

@@ -211,6 +211,11 @@ impl Recorder {
     /// The check could not run here, and why.
     pub fn skip(&self, id: &str, op: &str, why: impl Into<String>) {
         let why = why.into();
+        // Skipped for want of a request that was never sent (its route given up, the target
+        // gone or broken): attempted, and not judged.
+        if why.contains(super::probe::NOT_SENT) {
+            return self.not_judged(id, op, format!("not judged: {why}"));
+        }
         let streak = self.watch.open_streak();
         self.with(id, op, |e| match streak {
             Some(n) => e.held.push((n, Held::Skip(why))),

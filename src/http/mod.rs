@@ -6,9 +6,10 @@
 //! reqwest's for `check`, the probes and the tests, and the generator's `BareClient` (hyper
 //! without reqwest's layers, for `load`'s rate); reading a body whatever the target sends
 //! (`body`: caps by what the spec allows, counted after decompression, time budgets, words for
-//! what went wrong); a plain request on a fresh connection that reads the raw bytes (`raw`); the answer as read (`Resp`: status, headers, body, media type, JSON); and
-//! the spec's error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a
-//! request without an answer ran into (`describe`, `is_local_refusal`).
+//! what went wrong); a plain request on a fresh connection read as raw bytes (`raw`); the
+//! answer as read (`Resp`: status, headers, body, media type, JSON, and in words); the spec's
+//! error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a request without
+//! an answer ran into (`describe`, `explain`, `is_local_refusal`).
 //!
 //! Not here: what a request is and how it is paced and written down (`check::probe`), what the
 //! rate-limit headers mean (`rate_headers`), and which code each status must carry (the spec's

@@ -33,8 +33,9 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use linkcert::server::RunningServer;
 use linkcert::target::Target;
+
+use super::broken::{Impl, Upstream};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpListener;
@@ -133,7 +134,7 @@ pub struct Hostile {
     pub mode: Mode,
     /// The certificate it serves (self-signed), for clients that verify.
     pub cert: CertificateDer<'static>,
-    pub upstream: RunningServer,
+    pub upstream: Upstream,
     /// Where both run; shut down with the server, its connections with it.
     runtime: Option<tokio::runtime::Runtime>,
 }
@@ -148,6 +149,8 @@ impl Drop for Hostile {
 
 struct State {
     mode: Mode,
+    /// Only answers to paths ending so are turned (None: every answer).
+    only: Option<&'static str>,
     client: reqwest::Client,
     base: String,
 }
@@ -155,6 +158,17 @@ struct State {
 /// Start the reference (window in seconds) and a hostile server in `mode` in front of it, on
 /// threads of their own.
 pub async fn start(mode: Mode, window_secs: f64) -> Hostile {
+    start_in_front_of(Impl::Reference, mode, window_secs, None).await
+}
+
+/// `start`, in front of either implementation, turning only the answers to paths that end
+/// with `only` when it is given (one route misbehaves, the others are the implementation's).
+pub async fn start_in_front_of(
+    imp: Impl,
+    mode: Mode,
+    window_secs: f64,
+    only: Option<&'static str>,
+) -> Hostile {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name(format!("hostile-{}", mode.name()))
@@ -162,15 +176,15 @@ pub async fn start(mode: Mode, window_secs: f64) -> Hostile {
         .build()
         .unwrap();
     let mut h = runtime
-        .spawn(serve(mode, window_secs))
+        .spawn(serve(imp, mode, window_secs, only))
         .await
         .expect("the hostile server starts");
     h.runtime = Some(runtime);
     h
 }
 
-async fn serve(mode: Mode, window_secs: f64) -> Hostile {
-    let upstream = super::reference(Some(window_secs)).await;
+async fn serve(imp: Impl, mode: Mode, window_secs: f64, only: Option<&'static str>) -> Hostile {
+    let upstream = Upstream::start(imp, window_secs).await;
     // Built before the first answer, off the runtime: the bomb takes a moment.
     tokio::task::spawn_blocking(move || match mode {
         Mode::GzipBomb => drop(gzip_bomb()),
@@ -182,8 +196,9 @@ async fn serve(mode: Mode, window_secs: f64) -> Hostile {
     .unwrap();
     let state = Arc::new(State {
         mode,
-        client: super::client(&upstream),
-        base: upstream.base_url.clone(),
+        only,
+        client: upstream.client(),
+        base: upstream.base_url().to_string(),
     });
     let (acceptor, cert) = tls();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -226,7 +241,7 @@ async fn serve(mode: Mode, window_secs: f64) -> Hostile {
 impl Hostile {
     /// The reference's target (its keys, window and fixtures) at this server's URL.
     pub fn target(&self) -> Target {
-        let mut t = self.upstream.target(&super::spec());
+        let mut t = self.upstream.target();
         t.base_url = self.url.clone();
         t.trust_pem = None;
         t.insecure = true;
@@ -388,6 +403,9 @@ fn turn(state: &State, req: &Parts, r: Reply) -> Response<Body> {
         mut headers,
         body,
     } = r;
+    if state.only.is_some_and(|p| !req.uri.path().ends_with(p)) {
+        return respond(status, headers, full(body));
+    }
     let has_body = req.method != Method::HEAD && !body.is_empty();
     let ok = status.is_success() && req.method != Method::HEAD;
     let json = headers

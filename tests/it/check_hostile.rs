@@ -533,3 +533,83 @@ async fn raw(h: &hostile::Hostile, request: &str, max: usize, wait: Duration) ->
         ended,
     }
 }
+
+/// One route that misbehaves (GET /tags: a Content-Length of 5000 with 200 bytes sent, then
+/// silence) is given up on its own, named, and what it would have judged is not judged, while
+/// the other routes are judged as they answer: the run reads FAILED for what GET /tags did,
+/// never for routes that answered. Before, eight transport failures in a row anywhere stopped
+/// every route, and the requests never sent were failures of healthy routes. In front of both
+/// implementations, side by side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_misbehaving_route_is_given_up_and_the_others_are_judged() {
+    use crate::common::broken::{BOTH, Impl};
+    async fn run(imp: Impl) -> Result<(), String> {
+        let h = hostile::start_in_front_of(imp, Mode::ShortBody, WINDOW, Some("/tags")).await;
+        let dir = hostile::run_dir("check-one-route", &format!("{imp:?}"));
+        let out = dir.join("out");
+        let mut args = vec!["check".to_string()];
+        args.extend(h.target_args());
+        args.extend(h.fixture_args());
+        args.extend(["--out".into(), out.display().to_string()]);
+        let measured = hostile::run_binary(args, dir).await;
+        drop(h);
+        let ctx = format!(
+            "{imp:?}: exit {} in {:.0} s, {:.0} MB",
+            measured.exit_text(),
+            measured.secs,
+            measured.peak_mb
+        );
+        let report: serde_json::Value = std::fs::read(out.join("report.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .ok_or(format!("{ctx}: no report.json"))?;
+        let checks = report["checks"].as_array().cloned().unwrap_or_default();
+        let on = |op: &str, verdict: &str| {
+            checks
+                .iter()
+                .filter(|c| c["operation"].as_str().is_some_and(|o| o.ends_with(op)))
+                .any(|c| c["verdict"] == verdict)
+        };
+        let mut problems = measured.over_bounds();
+        if measured.exit != Some(1) || report["outcome"] != "failed" {
+            problems.push(format!(
+                "outcome {}, not failed (exit 1)",
+                report["outcome"]
+            ));
+        }
+        match first_finding(&report) {
+            Some((check, text))
+                if check.ends_with("GET /tags")
+                    && text.to_lowercase().contains("content-length") => {}
+            other => problems.push(format!(
+                "the first failure is not GET /tags named by its Content-Length: {other:?}"
+            )),
+        }
+        if checks.iter().any(|c| {
+            c["verdict"] == "fail"
+                && !c["operation"].as_str().unwrap_or("").ends_with("/tags")
+                && c["operation"] != "*"
+        }) {
+            problems.push("a route that answered failed".into());
+        }
+        if !on("GET /qr", "pass") {
+            problems.push("nothing on GET /qr was judged".into());
+        }
+        let given_up = checks.iter().any(|c| {
+            c["not_judged"]
+                .as_str()
+                .is_some_and(|w| w.contains("GET /tags was given up"))
+        });
+        if !given_up {
+            problems.push("no check is not judged for GET /tags given up".into());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{ctx}: {}", problems.join("; ")))
+        }
+    }
+    let results = futures::future::join_all(BOTH.map(run)).await;
+    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}

@@ -1167,3 +1167,26 @@ async fn a_target_that_is_not_there_stops_the_run_before_it_starts() {
     assert!(err.to_string().contains(&url), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5), "said at once");
 }
+
+/// A scenario naming a value the spec does not guarantee (`size = 8`: below both
+/// implementations' accepted ranges, bounds the spec does not show) meets clean rejections
+/// (400 or 422 in the envelope): the target's choice, reported, the scenario not judged, never
+/// a load.answers failure (a correct implementation with a narrower range failed
+/// free-overload and pro-overload when they sent `size = 64`; they now send the default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clean_rejections_of_a_scenarios_values_are_reported_not_failed() {
+    side_by_side(|imp| async move {
+        let up = Upstream::start(imp, WINDOW).await;
+        let s = scenario(
+            "name='free-size'\nplan='free'\nrate=2.0\nwindows=1.5\n[[operations]]\noperation='getQRCode'\nquery={url='https://example.com/load', size='8'}",
+        );
+        let r = run(up.target(), vec![s], &format!("size-{imp:?}")).await;
+        let s = scenario_named(&r, "free-size");
+        let ctx = format!("{imp:?}: {}", r.summary());
+        assert_eq!(s.verdict, ScenarioVerdict::Incomplete, "{ctx}");
+        let why = s.skipped.as_deref().unwrap_or("");
+        assert!(why.contains("rejected") && why.contains("cleanly"), "{ctx}");
+        assert!(s.findings.is_empty(), "{ctx}");
+    })
+    .await;
+}

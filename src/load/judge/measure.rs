@@ -28,9 +28,11 @@ pub(super) struct Measure {
     wall0: f64,
     /// How late a send may be (`super::lateness`).
     lateness: Lateness,
-    /// Answered records (any status), and of them 404s; non-retry records, sent, late.
+    /// Answered records (any status), and of them 404s and clean rejections (400 or 422 in
+    /// the envelope); non-retry records, sent, late.
     answered: u64,
     answered_404: u64,
+    rejected_cleanly: u64,
     primary: u64,
     sent: u64,
     late: u64,
@@ -143,9 +145,10 @@ impl KeyFigures {
 
 /// What `finish` hands the rules and the roll-up.
 pub(super) struct Measurements {
-    /// Answered records (any status), and of them 404s.
+    /// Answered records (any status), and of them 404s and clean rejections.
     pub answered: u64,
     pub answered_404: u64,
+    pub rejected_cleanly: u64,
     pub generator: Generator,
     /// The target's latency over every answer of the run.
     pub latency_ms: Percentiles,
@@ -176,6 +179,7 @@ impl Measure {
             lateness,
             answered: 0,
             answered_404: 0,
+            rejected_cleanly: 0,
             primary: 0,
             sent: 0,
             late: 0,
@@ -204,6 +208,7 @@ impl Measure {
         if let Some(st) = x.status {
             self.answered += 1;
             self.answered_404 += u64::from(st == 404);
+            self.rejected_cleanly += u64::from(matches!(st, 400 | 422) && x.code.is_some());
         }
         let late = x.sent - x.due > self.lateness.late;
         // Never reached the target: this machine's limit (load.generator's), not an answer.
@@ -341,6 +346,7 @@ impl Measure {
         let mut out = Measurements {
             answered: self.answered,
             answered_404: self.answered_404,
+            rejected_cleanly: self.rejected_cleanly,
             generator,
             latency_ms: self.latency.percentiles(),
             keys: Vec::new(),

@@ -533,3 +533,50 @@ fn sockets_refused_here_are_not_the_targets_failures() {
     assert_eq!(second(&result, |s| s.errors), 1);
     assert_eq!(second(&result, |s| s.failed_to_send), 0);
 }
+
+/// A target that rejects a scenario's requests cleanly (422 in the envelope: a `size` whose
+/// bounds the spec does not show, outside its accepted range) made its own legal choice: the
+/// scenario is not judged and says why, never a load.answers failure (it was, for a
+/// correct implementation with a narrower range: "54 answers other than 2xx or 429").
+#[test]
+fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure() {
+    use crate::load::engine::{Record, Run};
+    let (r, slots, wall0) = free_retry_after_run();
+    let records: Vec<Record> = slots
+        .iter()
+        .map(|sl| {
+            let t = sl.due.as_secs_f64();
+            Record {
+                key: 0,
+                op: 0,
+                due: t,
+                sent: t,
+                recv: t + 0.001,
+                status: Some(422),
+                limit: Some("60".into()),
+                remaining: Some("59".into()),
+                reset: None,
+                retry_after: None,
+                code: Some("unprocessable_entity".into()),
+                error: None,
+                retry: false,
+                claimed: 0.0,
+            }
+        })
+        .collect();
+    let run = Run {
+        t0: std::time::Instant::now(),
+        wall0,
+        users: 8,
+        peak_in_flight: 1,
+        goose_requests: 0,
+        goose_reports: Vec::new(),
+        outage: None,
+        broken: None,
+    };
+    let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
+    assert_eq!(result.verdict, super::ScenarioVerdict::Incomplete);
+    assert!(result.findings.is_empty(), "{:?}", result.findings);
+    let why = result.skipped.unwrap_or_default();
+    assert!(why.contains("rejected") && why.contains("cleanly"), "{why}");
+}

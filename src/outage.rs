@@ -31,6 +31,10 @@ pub use crate::report::model::{Outage, TransportKind};
 /// load each costs the machine megabytes and milliseconds, and the next will do the same.
 pub const BAD_ANSWERS_IN_A_ROW: u64 = 16;
 
+/// Bytes a second below which an answer still arriving at the end of the probe's budget is a
+/// trickle (a slow link still brings kilobytes a second).
+const TRICKLE_BELOW: f64 = 256.0;
+
 /// The budget of the plain request that asks whether the target is still there: long enough
 /// for a target 500 ms away under load, short enough that a stall is told within a minute at
 /// the default 30 s request timeout.
@@ -184,7 +188,7 @@ impl Watch {
                 // reset are the target's failures, as they come.
                 (Some(TransportKind::Timeout), _) => {
                     s.broken = Some(format!(
-                        "the target accepts connections and never answered: a fresh connection to GET / {found}"
+                        "the target never answered: a fresh connection to GET / {found}"
                     ));
                     return;
                 }
@@ -323,17 +327,21 @@ impl Diagnosis {
         if r.complete || (r.closed && head_end(b).is_some()) {
             return Diagnosis::Answered;
         }
-        if head_end(b).is_none() && r.received > crate::http::RAW_KEEP as u64 {
+        if head_end(b).is_none() && r.received >= crate::http::RAW_KEEP as u64 {
             return Diagnosis::HugeHead { bytes: r.received };
         }
         let silent_at_end = r.silent_secs * 2.0 >= r.secs && r.silent_secs >= 1.0;
-        match declared_length(b) {
-            Some(declared) if silent_at_end => Diagnosis::ShortThenSilent {
+        let rate = r.received as f64 / r.secs.max(0.001);
+        match (head_end(b), declared_length(b)) {
+            (Some(end), Some(declared)) if silent_at_end => Diagnosis::ShortThenSilent {
                 declared,
-                got: (r.received as usize).saturating_sub(head_end(b).unwrap_or(0)) as u64,
+                got: r.received.saturating_sub(end as u64),
                 silent: r.silent_secs,
             },
             _ if r.closed => Diagnosis::Reset(format!("closed after {} bytes", r.received)),
+            // A whole head came, and the body is still coming at a fair pace (a large page on
+            // a slow link), or stopped without a length to break: the target answers.
+            (Some(_), _) if rate >= TRICKLE_BELOW || silent_at_end => Diagnosis::Answered,
             _ => Diagnosis::Trickled {
                 bytes: r.received,
                 secs: r.secs,
@@ -376,7 +384,10 @@ impl std::fmt::Display for Diagnosis {
             Diagnosis::Refused(e) => write!(f, "was refused ({e})"),
             Diagnosis::Reset(e) => write!(f, "was reset ({e})"),
             Diagnosis::Silent { secs } => {
-                write!(f, "was accepted, then nothing came in {secs:.0} s")
+                write!(
+                    f,
+                    "got nothing in {secs:.0} s (no connection, handshake or answer)"
+                )
             }
             Diagnosis::Trickled { bytes, secs } => {
                 let rate = (*bytes as f64 / secs.max(0.001)).round();
@@ -544,6 +555,10 @@ mod tests {
                 .starts_with("got a Content-Length of 5000 with 10 bytes sent"),
             "{short}"
         );
+        // A large page on a slow link, still coming at the end of the budget: an answer.
+        let mut page = b"HTTP/1.1 200 OK\r\ncontent-length: 300000\r\n\r\n".to_vec();
+        page.resize(40_000, b'x');
+        assert_eq!(of(reading(&page, false, 5.0, 0.1)), Diagnosis::Answered);
         let garbage = of(reading(b"\x00\xffSPDY/9", true, 0.0, 0.0));
         assert!(garbage.to_string().contains("not HTTP"), "{garbage}");
         assert_eq!(

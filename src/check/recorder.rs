@@ -268,7 +268,7 @@ impl Recorder {
             let finding = Finding {
                 verdict: Verdict::Fail,
                 message: format!(
-                    "requests the spec makes valid are accepted: expected HTTP answers, got none: {w}"
+                    "requests the spec makes valid are accepted: expected HTTP answers, the run stopped: {w}"
                 ),
                 expected: "HTTP answers".into(),
                 actual: w.clone(),

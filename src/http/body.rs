@@ -16,7 +16,8 @@ pub const MAX_JSON_BODY: usize = 4 * 1024 * 1024;
 /// GET /qr's image: the spec bounds neither `size` nor the PNG, so this is linkcert's own
 /// cap, stated in the docs; an image past it is reported as cut there, not judged whole.
 pub const MAX_IMAGE_BODY: usize = 8 * 1024 * 1024;
-/// Longest silence between two pieces of a body once its head has come.
+/// Longest silence between two pieces of a body once its head has come: at least this, or
+/// half the answer's budget when that is longer (`Intake::idle`).
 pub const BODY_IDLE: Duration = Duration::from_secs(10);
 
 /// The cap for an answer with this Content-Type: images get the image cap (and are cut, not
@@ -251,6 +252,10 @@ impl Intake {
 
     /// The body is all in.
     pub fn finish(self) -> Result<Capped, BodyError> {
+        // No body at all (HEAD, 204, 304) is no compressed stream to finish.
+        if self.wire == 0 {
+            return Ok(Capped::default());
+        }
         let over_cap = self.over_cap;
         let (cap, encoding) = (self.cap, self.encoding);
         let sink = match self.decoder {
@@ -279,7 +284,7 @@ impl Intake {
         let now = Instant::now();
         let silent = now.saturating_duration_since(self.last).as_secs_f64();
         let secs = now.saturating_duration_since(self.started).as_secs_f64();
-        if silent + 0.5 >= BODY_IDLE.as_secs_f64().min(self.budget.as_secs_f64()) {
+        if silent + 0.5 >= self.idle().as_secs_f64() {
             return match self.declared {
                 Some(declared) if declared > self.wire => BodyError::ShortThenSilent {
                     declared,
@@ -299,9 +304,17 @@ impl Intake {
         }
     }
 
+    /// Longest silence between two pieces of this body: `BODY_IDLE`, or half the answer's
+    /// budget when that is longer (a target given 60 s may think for 12 s mid-body).
+    pub fn idle(&self) -> Duration {
+        BODY_IDLE.max(self.budget / 2).min(self.budget)
+    }
+
     /// How long to wait for the next chunk: the idle timeout, within the answer's deadline.
     pub fn next_deadline(&self, deadline: Instant) -> Instant {
-        deadline.min(Instant::now() + BODY_IDLE)
+        Instant::now()
+            .checked_add(self.idle())
+            .map_or(deadline, |t| deadline.min(t))
     }
 }
 
@@ -353,8 +366,9 @@ pub async fn read_answer(
 
 /// Reads `r`'s body up to `cap` bytes and leaves the rest unread (a plain cap: no decoding).
 pub async fn read_capped(r: &mut reqwest::Response, cap: usize) -> Result<Capped, BodyError> {
-    let intake = Intake::with_cap(cap, OverCap::Cut, None, None, Duration::MAX, true);
-    read_reqwest(r, intake, Instant::now() + Duration::from_secs(3600)).await
+    let hour = Duration::from_secs(3600);
+    let intake = Intake::with_cap(cap, OverCap::Cut, None, None, hour, true);
+    read_reqwest(r, intake, Instant::now() + hour).await
 }
 
 #[cfg(test)]
@@ -433,11 +447,17 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_stall_says_whether_the_target_trickled_or_fell_silent() {
         let mut i = Intake::new(None, None, Some(5000), Duration::from_secs(30), true);
+        assert_eq!(i.idle(), Duration::from_secs(15), "half the budget");
         i.push(&[b'x'; 200]).unwrap();
-        tokio::time::advance(BODY_IDLE).await;
+        tokio::time::advance(i.idle()).await;
         assert_eq!(
             i.stalled().to_string(),
-            "a Content-Length of 5000 with 200 bytes sent, then silence for 10 s"
+            "a Content-Length of 5000 with 200 bytes sent, then silence for 15 s"
+        );
+        let empty = Intake::new(None, Some("gzip"), Some(0), Duration::MAX, true);
+        assert!(
+            empty.finish().unwrap().bytes.is_empty(),
+            "no body to inflate"
         );
         let mut t = Intake::new(None, None, None, Duration::from_secs(30), true);
         for _ in 0..30 {

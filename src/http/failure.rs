@@ -33,8 +33,9 @@ pub(super) fn with_causes(head: &str, cause: Option<&(dyn Error + 'static)>) -> 
 pub fn explain(described: String) -> String {
     let l = described.to_ascii_lowercase();
     let what = if l.contains("message head is too large") || l.contains("too many headers") {
-        "the answer's head was larger than this client reads (about 400 KB of headers, or \
-         more than 100 of them): the target sent too many or too large headers"
+        "the answer's head was larger than this client reads (about 400 KB of headers in \
+         check, 64 KB in load, or more than 100 of them): the target sent too many or too \
+         large headers"
     } else if [
         "invalid http version",
         "invalid http status",

@@ -63,25 +63,29 @@ pub async fn raw_get(
     budget: Duration,
 ) -> Result<RawReading, RawFailure> {
     let url = url::Url::parse(base_url).map_err(|e| RawFailure::Other(e.to_string()))?;
-    let host = url
-        .host_str()
-        .ok_or_else(|| RawFailure::Other(format!("{base_url}: no host")))?
-        .to_string();
+    // An IPv6 host without its brackets, to connect to and to name in TLS.
+    let host = match url.host() {
+        Some(url::Host::Ipv6(ip)) => ip.to_string(),
+        Some(h) => h.to_string(),
+        None => return Err(RawFailure::Other(format!("{base_url}: no host"))),
+    };
     let port = url.port_or_known_default().unwrap_or(443);
     let deadline = Instant::now() + budget;
-    let tcp =
-        match tokio::time::timeout_at(deadline, TcpStream::connect((host.as_str(), port))).await {
-            Err(_) => return Err(RawFailure::Silent),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Err(RawFailure::Refused(e.to_string()));
-            }
-            Ok(Err(e)) => return Err(RawFailure::Other(format!("could not connect: {e}"))),
-            Ok(Ok(s)) => s,
-        };
+    let connect = TcpStream::connect((host.as_str(), port));
+    let tcp = match tokio::time::timeout_at(deadline, connect).await {
+        Err(_) => return Err(RawFailure::Silent),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(RawFailure::Refused(e.to_string()));
+        }
+        Ok(Err(e)) if cut_off(&e) => return Err(RawFailure::Reset(e.to_string())),
+        Ok(Err(e)) => return Err(RawFailure::Other(format!("could not connect: {e}"))),
+        Ok(Ok(s)) => s,
+    };
     let path = format!("{}/", url.path().trim_end_matches('/'));
+    let named = url.host_str().unwrap_or(&host).to_string();
     let host_header = match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.clone(),
+        Some(p) => format!("{named}:{p}"),
+        None => named,
     };
     let request = format!(
         "GET {path} HTTP/1.1\r\nHost: {host_header}\r\nAccept: */*\r\nUser-Agent: linkcert\r\nConnection: close\r\n\r\n"
@@ -131,8 +135,12 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
                 r.received += n as u64;
                 let room = RAW_KEEP.saturating_sub(r.bytes.len());
                 r.bytes.extend_from_slice(&buf[..n.min(room)]);
-                if complete(&r.bytes) {
+                if complete(&r.bytes, r.received) {
                     r.complete = true;
+                    break;
+                }
+                // A head past what is kept, with no end in sight: enough is known.
+                if r.bytes.len() >= RAW_KEEP && head_end(&r.bytes).is_none() {
                     break;
                 }
             }
@@ -184,14 +192,15 @@ pub fn declared_length(bytes: &[u8]) -> Option<u64> {
     head_header(bytes, "content-length")?.parse().ok()
 }
 
-/// The head, and its body by Content-Length or the last chunk, are all in.
-fn complete(bytes: &[u8]) -> bool {
+/// The head, and its body by Content-Length or the last chunk, are all in
+/// (`received`: every byte that came; `bytes` holds only the first `RAW_KEEP`).
+fn complete(bytes: &[u8], received: u64) -> bool {
     let Some(end) = head_end(bytes) else {
         return false;
     };
     let body = &bytes[end..];
     if let Some(n) = declared_length(bytes) {
-        return body.len() as u64 >= n;
+        return received.saturating_sub(end as u64) >= n;
     }
     if head_header(bytes, "transfer-encoding").is_some_and(|t| t.contains("chunked")) {
         return body.ends_with(b"0\r\n\r\n");
@@ -206,16 +215,20 @@ mod tests {
 
     #[test]
     fn an_answer_is_complete_by_its_length_or_its_last_chunk() {
-        assert!(complete(
+        let all = |b: &[u8]| complete(b, b.len() as u64);
+        assert!(all(
             b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\n{}"
         ));
-        assert!(!complete(
-            b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n{}"
-        ));
+        assert!(!all(b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n{}"));
+        // Past what is kept: counted by what came.
         assert!(complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n{}",
+            6000
+        ));
+        assert!(all(
             b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
         ));
-        assert!(!complete(b"HTTP/1.1 200 OK\r\ncontent-le"));
+        assert!(!all(b"HTTP/1.1 200 OK\r\ncontent-le"));
         assert_eq!(
             declared_length(b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n"),
             Some(5000)

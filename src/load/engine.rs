@@ -139,14 +139,6 @@ fn header(r: &BareAnswer, name: &str) -> Option<String> {
     Some(s.trim().chars().take(MAX_HEADER).collect())
 }
 
-/// Reads an error body up to `cap` bytes (the rest is not read); nothing when reading failed.
-async fn read_body(r: BareAnswer, cap: usize) -> Vec<u8> {
-    r.read_capped(cap)
-        .await
-        .map(|b| b.bytes)
-        .unwrap_or_default()
-}
-
 /// Whether a body failure cost time (the target is then asked whether it is still there, as
 /// after a timeout), rather than being a bad answer that came quickly.
 fn stalled(e: &BodyError) -> bool {
@@ -294,7 +286,17 @@ async fn send<A: Sink>(
             return rec;
         }
     } else {
-        rec.code = envelope_code(&read_body(r, MAX_ERROR_BODY).await);
+        match r.read_capped(MAX_ERROR_BODY).await {
+            Ok(body) => rec.code = envelope_code(&body.bytes),
+            // A 429 whose body trickles costs a user its whole timeout: the target's, named.
+            Err(e) if stalled(&e) => {
+                let described = format!("answered {status}, then {e}");
+                rec.status = None;
+                rec.error = Some(super::redact_error(&s.failed(&described).await));
+                return rec;
+            }
+            Err(_) => {}
+        }
     }
     s.watch.answered();
     rec

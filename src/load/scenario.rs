@@ -164,6 +164,16 @@ impl Scenario {
         })
     }
 
+    /// Whether this is a built-in scenario as shipped (its name and every field): those send
+    /// only what every conformant target must accept.
+    pub fn is_builtin(&self) -> bool {
+        BUILTIN
+            .iter()
+            .find(|(n, _)| *n == self.name)
+            .and_then(|(n, text)| Scenario::from_toml(text, n).ok())
+            .is_some_and(|b| serde_json::to_value(&b).ok() == serde_json::to_value(self).ok())
+    }
+
     pub fn builtin() -> Result<Vec<Scenario>, LoadError> {
         BUILTIN
             .iter()

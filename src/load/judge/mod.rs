@@ -277,8 +277,9 @@ impl Judging {
         // Requests the target rejected cleanly (400 or 422 in the envelope): its choice for a
         // value the scenario names and the spec does not guarantee (a `size` whose bounds it
         // does not show), never a throttling failure. Whether such requests use quota is the
-        // target's choice too, so throttling is not judged on this run.
-        if m.rejected_cleanly > 0 {
+        // target's choice too, so throttling is not judged on this run. The built-in scenarios
+        // send only what every conformant target must accept: there a rejection is a failure.
+        if m.rejected_cleanly > 0 && !s.is_builtin() {
             result.verdict = ScenarioVerdict::Incomplete;
             result.skipped = Some(format!(
                 "not judged: the target rejected {} of {} answered requests cleanly (400 or 422 in the error envelope), its choice for values the spec does not guarantee; give the scenario's operations values the spec guarantees (defaults, or within stated bounds)",

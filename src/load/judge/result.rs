@@ -310,6 +310,7 @@ impl ScenarioResult {
     /// judged on the part it had.
     pub fn broken(&mut self, words: &str) {
         self.verdict = ScenarioVerdict::Fail;
+        self.skipped = None;
         self.findings = vec![Finding {
             check: "load.answers".into(),
             verdict: Verdict::Fail,

@@ -541,7 +541,10 @@ fn sockets_refused_here_are_not_the_targets_failures() {
 #[test]
 fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure() {
     use crate::load::engine::{Record, Run};
-    let (r, slots, wall0) = free_retry_after_run();
+    let (builtin, slots, wall0) = free_retry_after_run();
+    // A scenario of the user's: not one shipped, whose values every target must accept.
+    let mut r = builtin.clone();
+    r.scenario.name = "free-size".into();
     let records: Vec<Record> = slots
         .iter()
         .map(|sl| {
@@ -579,4 +582,13 @@ fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure()
     assert!(result.findings.is_empty(), "{:?}", result.findings);
     let why = result.skipped.unwrap_or_default();
     assert!(why.contains("rejected") && why.contains("cleanly"), "{why}");
+    // A built-in scenario sends only what every conformant target must accept: there a
+    // rejection is the target's failure.
+    let result = super::judge(&builtin, &slots, &records, &run, &[("free#1".into(), 0)]);
+    assert_eq!(result.verdict, super::ScenarioVerdict::Fail);
+    assert!(
+        result.findings.iter().any(|f| f.check == "load.answers"),
+        "{:?}",
+        result.findings
+    );
 }

@@ -218,6 +218,12 @@ impl Probe {
                 self.watch.answered();
                 Ok(r)
             }
+            Err(e) if crate::http::is_bad_answer(&e) => {
+                // The target is there, answering in bytes HTTP does not allow.
+                self.watch.bad_answer(&e);
+                self.route_failed(&route, &e);
+                Err(e)
+            }
             Err(e) => {
                 // Asked at once after a costly failure; the failures of the same streak wait
                 // for what it found and carry its words.

@@ -28,14 +28,28 @@ pub(super) fn with_causes(head: &str, cause: Option<&(dyn Error + 'static)>) -> 
     explain(s)
 }
 
+/// Whether a failure described by `describe` (and `explain`) was an answer of sorts that broke
+/// HTTP: bytes that are not HTTP or TLS, a head too large. The target is there, answering badly.
+pub fn is_bad_answer(described: &str) -> bool {
+    [BAD_HEAD, NOT_HTTP, NOT_TLS]
+        .iter()
+        .any(|w| described.contains(w))
+}
+
+const BAD_HEAD: &str = "the answer's head was larger than this client reads (about 400 KB of headers in \
+         check, 64 KB in load, or more than 100 of them): the target sent too many or too \
+         large headers";
+const NOT_HTTP: &str = "the target sent bytes that are not HTTP (an https:// port reached with http://, or \
+         the reverse?)";
+const NOT_TLS: &str = "the TLS handshake met bytes that are not TLS (an http:// port reached with \
+         https://?)";
+
 /// The words of a parser or TLS failure, followed by what the target did in plain words and
 /// the likely mistake. Not an outage: asking again would get the same.
 pub fn explain(described: String) -> String {
     let l = described.to_ascii_lowercase();
     let what = if l.contains("message head is too large") || l.contains("too many headers") {
-        "the answer's head was larger than this client reads (about 400 KB of headers in \
-         check, 64 KB in load, or more than 100 of them): the target sent too many or too \
-         large headers"
+        BAD_HEAD
     } else if [
         "invalid http version",
         "invalid http status",
@@ -46,11 +60,9 @@ pub fn explain(described: String) -> String {
     .iter()
     .any(|m| l.contains(m))
     {
-        "the target sent bytes that are not HTTP (an https:// port reached with http://, or \
-         the reverse?)"
+        NOT_HTTP
     } else if l.contains("invalidcontenttype") || l.contains("corrupt message") {
-        "the TLS handshake met bytes that are not TLS (an http:// port reached with \
-         https://?)"
+        NOT_TLS
     } else {
         return described;
     };
@@ -102,5 +114,9 @@ mod tests {
                 .contains("too many or too large headers")
         );
         assert_eq!(explain("timed out".into()), "timed out");
+        assert!(is_bad_answer(&explain(
+            "request failed: invalid HTTP version parsed".into()
+        )));
+        assert!(!is_bad_answer("timed out"));
     }
 }

@@ -56,7 +56,8 @@ impl std::fmt::Display for RawFailure {
 }
 
 /// `GET <base path>/` on a new connection (TLS as `cfg` trusts), `Connection: close`, read
-/// until the target closes, the answer is complete, or `budget` runs out.
+/// until the target closes, the answer is complete, or `budget` runs out (connecting and the
+/// handshake have a `budget` of their own before it).
 pub async fn raw_get(
     cfg: &ClientConfig,
     base_url: &str,
@@ -91,7 +92,7 @@ pub async fn raw_get(
         "GET {path} HTTP/1.1\r\nHost: {host_header}\r\nAccept: */*\r\nUser-Agent: linkcert\r\nConnection: close\r\n\r\n"
     );
     if url.scheme() != "https" {
-        return exchange(tcp, request.as_bytes(), deadline).await;
+        return exchange(tcp, request.as_bytes(), budget).await;
     }
     let tls = cfg.tls().map_err(|e| RawFailure::Other(e.to_string()))?;
     let name = rustls::pki_types::ServerName::try_from(host.clone())
@@ -105,16 +106,19 @@ pub async fn raw_get(
         Ok(Err(e)) => Err(RawFailure::Tls(super::explain(format!(
             "the TLS handshake failed: {e}"
         )))),
-        Ok(Ok(s)) => exchange(s, request.as_bytes(), deadline).await,
+        Ok(Ok(s)) => exchange(s, request.as_bytes(), budget).await,
     }
 }
 
+/// Writes the request and reads for `budget` from then: the connection and the handshake had a
+/// budget of their own, so a slow handshake on a busy machine leaves the reading its time.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     mut s: S,
     request: &[u8],
-    deadline: Instant,
+    budget: Duration,
 ) -> Result<RawReading, RawFailure> {
     let start = Instant::now();
+    let deadline = start + budget;
     match tokio::time::timeout_at(deadline, s.write_all(request)).await {
         Err(_) => return Err(RawFailure::Silent),
         Ok(Err(e)) => return Err(RawFailure::Reset(e.to_string())),

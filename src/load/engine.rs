@@ -259,7 +259,14 @@ async fn send<A: Sink>(
         Ok(r) => r,
         Err(e) => {
             let described = e.describe();
-            rec.error = Some(super::redact_error(&s.failed(&described).await));
+            let described = if crate::http::is_bad_answer(&described) {
+                // The target is there, answering in bytes HTTP does not allow.
+                s.watch.bad_answer(&described);
+                described
+            } else {
+                s.failed(&described).await
+            };
+            rec.error = Some(super::redact_error(&described));
             return rec;
         }
     };

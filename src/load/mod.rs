@@ -108,7 +108,7 @@ fn key_labels(target: &Target) -> Vec<String> {
 /// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
 /// keep messages short.
 pub(crate) fn redact_error(s: &str) -> String {
-    s.chars().take(200).collect()
+    s.chars().take(400).collect()
 }
 
 /// The scenarios made concrete for a target and laid out in time: what `run` carries out.

@@ -270,11 +270,14 @@ async fn check_fails_every_hostile_target_naming_what_it_did_in_bounded_time_and
     assert_eq!(failing, 0, "{table}");
 }
 
-/// `linkcert check` with every key and fixture of the reference behind `mode`, the default
-/// request timeout, judged as the test above says.
-async fn check_in_front_of(mode: Mode) -> Row {
-    let h = hostile::start(mode, WINDOW).await;
-    let dir = hostile::run_dir("check", mode.name());
+/// `linkcert check` through `h` with every key and fixture of the implementation behind it and
+/// the default request timeout, measured; where its reports went.
+async fn check_through(
+    h: hostile::Hostile,
+    group: &str,
+    name: &str,
+) -> (hostile::Measured, std::path::PathBuf) {
+    let dir = hostile::run_dir(group, name);
     let out = dir.join("out");
     let mut args = vec!["check".to_string()];
     args.extend(h.target_args());
@@ -282,6 +285,14 @@ async fn check_in_front_of(mode: Mode) -> Row {
     args.extend(["--out".into(), out.display().to_string()]);
     let measured = hostile::run_binary(args, dir).await;
     drop(h);
+    (measured, out)
+}
+
+/// `linkcert check` with every key and fixture of the reference behind `mode`, the default
+/// request timeout, judged as the test above says.
+async fn check_in_front_of(mode: Mode) -> Row {
+    let h = hostile::start(mode, WINDOW).await;
+    let (measured, out) = check_through(h, "check", mode.name()).await;
     let report: Option<serde_json::Value> = std::fs::read(out.join("report.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
@@ -545,14 +556,7 @@ async fn one_misbehaving_route_is_given_up_and_the_others_are_judged() {
     use crate::common::broken::{BOTH, Impl};
     async fn run(imp: Impl) -> Result<(), String> {
         let h = hostile::start_in_front_of(imp, Mode::ShortBody, WINDOW, Some("/tags")).await;
-        let dir = hostile::run_dir("check-one-route", &format!("{imp:?}"));
-        let out = dir.join("out");
-        let mut args = vec!["check".to_string()];
-        args.extend(h.target_args());
-        args.extend(h.fixture_args());
-        args.extend(["--out".into(), out.display().to_string()]);
-        let measured = hostile::run_binary(args, dir).await;
-        drop(h);
+        let (measured, out) = check_through(h, "check-one-route", &format!("{imp:?}")).await;
         let ctx = format!(
             "{imp:?}: exit {} in {:.0} s, {:.0} MB",
             measured.exit_text(),

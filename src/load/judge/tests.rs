@@ -26,11 +26,25 @@ fn free_retry_after_run() -> (Resolved, Vec<Slot>, f64) {
     (r, slots, 1_800_000_000.0)
 }
 
+/// The engine's account of a synthetic run from `wall0`: eight users, one in flight.
+fn synthetic_run(wall0: f64) -> crate::load::engine::Run {
+    crate::load::engine::Run {
+        t0: std::time::Instant::now(),
+        wall0,
+        users: 8,
+        peak_in_flight: 1,
+        goose_requests: 0,
+        goose_reports: Vec::new(),
+        outage: None,
+        broken: None,
+    }
+}
+
 /// A burst of 1.5N straddling a fixed window's boundary: N/2 + ... all admitted, since
 /// each side of the boundary has a window of its own. Legal: not "not enforced".
 #[test]
 fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
-    use crate::load::engine::{Record, Run};
+    use crate::load::engine::Record;
     let (r, slots, wall0) = free_retry_after_run();
     // The boundary falls in the middle of the burst: half before, half after.
     let mid = slots.len() / 2;
@@ -62,16 +76,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
             }
         })
         .collect();
-    let run = Run {
-        t0: std::time::Instant::now(),
-        wall0,
-        users: 8,
-        peak_in_flight: 1,
-        goose_requests: 0,
-        goose_reports: Vec::new(),
-        outage: None,
-        broken: None,
-    };
+    let run = synthetic_run(wall0);
     let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     let failed: Vec<&str> = result
         .findings
@@ -350,7 +355,6 @@ fn the_rolling_count_streams() {
 /// Answers fed out of send order are judged as in send order.
 #[test]
 fn answers_out_of_send_order_are_judged_by_send_order() {
-    use crate::load::engine::Run;
     let (r, slots, wall0) = free_retry_after_run();
     let records: Vec<crate::load::engine::Record> = slots
         .iter()
@@ -366,16 +370,7 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
             x
         })
         .collect();
-    let run = Run {
-        t0: std::time::Instant::now(),
-        wall0,
-        users: 8,
-        peak_in_flight: 1,
-        goose_requests: 0,
-        goose_reports: Vec::new(),
-        outage: None,
-        broken: None,
-    };
+    let run = synthetic_run(wall0);
     let ids = [("free#1".to_string(), 0)];
     let sorted = super::judge(&r, &slots, &records, &run, &ids);
     // Fed in reverse, told only at the end that everything is in.
@@ -540,7 +535,7 @@ fn sockets_refused_here_are_not_the_targets_failures() {
 /// correct implementation with a narrower range: "54 answers other than 2xx or 429").
 #[test]
 fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure() {
-    use crate::load::engine::{Record, Run};
+    use crate::load::engine::Record;
     let (builtin, slots, wall0) = free_retry_after_run();
     // A scenario of the user's: not one shipped, whose values every target must accept.
     let mut r = builtin.clone();
@@ -567,16 +562,7 @@ fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure()
             }
         })
         .collect();
-    let run = Run {
-        t0: std::time::Instant::now(),
-        wall0,
-        users: 8,
-        peak_in_flight: 1,
-        goose_requests: 0,
-        goose_reports: Vec::new(),
-        outage: None,
-        broken: None,
-    };
+    let run = synthetic_run(wall0);
     let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     assert_eq!(result.verdict, super::ScenarioVerdict::Incomplete);
     assert!(result.findings.is_empty(), "{:?}", result.findings);

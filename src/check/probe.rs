@@ -98,18 +98,6 @@ impl Probe {
         self.watch.gone()
     }
 
-    /// The routes given up, each with the failure that began its streak.
-    pub fn routes_given_up(&self) -> Vec<(String, String)> {
-        let map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out: Vec<(String, String)> = map
-            .iter()
-            .filter(|(_, (n, _))| *n >= GIVE_UP_ROUTE_AFTER)
-            .map(|(r, (_, e))| (r.clone(), e.clone()))
-            .collect();
-        out.sort();
-        out
-    }
-
     /// What the probe knows of the target's being there (shared with the recorder).
     pub fn watch(&self) -> Arc<Watch> {
         self.watch.clone()

@@ -542,24 +542,9 @@ fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure()
     r.scenario.name = "free-size".into();
     let records: Vec<Record> = slots
         .iter()
-        .map(|sl| {
-            let t = sl.due.as_secs_f64();
-            Record {
-                key: 0,
-                op: 0,
-                due: t,
-                sent: t,
-                recv: t + 0.001,
-                status: Some(422),
-                limit: Some("60".into()),
-                remaining: Some("59".into()),
-                reset: None,
-                retry_after: None,
-                code: Some("unprocessable_entity".into()),
-                error: None,
-                retry: false,
-                claimed: 0.0,
-            }
+        .map(|sl| Record {
+            code: Some("unprocessable_entity".into()),
+            ..rec(sl.due.as_secs_f64(), Some(422), None)
         })
         .collect();
     let run = synthetic_run(wall0);

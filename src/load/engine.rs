@@ -30,8 +30,8 @@ use goose::goose::{
     GooseUser, Scenario as GooseScenario, Transaction, TransactionFunction, TransactionResult,
 };
 
-use super::LoadError;
 use super::dispatch::{Dispatch, Ticket, micros};
+use super::error::LoadError;
 pub use super::live::{Live, LiveBoard, progress_wanted};
 pub use super::record::{Record, Run, Sink};
 use super::scenario::{Resolved, Shape};
@@ -266,7 +266,7 @@ async fn send<A: Sink>(
             } else {
                 s.failed(&described).await
             };
-            rec.error = Some(super::redact_error(&described));
+            rec.error = Some(super::record::redact_error(&described));
             return rec;
         }
     };
@@ -289,7 +289,7 @@ async fn send<A: Sink>(
                 described
             };
             rec.status = None;
-            rec.error = Some(super::redact_error(&described));
+            rec.error = Some(super::record::redact_error(&described));
             return rec;
         }
     } else {
@@ -299,7 +299,7 @@ async fn send<A: Sink>(
             Err(e) if stalled(&e) => {
                 let described = format!("answered {status}, then {e}");
                 rec.status = None;
-                rec.error = Some(super::redact_error(&s.failed(&described).await));
+                rec.error = Some(super::record::redact_error(&s.failed(&described).await));
                 return rec;
             }
             Err(_) => {}

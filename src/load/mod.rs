@@ -6,6 +6,7 @@
 pub mod chart;
 mod dispatch;
 pub mod engine;
+pub mod error;
 pub mod judge;
 pub mod live;
 pub mod record;
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 use futures::stream::{FuturesUnordered, StreamExt};
 
 use engine::LiveBoard;
+pub use error::LoadError;
 pub use judge::{ScenarioResult, ScenarioVerdict};
 pub use report::LoadReport;
 use scenario::Resolved;
@@ -31,25 +33,6 @@ use scheduler::{Job, Mode, Plan, QuotaSeen, Running, Step, startable};
 
 use crate::spec::Spec;
 use crate::target::Target;
-
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("scenario {origin}: {problem}")]
-    Scenario { origin: String, problem: String },
-    #[error("goose: {0}")]
-    Goose(String),
-    #[error("{0}")]
-    Target(#[from] crate::target::TargetError),
-    #[error(transparent)]
-    Unreachable(#[from] crate::target::Unreachable),
-    #[error("cannot write {path}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("no scenario can run at this target: {0}")]
-    NothingToRun(String),
-}
 
 pub struct LoadOptions {
     /// Where goose's reports go (and ours, written by the caller).
@@ -103,12 +86,6 @@ fn key_labels(target: &Target) -> Vec<String> {
             format!("{}#{}", k.plan, n)
         })
         .collect()
-}
-
-/// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
-/// keep messages short.
-pub(crate) fn redact_error(s: &str) -> String {
-    s.chars().take(400).collect()
 }
 
 /// The scenarios made concrete for a target and laid out in time: what `run` carries out.

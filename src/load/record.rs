@@ -93,3 +93,9 @@ pub struct Run {
     /// in words naming what it did.
     pub broken: Option<String>,
 }
+
+/// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
+/// keep messages short.
+pub fn redact_error(s: &str) -> String {
+    s.chars().take(400).collect()
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::LoadError;
+use super::error::LoadError;
 use crate::spec::{Limit, Spec};
 use crate::target::{PlanKey, Target};
 

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::engine::Record;
 use super::judge::Limiter;
+use super::record::Record;
 use crate::rate_headers;
 
 /// Added to every cool-down: the answer's headers are read a little after the server decided.

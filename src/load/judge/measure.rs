@@ -15,7 +15,7 @@ use super::histogram::Histogram;
 use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
 use super::{Lateness, SATURATION_SHARE};
 use crate::http::is_local_refusal;
-use crate::load::engine::Record;
+use crate::load::record::Record;
 use crate::load::schedule::Summary;
 use crate::rate_headers;
 

@@ -64,7 +64,7 @@
 
 use std::collections::BTreeMap;
 
-use super::engine::{Record, Run};
+use super::record::{Record, Run};
 use super::scenario::{Resolved, Shape};
 use super::schedule::Summary;
 use crate::rate_headers::{self, Answer};
@@ -114,6 +114,7 @@ mod measure;
 mod order;
 mod result;
 mod retry_honesty;
+mod rolling;
 mod windows;
 
 struct Judge {

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::load::engine::Record;
+use crate::load::record::Record;
 
 /// Records not yet released, earliest send first (ties: the order they came in).
 #[derive(Default)]

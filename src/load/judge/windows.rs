@@ -23,8 +23,8 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-use super::admitted::RollingMax;
 use super::order::OrdF64;
+use super::rolling::RollingMax;
 
 /// The share of what a fixed window would admit that every window owes a persistent client: a
 /// sliding counter (the previous window weighed by how much of it is still in view) admits

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use crate::clock::now_epoch;
 use crate::http::{ClientConfig, RawFailure, RawReading, declared_length, head_end, raw_get};
-pub use crate::report::model::{Outage, TransportKind};
+mod account;
+pub use account::{Outage, TransportKind};
 
 /// Answers in a row that broke the rules of every answer (a body past what the spec allows,
 /// one that does not inflate) before the sender takes the target for broken and stops: under
@@ -422,25 +423,6 @@ impl std::fmt::Display for Diagnosis {
 /// within `budget` (the probe's words for what came back). One for `check` and `load`.
 pub async fn diagnose(cfg: &ClientConfig, base_url: &str, budget: Duration) -> Diagnosis {
     Diagnosis::of(raw_get(cfg, base_url, budget).await, budget)
-}
-
-impl TransportKind {
-    /// The kind of a transport failure, from the probe's description of it.
-    pub fn of(error: &str) -> TransportKind {
-        let e = error.to_ascii_lowercase();
-        if e.contains("timed out") || e.contains("timeout") {
-            TransportKind::Timeout
-        } else if e.contains("refused") {
-            TransportKind::Refused
-        } else if ["reset", "closed", "broken pipe", "eof", "aborted"]
-            .iter()
-            .any(|w| e.contains(w))
-        {
-            TransportKind::Reset
-        } else {
-            TransportKind::Other
-        }
-    }
 }
 
 #[cfg(test)]

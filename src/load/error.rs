@@ -1,0 +1,20 @@
+//! What stops a load run from being made or carried out.
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("scenario {origin}: {problem}")]
+    Scenario { origin: String, problem: String },
+    #[error("goose: {0}")]
+    Goose(String),
+    #[error("{0}")]
+    Target(#[from] crate::target::TargetError),
+    #[error(transparent)]
+    Unreachable(#[from] crate::target::Unreachable),
+    #[error("cannot write {path}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("no scenario can run at this target: {0}")]
+    NothingToRun(String),
+}

@@ -1045,7 +1045,9 @@ async fn a_limit_of_60_on_every_plan_fails_limit() {
 /// 150 ms ±50% to each): what lets the judge keep only the answers in flight, not the run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_reach_the_judge_as_they_come_behind_a_watermark_that_holds() {
-    use linkcert::load::engine::{self, Live, Record, Sending, Sink};
+    use linkcert::load::engine::{Attack, Sending};
+    use linkcert::load::live::Live;
+    use linkcert::load::record::{Record, Sink};
     use linkcert::load::schedule::Summary;
 
     #[derive(Default)]
@@ -1103,17 +1105,15 @@ query = { pageSize = "1" }
     let dir = out_dir("watermark");
     std::fs::create_dir_all(&dir).unwrap();
     let watch = std::sync::Arc::new(linkcert::outage::Watch::new());
-    let (run, checked) = engine::run(
-        &target,
-        &r,
-        &Sending::default(),
-        &dir,
-        std::sync::Arc::new(Live::default()),
+    let attack = Attack {
+        target: &target,
+        resolved: &r,
+        sending: &Sending::default(),
+        goose_dir: &dir,
+        live: std::sync::Arc::new(Live::default()),
         watch,
-        |_, _| Checked::default(),
-    )
-    .await
-    .expect("runs");
+    };
+    let (run, checked) = attack.run(|_, _| Checked::default()).await.expect("runs");
     assert_eq!(
         checked.taken, scheduled,
         "every slot sent and handed over once"

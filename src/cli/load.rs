@@ -126,7 +126,7 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--max-in-flight must be at least 1");
     }
     let opts = LoadOptions {
-        progress: load::engine::progress_wanted(),
+        progress: load::live::progress_wanted(),
         sequential: args.sequential,
         max_rate: args.max_rate,
         sending: load::engine::Sending {

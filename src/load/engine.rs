@@ -32,8 +32,8 @@ use goose::goose::{
 
 use super::dispatch::{Dispatch, Ticket, micros};
 use super::error::LoadError;
-pub use super::live::{Live, LiveBoard, progress_wanted};
-pub use super::record::{Record, Run, Sink};
+use super::live::Live;
+use super::record::{Record, Run, Sink};
 use super::scenario::{Resolved, Shape};
 use super::schedule::{Schedule, Slot, Summary};
 pub use super::sending::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, Sending, Timing};
@@ -417,70 +417,146 @@ async fn step<A: Sink>(s: Arc<Shared<A>>, user: &mut GooseUser) -> TransactionRe
     }
 }
 
-/// Run one resolved scenario against the target through goose; `live` follows it, `watch`
-/// (one for the whole load run) tells when the target went away. `sink` makes, from the
-/// schedule and the wall clock at t = 0, what each record goes to; it comes back with the run.
-pub async fn run<A: Sink>(
-    target: &Target,
-    r: &Resolved,
-    sending: &Sending,
-    goose_dir: &Path,
-    live: Arc<Live>,
-    watch: Arc<Watch>,
-    sink: impl FnOnce(&Summary, f64) -> A + Send + 'static,
-) -> Result<(Run, A), LoadError> {
-    let summary = Summary::of_scenario(r);
-    let timing = Timing::of(r, &summary, sending);
-    let Timing {
-        users, lead, span, ..
-    } = timing;
-    // Idle connections kept: as many as may be in flight, so none is reopened mid-run. A
-    // certificate that does not parse stops the run here, as it stops `check`.
-    let client = ClientConfig {
-        user_agent: Some(concat!("linkcert-load/", env!("CARGO_PKG_VERSION"))),
-        ..target.client_config(sending.request_timeout, users)
-    };
-    let bare = client.build_bare().map_err(TargetError::from)?;
-    live.total.store(summary.len as usize, Ordering::Relaxed);
-    let _ = live.span.set(span);
+/// One resolved scenario to run against the target through goose: `live` follows it,
+/// `watch` (one for the whole load run) tells when the target went away, goose's own reports go
+/// to `goose_dir`.
+pub struct Attack<'a> {
+    pub target: &'a Target,
+    pub resolved: &'a Resolved,
+    pub sending: &'a Sending,
+    pub goose_dir: &'a Path,
+    pub live: Arc<Live>,
+    pub watch: Arc<Watch>,
+}
 
-    let shared = Arc::new(Shared {
-        dispatch: Mutex::new(Dispatch {
-            schedule: Schedule::new(r).peekable(),
-            pending: BTreeSet::new(),
-            tickets: 0,
-        }),
-        answers: Mutex::new(SinkState::Waiting(Box::new(move |wall0| {
-            sink(&summary, wall0)
-        }))),
-        noted: AtomicU64::new(0),
-        t0: OnceLock::new(),
-        lead,
-        auth: r
-            .keys
-            .iter()
-            .map(|k| {
-                let mut v =
-                    reqwest::header::HeaderValue::from_str(&format!("Bearer {}", k.key)).ok()?;
-                v.set_sensitive(true);
-                Some(v)
-            })
-            .collect(),
-        requests: r
+impl Attack<'_> {
+    /// Run it. `sink` makes, from the schedule and the wall clock at t = 0, what each record
+    /// goes to; it comes back with the run.
+    pub async fn run<A: Sink>(
+        self,
+        sink: impl FnOnce(&Summary, f64) -> A + Send + 'static,
+    ) -> Result<(Run, A), LoadError> {
+        let r = self.resolved;
+        let summary = Summary::of_scenario(r);
+        let timing = Timing::of(r, &summary, self.sending);
+        let users = timing.users;
+        let shared = Arc::new(self.shared(&summary, &timing, sink)?);
+        let name = &r.scenario.name;
+        let html = self.goose_dir.join(format!("goose-{name}.html"));
+        let json = self.goose_dir.join(format!("goose-{name}.json"));
+        let cfg = self.goose_config(users, [&html, &json]);
+        let metrics = attack(cfg, name, &shared).await?;
+        let goose_requests = metrics
             .requests
-            .iter()
-            .map(|(path, name)| Operation::new(&target.base_url, path, name))
-            .collect(),
-        retry_shape: r.scenario.shape == Shape::RetryAfter,
-        retry_claimed: AtomicBool::new(false),
-        bare,
-        client,
-        base_url: target.base_url.clone(),
-        watch: watch.clone(),
-        peak_in_flight: AtomicUsize::new(0),
-        live,
-    });
+            .values()
+            .map(|a| (a.success_count + a.fail_count) as u64)
+            .sum();
+        let (t0, wall0) = shared.started();
+        let SinkState::Taking(sink) =
+            std::mem::replace(&mut *lock(&shared.answers), SinkState::Done)
+        else {
+            return Err(LoadError::Goose("the run's answers were lost".into()));
+        };
+        let goose_reports = [html, json]
+            .into_iter()
+            .filter(|p| p.is_file())
+            .map(|p| p.display().to_string())
+            .collect();
+        let run = Run {
+            t0,
+            wall0,
+            users,
+            peak_in_flight: shared.peak_in_flight.load(Ordering::Relaxed),
+            goose_requests,
+            goose_reports,
+            outage: self.watch.outage().map(|(_, o)| o),
+            broken: self.watch.broken(),
+        };
+        Ok((run, sink))
+    }
 
+    /// What every user of the run shares: the schedule, the sink, the client and keys.
+    fn shared<A: Sink>(
+        &self,
+        summary: &Summary,
+        timing: &Timing,
+        sink: impl FnOnce(&Summary, f64) -> A + Send + 'static,
+    ) -> Result<Shared<A>, LoadError> {
+        let (r, target) = (self.resolved, self.target);
+        // Idle connections kept: as many as may be in flight, so none is reopened mid-run. A
+        // certificate that does not parse stops the run here, as it stops `check`.
+        let client = ClientConfig {
+            user_agent: Some(concat!("linkcert-load/", env!("CARGO_PKG_VERSION"))),
+            ..target.client_config(self.sending.request_timeout, timing.users)
+        };
+        let bare = client.build_bare().map_err(TargetError::from)?;
+        self.live
+            .total
+            .store(summary.len as usize, Ordering::Relaxed);
+        let _ = self.live.span.set(timing.span);
+        let summary = summary.clone();
+        Ok(Shared {
+            dispatch: Mutex::new(Dispatch {
+                schedule: Schedule::new(r).peekable(),
+                pending: BTreeSet::new(),
+                tickets: 0,
+            }),
+            answers: Mutex::new(SinkState::Waiting(Box::new(move |wall0| {
+                sink(&summary, wall0)
+            }))),
+            noted: AtomicU64::new(0),
+            t0: OnceLock::new(),
+            lead: timing.lead,
+            auth: r.keys.iter().map(|k| bearer(&k.key)).collect(),
+            requests: r
+                .requests
+                .iter()
+                .map(|(path, name)| Operation::new(&target.base_url, path, name))
+                .collect(),
+            retry_shape: r.scenario.shape == Shape::RetryAfter,
+            retry_claimed: AtomicBool::new(false),
+            bare,
+            client,
+            base_url: target.base_url.clone(),
+            watch: self.watch.clone(),
+            peak_in_flight: AtomicUsize::new(0),
+            live: self.live.clone(),
+        })
+    }
+
+    /// goose's settings: `users` users, one iteration each, its reports to `reports`.
+    fn goose_config(&self, users: usize, reports: [&std::path::PathBuf; 2]) -> GooseConfiguration {
+        let mut cfg = GooseConfiguration::default();
+        cfg.host = Some(self.target.base_url.clone());
+        cfg.users = Some(users);
+        cfg.increase_rate = Some("2000".into());
+        // Each user runs the whole schedule once (`step` loops); the run ends when all are done.
+        cfg.iterations = Some(1);
+        cfg.no_telnet = true;
+        cfg.no_print_metrics = true;
+        cfg.no_error_summary = true;
+        // With iterations goose never resets its metrics: every request counts.
+        cfg.no_reset_metrics = false;
+        cfg.quiet = 1;
+        cfg.accept_invalid_certs = self.target.insecure;
+        cfg.report_file = reports.iter().map(|p| p.display().to_string()).collect();
+        cfg
+    }
+}
+
+/// `Bearer <key>`, marked sensitive (None: the key cannot be a header value).
+fn bearer(key: &str) -> Option<reqwest::header::HeaderValue> {
+    let mut v = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+/// goose's attack: a `connect` transaction on start, then each user's whole run (`step`).
+async fn attack<A: Sink>(
+    cfg: GooseConfiguration,
+    name: &str,
+    shared: &Arc<Shared<A>>,
+) -> Result<goose::metrics::GooseMetrics, LoadError> {
     let s1 = shared.clone();
     let start: TransactionFunction = Arc::new(move |user| {
         let s = s1.clone();
@@ -491,23 +567,6 @@ pub async fn run<A: Sink>(
         let s = s2.clone();
         Box::pin(async move { step(s, user).await })
     });
-    let name = &r.scenario.name;
-    let html = goose_dir.join(format!("goose-{name}.html"));
-    let json = goose_dir.join(format!("goose-{name}.json"));
-    let mut cfg = GooseConfiguration::default();
-    cfg.host = Some(target.base_url.clone());
-    cfg.users = Some(users);
-    cfg.increase_rate = Some("2000".into());
-    // Each user runs the whole schedule once (`step` loops); the run ends when all are done.
-    cfg.iterations = Some(1);
-    cfg.no_telnet = true;
-    cfg.no_print_metrics = true;
-    cfg.no_error_summary = true;
-    // With iterations goose never resets its metrics: every request counts.
-    cfg.no_reset_metrics = false;
-    cfg.quiet = 1;
-    cfg.accept_invalid_certs = target.insecure;
-    cfg.report_file = vec![html.display().to_string(), json.display().to_string()];
     let scenario = GooseScenario::new(name)
         .register_transaction(Transaction::new(start).set_name("connect").set_on_start())
         .register_transaction(Transaction::new(tx).set_name("scheduled request"));
@@ -519,32 +578,8 @@ pub async fn run<A: Sink>(
         })
         .map_err(|e| LoadError::Goose(e.to_string()))?
         .register_scenario(scenario);
-    let metrics = attack.execute().await;
-    let metrics = metrics.map_err(|e| LoadError::Goose(e.to_string()))?;
-    let goose_requests = metrics
-        .requests
-        .values()
-        .map(|a| (a.success_count + a.fail_count) as u64)
-        .sum();
-    let (t0, wall0) = shared.started();
-    let SinkState::Taking(sink) = std::mem::replace(&mut *lock(&shared.answers), SinkState::Done)
-    else {
-        return Err(LoadError::Goose("the run's answers were lost".into()));
-    };
-    let goose_reports = [html, json]
-        .into_iter()
-        .filter(|p| p.is_file())
-        .map(|p| p.display().to_string())
-        .collect();
-    let run = Run {
-        t0,
-        wall0,
-        users,
-        peak_in_flight: shared.peak_in_flight.load(Ordering::Relaxed),
-        goose_requests,
-        goose_reports,
-        outage: watch.outage().map(|(_, o)| o),
-        broken: watch.broken(),
-    };
-    Ok((run, sink))
+    attack
+        .execute()
+        .await
+        .map_err(|e| LoadError::Goose(e.to_string()))
 }

@@ -360,7 +360,7 @@ impl QuotaSeen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::engine::Record;
+    use crate::load::record::Record;
 
     fn job(step: usize, keys: &[usize], secs: u64) -> Job {
         Job {

@@ -205,7 +205,7 @@ fn remaining_may_stay_or_rise_when_quota_comes_back_but_must_count() {
 #[test]
 fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
     use crate::http::Resp;
-    use crate::load::engine::Record;
+    use crate::load::record::Record;
     let spec = crate::spec::Spec::embedded().unwrap();
     let named: Vec<String> = spec
         .rate_headers

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::{Seen, header_verdicts};
 use crate::check::probe::{Exchange, Req};
 use crate::http::Resp;
-use crate::load::engine::{Record, Run};
+use crate::load::record::{Record, Run};
 use crate::load::scenario::Scenario;
 use crate::target::{PlanKey, Target};
 use crate::verdict::Verdict;

@@ -27,8 +27,8 @@ fn free_retry_after_run() -> (Resolved, Vec<Slot>, f64) {
 }
 
 /// The engine's account of a synthetic run from `wall0`: eight users, one in flight.
-fn synthetic_run(wall0: f64) -> crate::load::engine::Run {
-    crate::load::engine::Run {
+fn synthetic_run(wall0: f64) -> crate::load::record::Run {
+    crate::load::record::Run {
         t0: std::time::Instant::now(),
         wall0,
         users: 8,
@@ -44,7 +44,7 @@ fn synthetic_run(wall0: f64) -> crate::load::engine::Run {
 /// each side of the boundary has a window of its own. Legal: not "not enforced".
 #[test]
 fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
-    use crate::load::engine::Record;
+    use crate::load::record::Record;
     let (r, slots, wall0) = free_retry_after_run();
     // The boundary falls in the middle of the burst: half before, half after.
     let mid = slots.len() / 2;
@@ -112,8 +112,8 @@ fn overload_is_read_from_the_real_send_times() {
 
 /// A record of key 0 due at `due`, sent on time, answered 1 ms later with `status`.
 #[cfg(test)]
-fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::load::engine::Record {
-    crate::load::engine::Record {
+fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::load::record::Record {
+    crate::load::record::Record {
         key: 0,
         op: 0,
         due,
@@ -356,7 +356,7 @@ fn the_rolling_count_streams() {
 #[test]
 fn answers_out_of_send_order_are_judged_by_send_order() {
     let (r, slots, wall0) = free_retry_after_run();
-    let records: Vec<crate::load::engine::Record> = slots
+    let records: Vec<crate::load::record::Record> = slots
         .iter()
         .enumerate()
         .map(|(i, sl)| {
@@ -403,7 +403,7 @@ fn retry_after_records(
     wall0: f64,
     retry: Option<u16>,
     error: Option<&str>,
-) -> Vec<crate::load::engine::Record> {
+) -> Vec<crate::load::record::Record> {
     let mut records: Vec<_> = slots
         .iter()
         .enumerate()
@@ -431,10 +431,10 @@ fn retry_after_records(
 fn judged(
     r: &Resolved,
     slots: &[Slot],
-    records: &[crate::load::engine::Record],
+    records: &[crate::load::record::Record],
     wall0: f64,
 ) -> super::ScenarioResult {
-    let run = crate::load::engine::Run {
+    let run = crate::load::record::Run {
         t0: std::time::Instant::now(),
         wall0,
         users: 128,
@@ -535,7 +535,7 @@ fn sockets_refused_here_are_not_the_targets_failures() {
 /// correct implementation with a narrower range: "54 answers other than 2xx or 429").
 #[test]
 fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure() {
-    use crate::load::engine::Record;
+    use crate::load::record::Record;
     let (builtin, slots, wall0) = free_retry_after_run();
     // A scenario of the user's: not one shipped, whose values every target must accept.
     let mut r = builtin.clone();

@@ -2,9 +2,13 @@
 //! and window by window as `windows.rs` counts it) and load.rolling-window (at most N in a
 //! rolling window; up to 2N is fixed-window semantics).
 
+use super::measure::Span;
 use super::rolling::RollingMax;
+use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use super::windows::{Breach, Persistent, ResetWindows, Tiling};
-use super::*;
+use crate::load::record::Record;
+use crate::rate_headers;
+use crate::verdict::Verdict;
 
 /// The admitted count's bounds over the k windows the key was loaded, with their slack.
 pub(super) struct Bounds {
@@ -172,6 +176,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
         f,
         n,
         window,
+        ..
     } = *view;
     let w = window.as_secs_f64();
     let Bounds {
@@ -315,4 +320,29 @@ pub(super) fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
         bins.observe(t);
     }
     bins.finish()
+}
+
+/// load.admitted and load.rolling-window, for every key.
+pub(super) struct Admitted;
+
+impl Rule for Admitted {
+    fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
+        let w = s.r.window.as_secs_f64();
+        Some(Box::new(State::new(s.r.limit, w, s.overloaded())))
+    }
+}
+
+impl KeyRule for State {
+    fn observe(&mut self, x: &Record) {
+        State::observe(self, x);
+    }
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, notes: &mut KeyNotes) {
+        let mut counted = (*self).finish();
+        notes.rolling = counted.rolling;
+        // Whether the key really was overloaded, by what was sent (not by the schedule):
+        // every whole window from the first send carried at least N requests. Then
+        // under-service is judged even where the generator fell behind its schedule.
+        counted.sent_overload &= view.overloaded;
+        judge(j, view, view.bounds, &counted, !notes.reset_failed);
+    }
 }

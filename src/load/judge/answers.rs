@@ -1,8 +1,9 @@
 //! load.answers (answers other than 2xx/429, or none, under load) and load.envelope (every 429
 //! is the error envelope with the code the spec's error table gives 429).
 
-use super::*;
+use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use crate::http::is_local_refusal;
+use crate::load::record::Record;
 
 /// What the two rules keep of a key's answers, fed in send order: the first transport error
 /// and the 429s that are not the envelope (a count and the first one's code).
@@ -79,5 +80,24 @@ pub(super) fn envelope(j: &mut Judge, view: &KeyView, st: &State) {
             lbl,
             format!("{thr} 429s, each {} in the envelope", st.code),
         );
+    }
+}
+
+/// load.answers and load.envelope, for every key.
+pub(super) struct Answers;
+
+impl Rule for Answers {
+    fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
+        Some(Box::new(State::new(&s.r.throttled_code)))
+    }
+}
+
+impl KeyRule for State {
+    fn observe(&mut self, x: &Record) {
+        State::observe(self, x);
+    }
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, _: &mut KeyNotes) {
+        judge(j, view, &self);
+        envelope(j, view, &self);
     }
 }

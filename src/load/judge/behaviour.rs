@@ -2,10 +2,14 @@
 //! (informational: the spec names no algorithm).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use super::order::OrdF64;
-use super::*;
+use super::result::Limiter;
+use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
+use crate::load::record::Record;
+use crate::rate_headers;
+use crate::verdict::Verdict;
 
 /// What naming the limiter keeps of a key's answers, fed in send order.
 pub(super) struct State {
@@ -192,4 +196,35 @@ pub(super) fn name(mut st: State, n: u64, rolling: u64) -> Option<(Limiter, Stri
         ))
     );
     Some((limiter, text))
+}
+
+/// load.behaviour: the limiter named from the first key's answers.
+pub(super) struct Behaviour;
+
+impl Rule for Behaviour {
+    fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
+        let w = s.r.window.as_secs_f64();
+        let rate = s.r.scenario.rate * s.r.limit as f64 / w;
+        (s.key == 0).then(|| Box::new(State::new(w, rate)) as Box<dyn KeyRule>)
+    }
+}
+
+impl KeyRule for State {
+    fn observe(&mut self, x: &Record) {
+        State::observe(self, x);
+    }
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, notes: &mut KeyNotes) {
+        let Some((limiter, text)) = name(*self, view.n, notes.rolling) else {
+            return;
+        };
+        j.add(
+            "load.behaviour",
+            Verdict::Informational,
+            view.label,
+            text.clone(),
+            String::new(),
+            String::new(),
+        );
+        notes.limiter = Some((limiter, text));
+    }
 }

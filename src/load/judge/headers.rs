@@ -11,7 +11,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::order::OrdF64;
-use super::*;
+use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
+use crate::load::record::Record;
+use crate::rate_headers::{self, Answer};
+use crate::verdict::Verdict;
 use rate_headers::{HeaderFault, Judged, ResetUnit};
 
 pub(super) struct State {
@@ -277,5 +280,24 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
             "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429, each a non-negative integer".into(),
             actual.join(", "),
         );
+    }
+}
+
+/// load.headers, load.retry-after, load.reset and load.remaining, for every key.
+pub(super) struct Headers;
+
+impl Rule for Headers {
+    fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
+        Some(Box::new(State::new(s.wall0, s.r.window)))
+    }
+}
+
+impl KeyRule for State {
+    fn observe(&mut self, x: &Record) {
+        State::observe(self, x);
+    }
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, notes: &mut KeyNotes) {
+        judge(j, view, &self);
+        notes.reset_failed = self.reset_failed();
     }
 }

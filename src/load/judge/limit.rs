@@ -3,7 +3,10 @@
 //! the per-hour reading of a per-minute limit is an observation, any other figure fails.
 //! Absent or not an integer is load.headers' finding, not this one's.
 
-use super::*;
+use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
+use crate::load::record::Record;
+use crate::rate_headers;
+use crate::verdict::Verdict;
 use rate_headers::LimitReading;
 
 pub(super) struct State {
@@ -87,5 +90,27 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
             lbl,
             format!("X-RateLimit-Limit {n} on all {} answers", st.judged),
         );
+    }
+}
+
+/// load.limit, for every key.
+pub(super) struct Limit;
+
+impl Rule for Limit {
+    fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
+        Some(Box::new(State::new(
+            &s.r.scenario.plan,
+            s.r.limit,
+            s.r.standard,
+        )))
+    }
+}
+
+impl KeyRule for State {
+    fn observe(&mut self, x: &Record) {
+        State::observe(self, x);
+    }
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, _: &mut KeyNotes) {
+        judge(j, view, &self);
     }
 }

@@ -62,14 +62,12 @@
 //! run is in `measure.rs` (the trace before sampling), and
 //! `order.rs` holds answers until those sent earlier are in.
 
-use std::collections::BTreeMap;
-
 use super::record::{Record, Run};
-use super::scenario::{Resolved, Shape};
+use super::scenario::Resolved;
 use super::schedule::Summary;
-use crate::rate_headers::{self, Answer};
 use crate::verdict::Verdict;
-use measure::{KeyFigures, Measure, Span};
+use measure::Measure;
+use rule::{Across, Judge, KeyNotes, KeyRule, KeyView, RULES, Setup, overloaded};
 
 /// A request sent later than this after its planned time is late, or later than a hundredth of
 /// the window when that is longer: reported, second by second (a busy machine's scheduler
@@ -115,86 +113,8 @@ mod order;
 mod result;
 mod retry_honesty;
 mod rolling;
+mod rule;
 mod windows;
-
-struct Judge {
-    findings: Vec<Finding>,
-}
-
-impl Judge {
-    fn add(
-        &mut self,
-        check: &str,
-        verdict: Verdict,
-        key: Option<&str>,
-        msg: String,
-        exp: String,
-        act: String,
-    ) {
-        self.findings.push(Finding {
-            check: check.into(),
-            verdict,
-            key: key.map(str::to_string),
-            message: msg,
-            expected: exp,
-            actual: act,
-        });
-    }
-    /// A verdict of a rule shared with `check` (`crate::rate_headers`).
-    fn shared(&mut self, check: &str, key: Option<&str>, jd: &rate_headers::Judged) {
-        let msg = match jd.verdict {
-            Verdict::Pass => format!("{} ({} answers)", jd.expected, jd.judged),
-            _ => format!("expected {}, got {}", jd.expected, jd.actual),
-        };
-        self.add(
-            check,
-            jd.verdict,
-            key,
-            msg,
-            jd.expected.clone(),
-            jd.actual.clone(),
-        );
-    }
-
-    fn pass(&mut self, check: &str, key: Option<&str>, msg: String) {
-        self.add(check, Verdict::Pass, key, msg, String::new(), String::new());
-    }
-    fn fail(&mut self, check: &str, key: Option<&str>, msg: String, exp: String, act: String) {
-        self.add(check, Verdict::Fail, key, msg, exp, act);
-    }
-}
-
-/// One key's part of a run, as each rule reads it.
-#[derive(Clone, Copy)]
-struct KeyView<'a> {
-    /// The key's label (plan#n).
-    label: Option<&'a str>,
-    f: &'a KeyFigures,
-    /// The plan's limit per window.
-    n: u64,
-    window: std::time::Duration,
-}
-
-/// The rules' own state for one key, fed each answer in send order.
-struct KeyRules {
-    answers: answers::State,
-    headers: headers::State,
-    admitted: admitted::State,
-    limit: limit::State,
-    behaviour: behaviour::State,
-    retry: retry_honesty::State,
-}
-
-impl KeyRules {
-    fn observe(&mut self, x: &Record) {
-        self.answers.observe(x);
-        self.headers.observe(x);
-        self.admitted.observe(x);
-        self.limit.observe(x);
-        self.behaviour.observe(x);
-        self.retry.observe(x);
-    }
-}
 
 /// A run being judged: answers go in one at a time as they come (`observe`, in any order;
 /// `settled` says that every answer sent before a time is in), the verdicts come out at
@@ -203,27 +123,24 @@ pub struct Judging {
     r: Resolved,
     measure: Measure,
     order: order::SendOrder,
-    rules: Vec<KeyRules>,
+    /// Per key, the state of every rule that judges it (`rule::RULES`).
+    rules: Vec<Vec<Box<dyn KeyRule>>>,
 }
 
 impl Judging {
     /// `schedule`: the run's schedule summed up; `wall0`: UTC epoch seconds of t = 0; `keys`:
     /// how many keys the scenario loads.
     pub fn new(r: &Resolved, schedule: Summary, wall0: f64, keys: usize) -> Judging {
-        let w = r.window.as_secs_f64();
-        let rate = r.scenario.rate * r.limit as f64 / w;
-        let s = &r.scenario;
         Judging {
             measure: Measure::new(schedule, keys, wall0, lateness(r.window)),
             order: order::SendOrder::default(),
             rules: (0..keys)
-                .map(|key| KeyRules {
-                    answers: answers::State::new(&r.throttled_code),
-                    headers: headers::State::new(wall0, r.window),
-                    admitted: admitted::State::new(r.limit, w, overloaded(s, key)),
-                    limit: limit::State::new(&s.plan, r.limit, r.standard),
-                    behaviour: behaviour::State::new(w, rate),
-                    retry: retry_honesty::State::default(),
+                .map(|key| {
+                    let setup = Setup { r, key, wall0 };
+                    RULES
+                        .iter()
+                        .filter_map(|rule| rule.for_key(&setup))
+                        .collect()
                 })
                 .collect(),
             r: r.clone(),
@@ -243,8 +160,8 @@ impl Judging {
 
     fn feed(&mut self, ready: Vec<Record>) {
         for x in &ready {
-            if let Some(k) = self.rules.get_mut(x.key) {
-                k.observe(x);
+            for rule in self.rules.get_mut(x.key).into_iter().flatten() {
+                rule.observe(x);
             }
         }
     }
@@ -294,48 +211,36 @@ impl Judging {
         generator(&mut j, &m.generator);
         for (key, ((label, target_key), rules)) in labels.iter().zip(self.rules).enumerate() {
             let Some(f) = m.keys.get(key) else { continue };
+            let overloaded = overloaded(s, key);
+            let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
             let view = KeyView {
                 label: Some(label.as_str()),
                 f,
                 n,
                 window: r.window,
+                overloaded,
+                bounds: &bounds,
             };
-            let overloaded = overloaded(s, key);
-            let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
-            let mut counted = rules.admitted.finish();
-            let rolling = counted.rolling;
-            answers::judge(&mut j, &view, &rules.answers);
-            answers::envelope(&mut j, &view, &rules.answers);
-            headers::judge(&mut j, &view, &rules.headers);
-            limit::judge(&mut j, &view, &rules.limit);
-            // Whether the key really was overloaded, by what was sent (not by the schedule):
-            // every whole window from the first send carried at least N requests. Then
-            // under-service is judged even where the generator fell behind its schedule.
-            counted.sent_overload &= overloaded;
-            let reset_trusted = !rules.headers.reset_failed();
-            admitted::judge(&mut j, &view, &bounds, &counted, reset_trusted);
+            let mut notes = KeyNotes::default();
+            for rule in rules {
+                rule.judge(&mut j, &view, &mut notes);
+            }
             if key == 0
-                && let Some((limiter, text)) = behaviour::name(rules.behaviour, n, rolling)
+                && let Some((limiter, text)) = notes.limiter
             {
                 result.limiter = Some(limiter);
-                result.behaviour = Some(text.clone());
-                j.add(
-                    "load.behaviour",
-                    Verdict::Informational,
-                    view.label,
-                    text,
-                    String::new(),
-                    String::new(),
-                );
+                result.behaviour = Some(text);
             }
-            if s.shape == Shape::TwoKeys && key == 1 {
-                isolation::judge(&mut j, &view);
-            }
-            if s.shape == Shape::RetryAfter && key == 0 {
-                retry_honesty::judge(&mut j, &view, &rules.retry);
-            }
-            let stats = f.stats(label, *target_key, &bounds, rolling);
-            result.keys.push(stats);
+            result
+                .keys
+                .push(f.stats(label, *target_key, &bounds, notes.rolling));
+        }
+        let across = Across {
+            scenario: s,
+            keys: &result.keys,
+        };
+        for rule in RULES {
+            rule.across(&across, &mut j);
         }
         result.generator = Some(m.generator);
         result.latency_ms = m.latency_ms;
@@ -344,11 +249,6 @@ impl Judging {
         result.roll_up(j.findings);
         result
     }
-}
-
-/// The scenario keeps its `key`-th key over its limit for the whole run.
-fn overloaded(s: &super::scenario::Scenario, key: usize) -> bool {
-    s.shape.sustained_overload() && key == 0 && s.rate > 1.0
 }
 
 /// load.generator: whether it held the schedule (a run it could not hold is "client

@@ -111,6 +111,18 @@ pub struct KeyStats {
     pub first_throttled_at: Option<f64>,
 }
 
+impl KeyStats {
+    /// Answers and failures of this key, retries included (every status, no answer, refused
+    /// locally).
+    pub fn records(&self) -> u64 {
+        self.admitted
+            + self.throttled
+            + self.other.values().sum::<u64>()
+            + self.errors
+            + self.refused_locally
+    }
+}
+
 /// One second of one key.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Second {

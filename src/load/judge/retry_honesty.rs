@@ -1,7 +1,10 @@
 //! load.retry-honesty (retry-after): the first throttled request, retried exactly Retry-After
 //! later, is admitted.
 
-use super::*;
+use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
+use crate::load::record::Record;
+use crate::load::scenario::Shape;
+use crate::verdict::Verdict;
 
 /// Fed in send order: the first 429 (when its answer came, its Retry-After) and the retry.
 #[derive(Default)]
@@ -45,5 +48,24 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
         None => j.fail("load.retry-honesty", lbl,
             "the first 429 gave no Retry-After to wait for".into(), "Retry-After".into(),
             format!("{:?}", retry_after())),
+    }
+}
+
+/// load.retry-honesty, for the first key of a retry-after scenario.
+pub(super) struct RetryHonesty;
+
+impl Rule for RetryHonesty {
+    fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
+        (s.r.scenario.shape == Shape::RetryAfter && s.key == 0)
+            .then(|| Box::new(State::default()) as Box<dyn KeyRule>)
+    }
+}
+
+impl KeyRule for State {
+    fn observe(&mut self, x: &Record) {
+        State::observe(self, x);
+    }
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, _: &mut KeyNotes) {
+        judge(j, view, &self);
     }
 }

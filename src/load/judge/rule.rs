@@ -1,0 +1,152 @@
+//! What a load rule is, and the registry of them. A rule is one file: a type implementing
+//! `Rule`, and one line in `RULES`. It judges each key on its own (`for_key`: state fed that
+//! key's answers in send order, judged when the run is over), across the scenario's keys from
+//! each key's own results (`across`: isolation), or both. Each key's results (`KeyStats` and
+//! its findings) serialise, so runs of different keys can be judged apart and merged.
+
+use std::time::Duration;
+
+use super::admitted::Bounds;
+use super::measure::KeyFigures;
+use super::result::{Finding, KeyStats, Limiter};
+use crate::load::record::Record;
+use crate::load::scenario::{Resolved, Scenario, Shape};
+use crate::rate_headers;
+use crate::verdict::Verdict;
+
+/// Every rule, in the order its findings are listed for each key (a rule may read what the
+/// ones before it noted: `KeyNotes`).
+pub(super) static RULES: &[&dyn Rule] = &[
+    &super::answers::Answers,
+    &super::headers::Headers,
+    &super::limit::Limit,
+    &super::admitted::Admitted,
+    &super::behaviour::Behaviour,
+    &super::retry_honesty::RetryHonesty,
+    &super::isolation::Isolation,
+];
+
+/// A load rule: its state for each key it judges, and what it judges across keys.
+pub(super) trait Rule: Sync {
+    /// The rule's state for one key of the scenario, or None where it does not judge that key.
+    fn for_key(&self, _s: &Setup) -> Option<Box<dyn KeyRule>> {
+        None
+    }
+    /// Judged once every key is, from each key's own results.
+    fn across(&self, _s: &Across, _j: &mut Judge) {}
+}
+
+/// A rule's state for one key.
+pub(super) trait KeyRule: Send {
+    /// One answer of this key, in send order.
+    fn observe(&mut self, x: &Record);
+    /// The verdicts, once every answer is in.
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, notes: &mut KeyNotes);
+}
+
+/// What a rule's state for one key is made from.
+pub(super) struct Setup<'a> {
+    pub r: &'a Resolved,
+    /// The key's index among the scenario's keys.
+    pub key: usize,
+    /// UTC epoch seconds of t = 0.
+    pub wall0: f64,
+}
+
+impl Setup<'_> {
+    /// The scenario keeps this key over its limit for the whole run.
+    pub fn overloaded(&self) -> bool {
+        overloaded(&self.r.scenario, self.key)
+    }
+}
+
+/// The scenario keeps its `key`-th key over its limit for the whole run.
+pub(super) fn overloaded(s: &Scenario, key: usize) -> bool {
+    s.shape.sustained_overload() && key == 0 && s.rate > 1.0
+}
+
+/// What the rules judged for one key leave for the rules after them and for the key's figures.
+#[derive(Default)]
+pub(super) struct KeyNotes {
+    /// load.reset failed: Reset cannot be trusted to name windows (headers, read by admitted).
+    pub reset_failed: bool,
+    /// Most admissions provably within one rolling window (admitted, read by behaviour).
+    pub rolling: u64,
+    /// The limiter named, with the words (behaviour, for the scenario's result).
+    pub limiter: Option<(Limiter, String)>,
+}
+
+/// What rules judged across keys read: the scenario and each key's results.
+pub(super) struct Across<'a> {
+    pub scenario: &'a Scenario,
+    pub keys: &'a [KeyStats],
+}
+
+impl Across<'_> {
+    pub fn shape(&self) -> Shape {
+        self.scenario.shape
+    }
+}
+
+/// The findings of a run, as rules add them.
+pub(super) struct Judge {
+    pub findings: Vec<Finding>,
+}
+
+impl Judge {
+    pub fn add(
+        &mut self,
+        check: &str,
+        verdict: Verdict,
+        key: Option<&str>,
+        msg: String,
+        exp: String,
+        act: String,
+    ) {
+        self.findings.push(Finding {
+            check: check.into(),
+            verdict,
+            key: key.map(str::to_string),
+            message: msg,
+            expected: exp,
+            actual: act,
+        });
+    }
+    /// A verdict of a rule shared with `check` (`crate::rate_headers`).
+    pub fn shared(&mut self, check: &str, key: Option<&str>, jd: &rate_headers::Judged) {
+        let msg = match jd.verdict {
+            Verdict::Pass => format!("{} ({} answers)", jd.expected, jd.judged),
+            _ => format!("expected {}, got {}", jd.expected, jd.actual),
+        };
+        self.add(
+            check,
+            jd.verdict,
+            key,
+            msg,
+            jd.expected.clone(),
+            jd.actual.clone(),
+        );
+    }
+
+    pub fn pass(&mut self, check: &str, key: Option<&str>, msg: String) {
+        self.add(check, Verdict::Pass, key, msg, String::new(), String::new());
+    }
+    pub fn fail(&mut self, check: &str, key: Option<&str>, msg: String, exp: String, act: String) {
+        self.add(check, Verdict::Fail, key, msg, exp, act);
+    }
+}
+
+/// One key's part of a run, as each rule reads it.
+#[derive(Clone, Copy)]
+pub(super) struct KeyView<'a> {
+    /// The key's label (plan#n).
+    pub label: Option<&'a str>,
+    pub f: &'a KeyFigures,
+    /// The plan's limit per window.
+    pub n: u64,
+    pub window: Duration,
+    /// The scenario kept this key over its limit for the whole run.
+    pub overloaded: bool,
+    /// The admitted count's bounds over the windows the key was loaded.
+    pub bounds: &'a Bounds,
+}

@@ -44,7 +44,7 @@ async fn main() {
             .await
             .expect("the reference starts");
         let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
-        let mut target = reference.target(&spec);
+        let mut target = linkcert::target::Target::of_reference(&reference, &spec);
         target.base_url = proxy.url.clone();
         let out = std::env::temp_dir().join(format!("linkcert-bench-far-{ms}"));
         let opts = LoadOptions::new(out.clone());

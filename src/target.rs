@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::http::{ClientConfig, HttpError};
+use crate::server::RunningServer;
 use crate::spec::Spec;
 
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +177,44 @@ fn redact_flag(s: &str) -> String {
     match s.split_once('=') {
         Some((p, _)) => format!("{p}=…"),
         None => format!("<{} characters>", s.len()),
+    }
+}
+
+impl Target {
+    /// The built-in reference as the target of `check` and `load`, from what it serves: all
+    /// its keys, its standard window, its certificate, and fixtures from the strongest key's
+    /// workspace (deactivation uses that key). Destructive checks are allowed: its data lives
+    /// only as long as it does.
+    pub fn of_reference(server: &RunningServer, spec: &Spec) -> Target {
+        let keys = server
+            .plan_keys()
+            .into_iter()
+            .map(|(plan, key)| PlanKey { plan, key })
+            .collect();
+        let mut t = Target {
+            base_url: server.base_url.clone(),
+            keys,
+            rate_window: server.standard_window(spec),
+            allow_destructive: true,
+            trust_pem: server.self_signed_pem.clone(),
+            ..Target::default()
+        };
+        t.use_fixtures_of(server, spec);
+        t
+    }
+
+    /// Fixtures from the reference's workspace of this target's strongest key, bound to its
+    /// plan.
+    pub fn use_fixtures_of(&mut self, server: &RunningServer, spec: &Spec) {
+        if let Some(k) = self.strongest_key(spec) {
+            let (p, t) = server.fixtures_for(&k.key);
+            let bind = |ids: Vec<String>| {
+                ids.into_iter()
+                    .map(|id| Fixture::bound(id, k.plan.clone()))
+                    .collect()
+            };
+            (self.partner_ids, self.tenant_ids) = (bind(p), bind(t));
+        }
     }
 }
 

@@ -382,7 +382,7 @@ pub async fn resolve_target(
         let mut cfg = ServeConfig::in_process();
         cfg.window_secs = Some(window.unwrap_or(window_for_reference));
         let running = server::start(spec.clone(), cfg).await?;
-        let mut own = running.target(spec);
+        let mut own = Target::of_reference(&running, spec);
         if !target.keys.is_empty() {
             own.keys = target.keys;
             own.use_fixtures_of(&running, spec);

@@ -34,7 +34,6 @@ pub use layers::MAX_BODY_BYTES;
 pub use tls::TlsMode;
 
 use crate::spec::{Operation, Param, Spec};
-use crate::target::{Fixture, PlanKey, Target};
 use ratelimit::Limiter;
 
 /// A workspace whose limits are out of the way: for benchmarks of everything but the limiter.
@@ -286,30 +285,17 @@ impl RunningServer {
         (partners.collect(), tenants.collect())
     }
 
-    /// This server as the target of `check` and `load`: all its keys, its standard window,
-    /// its certificate, and fixtures from the strongest key's workspace (deactivation uses
-    /// that key). Destructive checks are allowed: its data lives only as long as it does.
-    pub fn target(&self, spec: &Spec) -> Target {
-        let keys = self
-            .app
+    /// Every key it serves with its plan, in the key set's order.
+    pub fn plan_keys(&self) -> Vec<(String, String)> {
+        self.app
             .keys
             .keys()
-            .map(|(k, w)| PlanKey {
-                plan: w.plan.clone(),
-                key: k.to_string(),
-            })
-            .collect();
-        let (_, rate_window) = self.app.class(&spec.default_rate_class);
-        let mut t = Target {
-            base_url: self.base_url.clone(),
-            keys,
-            rate_window,
-            allow_destructive: true,
-            trust_pem: self.self_signed_pem.clone(),
-            ..Target::default()
-        };
-        t.use_fixtures_of(self, spec);
-        t
+            .map(|(k, w)| (w.plan.clone(), k.to_string()))
+            .collect()
+    }
+    /// Its standard window (the default rate class's, scaled as it was started).
+    pub fn standard_window(&self, spec: &Spec) -> Duration {
+        self.app.class(&spec.default_rate_class).1
     }
 
     pub async fn shutdown(mut self) {
@@ -317,22 +303,6 @@ impl RunningServer {
             let _ = s.send(());
         }
         let _ = (&mut self.task).await;
-    }
-}
-
-impl Target {
-    /// Fixtures from the reference's workspace of this target's strongest key, bound to its
-    /// plan.
-    pub fn use_fixtures_of(&mut self, server: &RunningServer, spec: &Spec) {
-        if let Some(k) = self.strongest_key(spec) {
-            let (p, t) = server.fixtures_for(&k.key);
-            let bind = |ids: Vec<String>| {
-                ids.into_iter()
-                    .map(|id| Fixture::bound(id, k.plan.clone()))
-                    .collect()
-            };
-            (self.partner_ids, self.tenant_ids) = (bind(p), bind(t));
-        }
     }
 }
 

@@ -114,7 +114,7 @@ async fn the_reference_passes_with_another_seed_and_other_data() {
     cfg.keys = Some(keys);
     cfg.window_secs = Some(6.0);
     let server = server::start(spec.clone(), cfg).await.unwrap();
-    let target = server.target(&spec);
+    let target = linkcert::target::Target::of_reference(&server, &spec);
     assert!(!target.partner_ids.is_empty());
     let opts = CheckOptions {
         seed: 0x5eed_0f11,

@@ -20,6 +20,16 @@ use crate::outage::Outage;
 use crate::spec::Spec;
 use crate::target::Target;
 
+/// The scenarios made concrete for a target and laid out in time: what `run` carries out.
+pub struct Prepared {
+    pub plan: Plan,
+    pub(super) scenarios: Vec<Scenario>,
+    /// Per scenario: its resolved form, or why it cannot run here.
+    pub(super) resolved: Vec<Result<Resolved, String>>,
+    pub(super) jobs: Vec<Job>,
+    pub(super) labels: Vec<String>,
+}
+
 /// What a run's records go to as they come: the judge, and each key's quota account.
 pub struct Answers {
     judging: judge::Judging,
@@ -95,8 +105,8 @@ pub struct Conductor {
 
 impl Conductor {
     /// Scenarios that cannot run here are done at once (skipped, with why).
-    pub fn new(spec: &Spec, prepared: super::Prepared, mode: Mode, progress: Progress) -> Self {
-        let super::Prepared {
+    pub fn new(spec: &Spec, prepared: Prepared, mode: Mode, progress: Progress) -> Self {
+        let Prepared {
             plan,
             scenarios,
             resolved,

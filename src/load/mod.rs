@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 
+pub use conductor::Prepared;
 use conductor::{Answers, Conductor, Ending, Launch};
 pub use error::LoadError;
 pub use judge::{ScenarioResult, ScenarioVerdict};
@@ -88,16 +89,6 @@ fn key_labels(target: &Target) -> Vec<String> {
             format!("{}#{}", k.plan, n)
         })
         .collect()
-}
-
-/// The scenarios made concrete for a target and laid out in time: what `run` carries out.
-pub struct Prepared {
-    pub plan: Plan,
-    scenarios: Vec<Scenario>,
-    /// Per scenario: its resolved form, or why it cannot run here.
-    resolved: Vec<Result<Resolved, String>>,
-    jobs: Vec<Job>,
-    labels: Vec<String>,
 }
 
 /// Validate and resolve the scenarios and estimate the plan (`opts`: together or one at a

@@ -21,6 +21,7 @@ mod check_ratelimit;
 mod check_status;
 mod cli_runs;
 mod interrupt;
+mod layering;
 mod layout;
 mod load_hostile;
 mod no_server_errors;

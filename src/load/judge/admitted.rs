@@ -2,44 +2,13 @@
 //! and window by window as `windows.rs` counts it) and load.rolling-window (at most N in a
 //! rolling window; up to 2N is fixed-window semantics).
 
-use super::measure::Span;
+use super::bounds::Bounds;
 use super::rolling::RollingMax;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use super::windows::{Breach, Persistent, ResetWindows, Tiling};
 use crate::load::record::Record;
 use crate::rate_headers;
 use crate::verdict::Verdict;
-
-/// The admitted count's bounds over the k windows the key was loaded, with their slack.
-pub(super) struct Bounds {
-    pub lower: f64,
-    pub upper: f64,
-    pub slack: f64,
-    pub k: f64,
-}
-
-impl Bounds {
-    /// `sends`: the key's first and last send; `overloaded`: the scenario overloads this key.
-    pub fn of(sends: Span, n: u64, w: f64, overloaded: bool) -> Bounds {
-        let k = sends.secs() / w;
-        let boundaries = k.ceil() + 1.0;
-        let slack = boundaries * (0.02 * n as f64).ceil().max(2.0);
-        // A span of k windows touches at most ceil(k) + 1 fixed windows, each good for N: the
-        // most any limiter of N per window may admit (a sliding log or bucket admits less).
-        let upper = n as f64 * (k.ceil() + 1.0) + slack;
-        let lower = if overloaded {
-            (n as f64 * (k - 1.0) - slack).max(0.0)
-        } else {
-            0.0
-        };
-        Bounds {
-            lower,
-            upper,
-            slack,
-            k,
-        }
-    }
-}
 
 /// What the two rules keep of a key's answers, fed in send order.
 pub(super) struct State {

@@ -119,7 +119,7 @@ impl KeyFigures {
         &self,
         label: &str,
         target_key: usize,
-        b: &super::admitted::Bounds,
+        b: &super::bounds::Bounds,
         rolling_max: u64,
     ) -> KeyStats {
         KeyStats {

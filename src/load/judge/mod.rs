@@ -67,7 +67,7 @@ use super::scenario::Resolved;
 use super::schedule::Summary;
 use crate::verdict::Verdict;
 use measure::Measure;
-use rule::{Across, Judge, KeyNotes, KeyRule, KeyView, RULES, Setup, overloaded};
+use rule::{Across, Judge, KeyNotes, KeyRule, KeyView, Setup, overloaded};
 
 /// A request sent later than this after its planned time is late, or later than a hundredth of
 /// the window when that is longer: reported, second by second (a busy machine's scheduler
@@ -101,20 +101,35 @@ pub const SATURATION_SHARE: f64 = 0.02;
 
 pub use result::*;
 
-mod admitted;
-mod answers;
-mod behaviour;
-mod headers;
+mod bounds;
 mod histogram;
-mod isolation;
-mod limit;
 mod measure;
 mod order;
 mod result;
-mod retry_honesty;
 mod rolling;
 mod rule;
 mod windows;
+
+/// Declares each rule's module and lists the rule in `RULES`: a new rule is its file and one
+/// line here.
+macro_rules! rules {
+    ($($module:ident :: $rule:ident),* $(,)?) => {
+        $(mod $module;)*
+        /// Every rule, in the order its findings are listed for each key (a rule may read what
+        /// the ones before it noted: `rule::KeyNotes`).
+        static RULES: &[&dyn rule::Rule] = &[$(&$module::$rule),*];
+    };
+}
+
+rules![
+    answers::Answers,
+    headers::Headers,
+    limit::Limit,
+    admitted::Admitted,
+    behaviour::Behaviour,
+    retry_honesty::RetryHonesty,
+    isolation::Isolation,
+];
 
 /// A run being judged: answers go in one at a time as they come (`observe`, in any order;
 /// `settled` says that every answer sent before a time is in), the verdicts come out at
@@ -212,7 +227,7 @@ impl Judging {
         for (key, ((label, target_key), rules)) in labels.iter().zip(self.rules).enumerate() {
             let Some(f) = m.keys.get(key) else { continue };
             let overloaded = overloaded(s, key);
-            let bounds = admitted::Bounds::of(f.sends, n, w, overloaded);
+            let bounds = bounds::Bounds::of(f.sends.secs(), n, w, overloaded);
             let view = KeyView {
                 label: Some(label.as_str()),
                 f,

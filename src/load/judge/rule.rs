@@ -1,30 +1,18 @@
-//! What a load rule is, and the registry of them. A rule is one file: a type implementing
-//! `Rule`, and one line in `RULES`. It judges each key on its own (`for_key`: state fed that
+//! What a load rule is. A rule is one file: a type implementing `Rule`, and one line in the
+//! registry (`rules!` in `judge/mod.rs`). It judges each key on its own (`for_key`: state fed that
 //! key's answers in send order, judged when the run is over), across the scenario's keys from
 //! each key's own results (`across`: isolation), or both. Each key's results (`KeyStats` and
 //! its findings) serialise, so runs of different keys can be judged apart and merged.
 
 use std::time::Duration;
 
-use super::admitted::Bounds;
+use super::bounds::Bounds;
 use super::measure::KeyFigures;
 use super::result::{Finding, KeyStats, Limiter};
 use crate::load::record::Record;
 use crate::load::scenario::{Resolved, Scenario, Shape};
 use crate::rate_headers;
 use crate::verdict::Verdict;
-
-/// Every rule, in the order its findings are listed for each key (a rule may read what the
-/// ones before it noted: `KeyNotes`).
-pub(super) static RULES: &[&dyn Rule] = &[
-    &super::answers::Answers,
-    &super::headers::Headers,
-    &super::limit::Limit,
-    &super::admitted::Admitted,
-    &super::behaviour::Behaviour,
-    &super::retry_honesty::RetryHonesty,
-    &super::isolation::Isolation,
-];
 
 /// A load rule: its state for each key it judges, and what it judges across keys.
 pub(super) trait Rule: Sync {

@@ -39,7 +39,7 @@ async fn main() {
     );
     for ms in delays {
         let mut cfg = ServeConfig::in_process();
-        cfg.window_secs = Some(60.0);
+        cfg.window = Some(linkcert::window::RateWindow::SPEC);
         let reference = server::start(spec.clone(), cfg)
             .await
             .expect("the reference starts");

@@ -5,7 +5,7 @@
 //!   LINKCERT_BENCH_CASES=512 cargo bench --bench runner
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use linkcert::check::{self, CheckOptions};
 use linkcert::server::{self, KeySet, ServeConfig};
@@ -28,7 +28,7 @@ async fn main() {
             plan: "enterprise".into(),
             key: "lk_bench".into(),
         }],
-        rate_window: Duration::from_secs(60),
+        rate_window: linkcert::window::RateWindow::SPEC,
         trust_pem: reference.self_signed_pem.clone(),
         ..Target::default()
     };

@@ -7,8 +7,8 @@
 //! every client of ours speaks HTTP, `report` the run's record and what a run writes, `qr`
 //! renders and inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for
 //! server, check and load alike), `clock` the wall clock and its formats, `verdict` the
-//! verdict levels, `interrupt` a run asked to stop (SIGINT, SIGTERM), `cli` is the command
-//! line.
+//! verdict levels, `window` the target's rate window, `interrupt` a run asked to stop (SIGINT,
+//! SIGTERM), `cli` is the command line.
 
 pub mod check;
 pub mod cli;
@@ -26,3 +26,4 @@ pub mod server;
 pub mod spec;
 pub mod target;
 pub mod verdict;
+pub mod window;

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::http::{ClientConfig, HttpError};
 use crate::server::RunningServer;
 use crate::spec::Spec;
+use crate::window::RateWindow;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
@@ -26,8 +27,6 @@ pub enum TargetError {
     UnknownPlan { plan: String, known: String },
     #[error("the target URL {0:?} is not an http(s) URL")]
     Url(String),
-    #[error("--rate-window must be a positive number of seconds")]
-    Window,
     #[error("cannot build the HTTP client")]
     Client(#[from] HttpError),
 }
@@ -91,7 +90,7 @@ pub struct Target {
     /// In the order given; a plan may have several keys.
     pub keys: Vec<PlanKey>,
     /// Length of the target's standard window (the spec's minute, unless shortened).
-    pub rate_window: Duration,
+    pub rate_window: RateWindow,
     /// Partners that may be deactivated, by partnerId and by tenantId.
     pub partner_ids: Vec<Fixture>,
     pub tenant_ids: Vec<Fixture>,
@@ -194,7 +193,7 @@ impl Target {
         let mut t = Target {
             base_url: server.base_url.clone(),
             keys,
-            rate_window: server.standard_window(spec),
+            rate_window: server.standard_window(),
             allow_destructive: true,
             trust_pem: server.self_signed_pem.clone(),
             ..Target::default()
@@ -240,9 +239,6 @@ impl Target {
         if !matches!(u.scheme(), "http" | "https") || u.host().is_none() {
             return Err(TargetError::Url(self.base_url.clone()));
         }
-        if self.rate_window.is_zero() {
-            return Err(TargetError::Window);
-        }
         Ok(())
     }
 
@@ -264,7 +260,7 @@ impl Target {
             .window(&spec.default_rate_class)
             .unwrap_or(Duration::from_secs(60));
         let w = spec.window(class).unwrap_or(standard);
-        w.mul_f64(self.rate_window.as_secs_f64() / standard.as_secs_f64())
+        self.rate_window.scale(w, standard)
     }
 
     pub fn is_https(&self) -> bool {
@@ -390,7 +386,7 @@ mod tests {
     fn windows_scale_with_the_standard_one() {
         let spec = Spec::embedded().unwrap();
         let t = Target {
-            rate_window: Duration::from_secs(6),
+            rate_window: crate::window::RateWindow::from_secs(6.0).unwrap(),
             ..Target::default()
         };
         assert_eq!(t.window(&spec, "standard"), Duration::from_secs(6));

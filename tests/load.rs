@@ -1155,7 +1155,7 @@ async fn a_target_that_is_not_there_stops_the_run_before_it_starts() {
             plan: "free".into(),
             key: "k".into(),
         }],
-        rate_window: Duration::from_secs_f64(WINDOW),
+        rate_window: linkcert::window::RateWindow::from_secs(WINDOW).unwrap(),
         ..Target::default()
     };
     let opts = LoadOptions::new(out_dir("absent"));

@@ -157,7 +157,7 @@ pub async fn run(
     let started = crate::clock::now_epoch_secs();
     let clock = Instant::now();
     let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
-    let max_wait = target.rate_window + Duration::from_secs(2);
+    let max_wait = target.rate_window.duration() + Duration::from_secs(2);
     let probe = Probe::new(
         client,
         &target.base_url,

@@ -106,7 +106,7 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     eprintln!(
         "linkcert load: {} (standard window {} s), {} scenario(s), reports in {}",
         target.base_url,
-        target.rate_window.as_secs_f64(),
+        target.rate_window.secs(),
         scenarios.len(),
         out.display()
     );

@@ -23,6 +23,7 @@ use crate::report::github;
 use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
 use crate::spec::{Limit, Spec};
 use crate::target::{Fixture, Profile, Target, parse_key_flag};
+use crate::window::RateWindow;
 
 /// The window the in-process reference runs with, so rate-limit checks finish in seconds.
 const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
@@ -84,8 +85,8 @@ pub struct TargetArgs {
     /// Length in seconds of the target's standard rate-limit window (default 60), for targets
     /// run with a shortened window; analytics windows are assumed to shrink in proportion.
     /// Without --target it sets the built-in reference's window (default 6 s).
-    #[arg(long, visible_alias = "window", value_name = "SECONDS")]
-    rate_window: Option<f64>,
+    #[arg(long, visible_alias = "window", value_name = "SECONDS", value_parser = rate_window)]
+    rate_window: Option<RateWindow>,
     /// Accept the target's certificate without verifying it (self-signed targets).
     #[arg(long)]
     insecure: bool,
@@ -175,8 +176,8 @@ struct ServeArgs {
     keys: Option<PathBuf>,
     /// Length of the standard rate-limit window in seconds (default: the spec's 60); the
     /// analytics window shrinks in proportion. For tests that must not wait a minute.
-    #[arg(long, value_name = "SECONDS")]
-    window: Option<f64>,
+    #[arg(long, value_name = "SECONDS", value_parser = rate_window)]
+    window: Option<RateWindow>,
     /// PEM certificate chain (with --tls-key). Default: a self-signed certificate.
     #[arg(
         long,
@@ -265,7 +266,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let config = ServeConfig {
         addr: args.addr,
         keys,
-        window_secs: args.window,
+        window: args.window,
         tls,
     };
     let running = server::start(spec.clone(), config).await?;
@@ -338,6 +339,14 @@ fn print_keys(running: &server::RunningServer, development: bool) {
     }
 }
 
+/// `--rate-window` and `serve --window`: a window, or clap's error naming the flag.
+fn rate_window(s: &str) -> Result<RateWindow, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    RateWindow::from_secs(secs).map_err(|e| e.to_string())
+}
+
 /// The target `check` and `load` aim at: from flags and profile, or the in-process reference
 /// (returned too, so it lives as long as the run).
 pub async fn resolve_target(
@@ -357,12 +366,12 @@ pub async fn resolve_target(
         keys = profile.plan_keys();
     }
     let base = args.target.clone().or(profile.base_url.clone());
-    let window = args.rate_window.or(profile.rate_window_secs);
-    if let Some(w) = window
-        && !(w.is_finite() && w > 0.0)
-    {
-        anyhow::bail!("--rate-window must be a positive number of seconds, got {w}");
-    }
+    let from_profile = profile
+        .rate_window_secs
+        .map(RateWindow::from_secs)
+        .transpose()
+        .context("the profile's rate_window_secs")?;
+    let window = args.rate_window.or(from_profile);
     let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
     let fixtures = |ids: &[String]| -> Vec<Fixture> {
         ids.iter().map(|s| Fixture::parse(s, &plans)).collect()
@@ -370,7 +379,7 @@ pub async fn resolve_target(
     let mut target = Target {
         base_url: String::new(),
         keys,
-        rate_window: Duration::from_secs_f64(window.unwrap_or(60.0)),
+        rate_window: window.unwrap_or_default(),
         partner_ids: fixtures(&profile.fixtures.partner_ids),
         tenant_ids: fixtures(&profile.fixtures.tenant_ids),
         allow_destructive: profile.allow_destructive.unwrap_or(false),
@@ -380,7 +389,7 @@ pub async fn resolve_target(
     let Some(base) = base else {
         // The built-in reference, with a short window; its own keys unless --key says others.
         let mut cfg = ServeConfig::in_process();
-        cfg.window_secs = Some(window.unwrap_or(window_for_reference));
+        cfg.window = Some(window.unwrap_or(RateWindow::from_secs(window_for_reference)?));
         let running = server::start(spec.clone(), cfg).await?;
         let mut own = Target::of_reference(&running, spec);
         if !target.keys.is_empty() {
@@ -489,7 +498,7 @@ fn replay_command(args: &CheckArgs, target: &Target, in_process: bool) -> String
         }
     }
     if let Some(w) = args.target.rate_window {
-        c.push(format!("--rate-window {w}"));
+        c.push(format!("--rate-window {}", w.secs()));
     }
     if args.target.insecure {
         c.push("--insecure".into());

@@ -62,7 +62,7 @@ impl LoadReport {
     pub fn new(spec: &Spec, target: &Target, started_epoch: u64) -> LoadReport {
         LoadReport {
             run: RunHeader::new(1, spec, target, started_epoch, std::time::Duration::ZERO),
-            window_secs: target.rate_window.as_secs_f64(),
+            window_secs: target.rate_window.secs(),
             verdict: ScenarioVerdict::Pass,
             totals: BTreeMap::new(),
             keys: Vec::new(),

@@ -220,7 +220,7 @@ mod tests {
         let spec = Spec::embedded().unwrap();
         let t = Target {
             base_url: "https://x".into(),
-            rate_window: Duration::from_secs(6),
+            rate_window: crate::window::RateWindow::from_secs(6.0).unwrap(),
             keys: ["free", "free", "pro", "business", "advanced"]
                 .iter()
                 .enumerate()

@@ -34,6 +34,7 @@ pub use layers::MAX_BODY_BYTES;
 pub use tls::TlsMode;
 
 use crate::spec::{Operation, Param, Spec};
+use crate::window::RateWindow;
 use ratelimit::Limiter;
 
 /// A workspace whose limits are out of the way: for benchmarks of everything but the limiter.
@@ -59,8 +60,6 @@ pub enum ServerError {
     },
     #[error("the spec and the server disagree: {0}")]
     Spec(String),
-    #[error("--window must be a positive number of seconds, got {0}")]
-    Window(f64),
 }
 
 #[derive(Clone, Debug)]
@@ -68,9 +67,9 @@ pub struct ServeConfig {
     pub addr: SocketAddr,
     /// None: the development keys.
     pub keys: Option<KeySet>,
-    /// Length of the standard window in seconds (the spec's minute); every other class
-    /// shrinks in proportion. None: the spec's windows.
-    pub window_secs: Option<f64>,
+    /// The standard window (the spec's minute); every other class shrinks in proportion.
+    /// None: the spec's windows.
+    pub window: Option<RateWindow>,
     pub tls: TlsMode,
 }
 
@@ -80,7 +79,7 @@ impl ServeConfig {
         ServeConfig {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             keys: None,
-            window_secs: None,
+            window: None,
             tls: TlsMode::SelfSigned,
         }
     }
@@ -104,6 +103,8 @@ pub struct App {
     limiter: Limiter,
     /// Rate classes in a fixed order (the limiter's class index) with their windows.
     classes: Vec<(String, Duration)>,
+    /// The standard class's window, every other class scaled with it.
+    standard_window: RateWindow,
     ops: Vec<OpRuntime>,
     /// Path → (method, index in `ops`): looked up with the request's own `&str`.
     routes: HashMap<String, Vec<(Method, OpId)>>,
@@ -113,22 +114,22 @@ pub struct App {
 }
 
 impl App {
-    fn new(spec: Arc<Spec>, keys: KeySet, window_secs: Option<f64>) -> Result<App, ServerError> {
-        let scale = match window_secs {
-            None => 1.0,
-            Some(w) if w.is_finite() && w > 0.0 => {
-                let standard = spec.window(&spec.default_rate_class).ok_or_else(|| {
-                    ServerError::Spec("the default rate class has no window".into())
-                })?;
-                w / standard.as_secs_f64()
-            }
-            Some(w) => return Err(ServerError::Window(w)),
+    fn new(spec: Arc<Spec>, keys: KeySet, window: Option<RateWindow>) -> Result<App, ServerError> {
+        let standard = spec
+            .window(&spec.default_rate_class)
+            .ok_or_else(|| ServerError::Spec("the default rate class has no window".into()))?;
+        // None: the spec's own windows.
+        let window = match window {
+            Some(w) => w,
+            None => RateWindow::from_secs(standard.as_secs_f64())
+                .map_err(|e| ServerError::Spec(e.to_string()))?,
         };
         let classes = spec
             .rate_classes
             .iter()
-            .map(|(c, w)| (c.clone(), w.mul_f64(scale)))
+            .map(|(c, w)| (c.clone(), window.scale(*w, standard)))
             .collect();
+        let standard_window = window;
         let mut ops = Vec::new();
         let mut routes: HashMap<String, Vec<(Method, OpId)>> = HashMap::new();
         for op in &spec.operations {
@@ -166,6 +167,7 @@ impl App {
             spec,
             keys,
             classes,
+            standard_window,
             ops,
             routes,
             data,
@@ -293,9 +295,9 @@ impl RunningServer {
             .map(|(k, w)| (w.plan.clone(), k.to_string()))
             .collect()
     }
-    /// Its standard window (the default rate class's, scaled as it was started).
-    pub fn standard_window(&self, spec: &Spec) -> Duration {
-        self.app.class(&spec.default_rate_class).1
+    /// Its standard window, as it was started.
+    pub fn standard_window(&self) -> RateWindow {
+        self.app.standard_window
     }
 
     pub async fn shutdown(mut self) {
@@ -317,7 +319,7 @@ impl Drop for RunningServer {
 /// Start the reference server: it listens before this returns.
 pub async fn start(spec: Arc<Spec>, config: ServeConfig) -> Result<RunningServer, ServerError> {
     let keys = config.keys.unwrap_or_else(|| KeySet::development(&spec));
-    let app = Arc::new(App::new(spec, keys, config.window_secs)?);
+    let app = Arc::new(App::new(spec, keys, config.window)?);
     let router = app.router()?;
     let listener = TcpListener::bind(config.addr)
         .await

@@ -257,7 +257,7 @@ impl Hostile {
             self.url.clone(),
             "--insecure".into(),
             "--rate-window".into(),
-            t.rate_window.as_secs_f64().to_string(),
+            t.rate_window.secs().to_string(),
         ];
         for k in &t.keys {
             args.extend(["--key".into(), format!("{}={}", k.plan, k.key)]);

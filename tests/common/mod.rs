@@ -21,7 +21,7 @@ pub fn spec() -> Arc<Spec> {
 
 pub async fn reference(window_secs: Option<f64>) -> RunningServer {
     let mut cfg = ServeConfig::in_process();
-    cfg.window_secs = window_secs;
+    cfg.window = window_secs.map(|w| linkcert::window::RateWindow::from_secs(w).expect("a window"));
     server::start(spec(), cfg)
         .await
         .expect("the reference starts")

@@ -36,7 +36,8 @@ impl Variant {
         let mut t = Target {
             base_url: self.url.clone(),
             keys,
-            rate_window: self.window(),
+            rate_window: linkcert::window::RateWindow::from_secs(self.window().as_secs_f64())
+                .expect("a window"),
             allow_destructive: true,
             ..Target::default()
         };

@@ -86,7 +86,7 @@ fn target(url: &str) -> Target {
             key("free", "lk_free_2"),
             key("advanced", "lk_advanced_1"),
         ],
-        rate_window: Duration::from_secs(2),
+        rate_window: linkcert::window::RateWindow::from_secs(2.0).unwrap(),
         partner_ids: vec![linkcert::target::Fixture::bound("pn_1", "advanced")],
         allow_destructive: true,
         ..Target::default()

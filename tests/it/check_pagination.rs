@@ -112,7 +112,7 @@ async fn the_reference_passes_with_another_seed_and_other_data() {
     .unwrap();
     let mut cfg = ServeConfig::in_process();
     cfg.keys = Some(keys);
-    cfg.window_secs = Some(6.0);
+    cfg.window = linkcert::window::RateWindow::from_secs(6.0).ok();
     let server = server::start(spec.clone(), cfg).await.unwrap();
     let target = linkcert::target::Target::of_reference(&server, &spec);
     assert!(!target.partner_ids.is_empty());

@@ -76,7 +76,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
     let spec = crate::spec::Spec::embedded().unwrap();
     let t = Target {
         base_url: "https://x".into(),
-        rate_window: Duration::from_secs_f64(W),
+        rate_window: crate::window::RateWindow::from_secs(W).unwrap(),
         keys: vec![PlanKey {
             plan: "free".into(),
             key: "k".into(),

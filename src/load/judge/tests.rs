@@ -11,7 +11,7 @@ fn free_retry_after_run() -> (Resolved, Vec<Slot>, f64) {
     let spec = crate::spec::Spec::embedded().unwrap();
     let t = Target {
         base_url: "https://x".into(),
-        rate_window: std::time::Duration::from_secs(6),
+        rate_window: crate::window::RateWindow::from_secs(6.0).unwrap(),
         keys: vec![PlanKey {
             plan: "free".into(),
             key: "k".into(),

@@ -45,7 +45,7 @@ async fn main() {
             .expect("the reference starts");
         let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
         let mut target = linkcert::target::Target::of_reference(&reference, &spec);
-        target.base_url = proxy.url.clone();
+        target.base_url = proxy.url.parse().expect("a base URL");
         let out = std::env::temp_dir().join(format!("linkcert-bench-far-{ms}"));
         let opts = LoadOptions::new(out.clone());
         let began = Instant::now();

@@ -23,7 +23,7 @@ async fn main() {
     cfg.keys = Some(KeySet::from_toml(&spec, server::UNLIMITED_KEYS).unwrap());
     let reference = server::start(spec.clone(), cfg).await.unwrap();
     let target = Target {
-        base_url: reference.base_url.clone(),
+        base_url: reference.base_url.parse().unwrap(),
         keys: vec![PlanKey {
             plan: "enterprise".into(),
             key: "lk_bench".into(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::http::{ClientConfig, HttpError};
+use crate::http::{BaseUrl, BaseUrlError, ClientConfig, HttpError};
 use crate::server::RunningServer;
 use crate::spec::Spec;
 use crate::window::RateWindow;
@@ -25,8 +25,8 @@ pub enum TargetError {
     KeySyntax(String),
     #[error("unknown plan {plan:?} in a key; plans: {known}")]
     UnknownPlan { plan: String, known: String },
-    #[error("the target URL {0:?} is not an http(s) URL")]
-    Url(String),
+    #[error(transparent)]
+    Url(#[from] BaseUrlError),
     #[error("cannot build the HTTP client")]
     Client(#[from] HttpError),
 }
@@ -85,8 +85,7 @@ pub struct PlanKey {
 
 #[derive(Clone, Debug, Default)]
 pub struct Target {
-    /// Without a trailing slash.
-    pub base_url: String,
+    pub base_url: BaseUrl,
     /// In the order given; a plan may have several keys.
     pub keys: Vec<PlanKey>,
     /// Length of the target's standard window (the spec's minute, unless shortened).
@@ -191,7 +190,8 @@ impl Target {
             .map(|(plan, key)| PlanKey { plan, key })
             .collect();
         let mut t = Target {
-            base_url: server.base_url.clone(),
+            base_url: BaseUrl::parse(&server.base_url)
+                .expect("the reference's own address is an http(s) URL"),
             keys,
             rate_window: server.standard_window(),
             allow_destructive: true,
@@ -234,11 +234,6 @@ impl Target {
                 });
             }
         }
-        let u =
-            url::Url::parse(&self.base_url).map_err(|_| TargetError::Url(self.base_url.clone()))?;
-        if !matches!(u.scheme(), "http" | "https") || u.host().is_none() {
-            return Err(TargetError::Url(self.base_url.clone()));
-        }
         Ok(())
     }
 
@@ -264,7 +259,7 @@ impl Target {
     }
 
     pub fn is_https(&self) -> bool {
-        self.base_url.starts_with("https://")
+        self.base_url.is_https()
     }
 
     /// The client settings both `check` and `load` use: this target's trust, bounded in time.
@@ -414,22 +409,15 @@ pub struct Unreachable {
 
 /// Whether a TCP connection to the target opens (within 10 s): before `check` or `load`
 /// starts, so that a wrong URL or a server that is down says so, not a run of failures.
-pub async fn reachable(base_url: &str) -> Result<(), Unreachable> {
+pub async fn reachable(base: &BaseUrl) -> Result<(), Unreachable> {
     let unreachable = |why: String| Unreachable {
-        url: base_url.to_string(),
+        url: base.to_string(),
         why,
     };
-    let url = url::Url::parse(base_url).map_err(|e| unreachable(e.to_string()))?;
-    let host = url
-        .host_str()
-        .ok_or_else(|| unreachable("no host".into()))?;
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| unreachable("no port".into()))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let (host, port) = base.host_port();
     match tokio::time::timeout(
         Duration::from_secs(10),
-        tokio::net::TcpStream::connect((host, port)),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
     )
     .await
     {

@@ -176,7 +176,7 @@ async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placemen
     let target = up.target();
     let mut far = target.clone();
     if let Some(p) = &proxy {
-        far.base_url = p.url.clone();
+        far.base_url = p.url.parse().expect("a base URL");
     }
     let before = linkcert::clock::now_epoch_secs();
     let report = run_in(
@@ -822,7 +822,7 @@ async fn a_target_that_goes_away_mid_run_leaves_the_run_incomplete() {
         let up = Upstream::start(imp, linkcert::cli::LOAD_REFERENCE_WINDOW_SECS).await;
         let proxy = outage::start(up.base_url(), mode, Duration::from_secs(4)).await;
         let mut target = up.target();
-        target.base_url = proxy.url.clone();
+        target.base_url = proxy.url.parse().expect("a base URL");
         let mut opts = LoadOptions::new(out_dir(&format!("outage-{imp:?}-{mode:?}")));
         opts.sending.request_timeout = Duration::from_secs(2);
         let started = std::time::Instant::now();
@@ -1083,7 +1083,7 @@ async fn records_reach_the_judge_as_they_come_behind_a_watermark_that_holds() {
     let up = Upstream::start(Impl::Reference, WINDOW).await;
     let proxy = common::latency::start(up.base_url(), Duration::from_millis(150), 0.5).await;
     let mut target = up.target();
-    target.base_url = proxy.url.clone();
+    target.base_url = proxy.url.parse().expect("a base URL");
     // Pro at 2 s windows: 300 requests a second for 3 s.
     let s = scenario(
         r#"
@@ -1150,7 +1150,7 @@ async fn a_target_that_is_not_there_stops_the_run_before_it_starts() {
     let url = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
     let target = Target {
-        base_url: url.clone(),
+        base_url: url.parse().expect("a base URL"),
         keys: vec![linkcert::target::PlanKey {
             plan: "free".into(),
             key: "k".into(),

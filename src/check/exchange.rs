@@ -80,12 +80,12 @@ impl Req {
         s.finish()
     }
 
-    pub fn url(&self, base: &str) -> String {
+    pub fn url(&self, base: &crate::http::BaseUrl) -> String {
         let q = self.query_string();
         if q.is_empty() {
-            format!("{base}{}", self.path)
+            base.join(&self.path)
         } else {
-            format!("{base}{}?{q}", self.path)
+            base.join(&format!("{}?{q}", self.path))
         }
     }
 
@@ -284,7 +284,7 @@ mod tests {
         )
         .key(&key);
         let x = Exchange {
-            url: req.url("https://h"),
+            url: req.url(&crate::http::BaseUrl::parse("https://h").unwrap()),
             req,
             result: Err("x".into()),
             insecure: true,
@@ -326,7 +326,7 @@ mod tests {
         let mut req = Req::post_json("/p", &serde_json::json!({}));
         req.body = Some(body);
         let x = Exchange {
-            url: req.url("https://h"),
+            url: req.url(&crate::http::BaseUrl::parse("https://h").unwrap()),
             req,
             result: Err("x".into()),
             insecure: false,

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 pub use super::exchange::{Exchange, Req, redact};
 use crate::clock::now_epoch;
+use crate::http::BaseUrl;
 use crate::http::{ClientConfig, Resp, describe, read_answer};
 use crate::outage::{PROBE_BUDGET, Watch};
 use crate::rate_headers;
@@ -47,7 +48,7 @@ struct Pace {
 /// Sends requests to one target and keeps count.
 pub struct Probe {
     client: reqwest::Client,
-    base_url: String,
+    base_url: BaseUrl,
     insecure: bool,
     /// Longest a paced send waits for quota (about one window).
     max_wait: Duration,
@@ -67,14 +68,14 @@ impl Probe {
     /// `timeout`: the budget of one answer, body included (the client's own timeout).
     pub fn new(
         client: reqwest::Client,
-        base_url: &str,
+        base_url: &BaseUrl,
         insecure: bool,
         max_wait: Duration,
         timeout: Duration,
     ) -> Probe {
         Probe {
             client,
-            base_url: base_url.trim_end_matches('/').to_string(),
+            base_url: base_url.clone(),
             insecure,
             max_wait,
             pace: Mutex::new(HashMap::new()),
@@ -103,7 +104,7 @@ impl Probe {
         self.watch.clone()
     }
 
-    pub fn base_url(&self) -> &str {
+    pub fn base_url(&self) -> &BaseUrl {
         &self.base_url
     }
     pub fn requests_sent(&self) -> u64 {

@@ -13,7 +13,7 @@ pub async fn run(ctx: &Ctx) {
             "transport.https",
             "*",
             "an https:// target",
-            ctx.target.base_url.clone(),
+            ctx.target.base_url.to_string(),
             None,
         );
     }

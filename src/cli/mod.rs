@@ -19,6 +19,7 @@ use clap::{FromArgMatches, Parser, Subcommand};
 
 use crate::check::{self, CheckOptions};
 use crate::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
+use crate::http::BaseUrl;
 use crate::report::github;
 use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
 use crate::spec::{Limit, Spec};
@@ -377,7 +378,7 @@ pub async fn resolve_target(
         ids.iter().map(|s| Fixture::parse(s, &plans)).collect()
     };
     let mut target = Target {
-        base_url: String::new(),
+        base_url: BaseUrl::default(),
         keys,
         rate_window: window.unwrap_or_default(),
         partner_ids: fixtures(&profile.fixtures.partner_ids),
@@ -399,7 +400,7 @@ pub async fn resolve_target(
         own.insecure = target.insecure;
         return Ok((own, Some(running)));
     };
-    target.base_url = base.trim_end_matches('/').to_string();
+    target.base_url = BaseUrl::parse(&base)?;
     Ok((target, None))
 }
 

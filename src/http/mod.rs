@@ -17,6 +17,7 @@
 
 mod answer;
 mod bare;
+mod base_url;
 mod body;
 mod client;
 mod envelope;
@@ -26,6 +27,7 @@ mod tls;
 
 pub use answer::*;
 pub use bare::*;
+pub use base_url::*;
 pub use body::*;
 pub use client::*;
 pub use envelope::*;

@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::ClientConfig;
+use super::{BaseUrl, ClientConfig};
 
 /// Bytes kept of a raw answer: a head larger than this is itself a finding.
 pub const RAW_KEEP: usize = 64 * 1024;
@@ -60,17 +60,12 @@ impl std::fmt::Display for RawFailure {
 /// handshake have a `budget` of their own before it).
 pub async fn raw_get(
     cfg: &ClientConfig,
-    base_url: &str,
+    base: &BaseUrl,
     budget: Duration,
 ) -> Result<RawReading, RawFailure> {
-    let url = url::Url::parse(base_url).map_err(|e| RawFailure::Other(e.to_string()))?;
+    let url = base.url();
     // An IPv6 host without its brackets, to connect to and to name in TLS.
-    let host = match url.host() {
-        Some(url::Host::Ipv6(ip)) => ip.to_string(),
-        Some(h) => h.to_string(),
-        None => return Err(RawFailure::Other(format!("{base_url}: no host"))),
-    };
-    let port = url.port_or_known_default().unwrap_or(443);
+    let (host, port) = base.host_port();
     let deadline = Instant::now() + budget;
     let connect = TcpStream::connect((host.as_str(), port));
     let tcp = match tokio::time::timeout_at(deadline, connect).await {

@@ -39,7 +39,7 @@ use super::schedule::{Schedule, Slot, Summary};
 pub use super::sending::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, Sending, Timing};
 use crate::clock::now_epoch;
 use crate::http::{
-    BareAnswer, BareClient, BodyError, ClientConfig, body_error_code, is_local_refusal,
+    BareAnswer, BareClient, BaseUrl, BodyError, ClientConfig, body_error_code, is_local_refusal,
 };
 use crate::outage::{PROBE_BUDGET, Watch, diagnose};
 use crate::rate_headers;
@@ -83,7 +83,7 @@ struct Shared<A> {
     /// The settings of the plain request that asks whether the target is still there.
     client: ClientConfig,
     /// Where a plain request asks whether the target is still there.
-    base_url: String,
+    base_url: BaseUrl,
     watch: Arc<Watch>,
     peak_in_flight: AtomicUsize,
     live: Arc<Live>,
@@ -116,8 +116,8 @@ struct Operation {
 impl Operation {
     /// The URL is the base URL with the path appended, as `check` makes it (a base URL with a
     /// path of its own, `https://host/v1`, keeps it), normalised as reqwest would send it.
-    fn new(base_url: &str, path: &str, name: &str) -> Operation {
-        let url = format!("{}{path}", base_url.trim_end_matches('/'));
+    fn new(base_url: &BaseUrl, path: &str, name: &str) -> Operation {
+        let url = base_url.join(path);
         let uri = url::Url::parse(&url)
             .map_err(|e| e.to_string())
             .and_then(|u| http::Uri::try_from(u.as_str()).map_err(|e| e.to_string()))
@@ -527,7 +527,7 @@ impl Attack<'_> {
     /// goose's settings: `users` users, one iteration each, its reports to `reports`.
     fn goose_config(&self, users: usize, reports: [&std::path::PathBuf; 2]) -> GooseConfiguration {
         let mut cfg = GooseConfiguration::default();
-        cfg.host = Some(self.target.base_url.clone());
+        cfg.host = Some(self.target.base_url.to_string());
         cfg.users = Some(users);
         cfg.increase_rate = Some("2000".into());
         // Each user runs the whole schedule once (`step` loops); the run ends when all are done.

@@ -219,7 +219,7 @@ mod tests {
     fn resolved(name: &str) -> Resolved {
         let spec = Spec::embedded().unwrap();
         let t = Target {
-            base_url: "https://x".into(),
+            base_url: crate::http::BaseUrl::parse("https://x").unwrap(),
             rate_window: crate::window::RateWindow::from_secs(6.0).unwrap(),
             keys: ["free", "free", "pro", "business", "advanced"]
                 .iter()

@@ -23,7 +23,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::clock::now_epoch;
-use crate::http::{ClientConfig, RawFailure, RawReading, declared_length, head_end, raw_get};
+use crate::http::{
+    BaseUrl, ClientConfig, RawFailure, RawReading, declared_length, head_end, raw_get,
+};
 mod account;
 pub use account::{Outage, TransportKind};
 
@@ -421,8 +423,8 @@ impl std::fmt::Display for Diagnosis {
 
 /// Asks whether the target is still there: `GET /` on a fresh connection, read byte by byte
 /// within `budget` (the probe's words for what came back). One for `check` and `load`.
-pub async fn diagnose(cfg: &ClientConfig, base_url: &str, budget: Duration) -> Diagnosis {
-    Diagnosis::of(raw_get(cfg, base_url, budget).await, budget)
+pub async fn diagnose(cfg: &ClientConfig, base: &BaseUrl, budget: Duration) -> Diagnosis {
+    Diagnosis::of(raw_get(cfg, base, budget).await, budget)
 }
 
 #[cfg(test)]

@@ -138,7 +138,7 @@ impl RunHeader {
             schema_version,
             tool: "linkcert".into(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
-            target: target.base_url.clone(),
+            target: target.base_url.to_string(),
             spec_title: spec.title.clone(),
             spec_version: spec.version.clone(),
             started_at: rfc3339(started_epoch),

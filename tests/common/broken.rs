@@ -146,7 +146,7 @@ impl Broken {
     /// The runner's target: the implementation's, through the proxy.
     pub fn target(&self) -> Target {
         let mut t = self.upstream.target();
-        t.base_url = self.url.clone();
+        t.base_url = self.url.parse().expect("a base URL");
         t
     }
 }

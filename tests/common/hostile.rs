@@ -242,7 +242,7 @@ impl Hostile {
     /// The reference's target (its keys, window and fixtures) at this server's URL.
     pub fn target(&self) -> Target {
         let mut t = self.upstream.target();
-        t.base_url = self.url.clone();
+        t.base_url = self.url.parse().expect("a base URL");
         t.trust_pem = None;
         t.insecure = true;
         t

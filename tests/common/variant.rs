@@ -34,7 +34,7 @@ impl Variant {
             })
             .collect();
         let mut t = Target {
-            base_url: self.url.clone(),
+            base_url: self.url.parse().expect("a base URL"),
             keys,
             rate_window: linkcert::window::RateWindow::from_secs(self.window().as_secs_f64())
                 .expect("a window"),

@@ -590,7 +590,7 @@ async fn cli(
     cmd.args([
         "check",
         "--target",
-        &t.base_url,
+        t.base_url.as_str(),
         "--seed",
         "7",
         "--cases",
@@ -769,7 +769,7 @@ fn result(
 fn empty_report() -> Report {
     let spec = common::spec();
     let target = linkcert::target::Target {
-        base_url: "https://example.test".into(),
+        base_url: "https://example.test".parse().unwrap(),
         ..linkcert::target::Target::default()
     };
     Report::new(

@@ -80,7 +80,7 @@ fn target(url: &str) -> Target {
         key: key.into(),
     };
     Target {
-        base_url: url.to_string(),
+        base_url: url.parse().expect("a base URL"),
         keys: vec![
             key("free", "lk_free_1"),
             key("free", "lk_free_2"),

@@ -95,11 +95,11 @@ fn a_seed_replays_the_same_requests() {
         for p in [Property::Valid, Property::Invalid] {
             let a: Vec<String> = cases::sample(op, p, 42, 8)
                 .iter()
-                .map(|c| c.request(op).url("https://t"))
+                .map(|c| c.request(op).url(&"https://t".parse().unwrap()))
                 .collect();
             let b: Vec<String> = cases::sample(op, p, 42, 8)
                 .iter()
-                .map(|c| c.request(op).url("https://t"))
+                .map(|c| c.request(op).url(&"https://t".parse().unwrap()))
                 .collect();
             assert_eq!(a, b, "{} {p:?}", op.id);
             if cases::cases_for(op, 8) > 1 {

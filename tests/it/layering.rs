@@ -187,7 +187,7 @@ fn absolute_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
 
 /// The module a path lands in (its longest prefix of modules) and whether it goes on to an
 /// item of that module.
-fn landing(src: &Path, path: &[String]) -> (Vec<String>, bool) {
+fn landing(src: &Path, path: &[String]) -> Landing {
     let mut module = Vec::new();
     for (i, seg) in path.iter().enumerate() {
         if submodules(src, &module).contains(seg) {
@@ -199,8 +199,11 @@ fn landing(src: &Path, path: &[String]) -> (Vec<String>, bool) {
     (module, false)
 }
 
+/// Where a path lands: the module, and whether it goes on to an item of it.
+type Landing = (Vec<String>, bool);
+
 /// What each library file of `src/` names: (file, its module, where each path lands).
-fn references() -> Vec<(PathBuf, Vec<String>, Vec<(Vec<String>, bool)>)> {
+fn references() -> Vec<(PathBuf, Vec<String>, Vec<Landing>)> {
     let src = src();
     let mut files = Vec::new();
     rust_files(&src, &mut files);

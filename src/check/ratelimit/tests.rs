@@ -75,7 +75,7 @@ fn check_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
 fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
     let spec = crate::spec::Spec::embedded().unwrap();
     let t = Target {
-        base_url: "https://x".into(),
+        base_url: crate::http::BaseUrl::parse("https://x").unwrap(),
         rate_window: crate::window::RateWindow::from_secs(W).unwrap(),
         keys: vec![PlanKey {
             plan: "free".into(),

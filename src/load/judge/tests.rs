@@ -10,7 +10,7 @@ use crate::target::{PlanKey, Target};
 fn free_retry_after_run() -> (Resolved, Vec<Slot>, f64) {
     let spec = crate::spec::Spec::embedded().unwrap();
     let t = Target {
-        base_url: "https://x".into(),
+        base_url: crate::http::BaseUrl::parse("https://x").unwrap(),
         rate_window: crate::window::RateWindow::from_secs(6.0).unwrap(),
         keys: vec![PlanKey {
             plan: "free".into(),

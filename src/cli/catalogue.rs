@@ -73,7 +73,9 @@ fn scenario_md(o: &mut String, s: &Scenario) {
         }
     );
     if let Some(b) = s.burst {
-        let span = s.burst_span.map_or(String::new(), |f| format!(" over {f} of a window"));
+        let span = s
+            .burst_span
+            .map_or(String::new(), |f| format!(" over {f} of a window"));
         let _ = write!(o, "; burst {}{span}", times(b));
     }
     if let Some(r) = s.other_key_rate {

@@ -109,7 +109,10 @@ pub fn generated_note(source: &str) -> String {
 pub fn md_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
-        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#') {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#'
+        ) {
             o.push('\\');
         }
         o.push(c);
@@ -139,7 +142,11 @@ fn clause_link(id: &str) -> String {
 
 fn enforces_md(e: Enforces) -> String {
     match e {
-        Enforces::Clauses(c) => c.iter().map(|id| clause_link(id)).collect::<Vec<_>>().join(", "),
+        Enforces::Clauses(c) => c
+            .iter()
+            .map(|id| clause_link(id))
+            .collect::<Vec<_>>()
+            .join(", "),
         Enforces::Nothing(why) => format!("none: {}", md_escape(why)),
     }
 }
@@ -219,12 +226,20 @@ fn enforced_by_md(c: &clauses::Clause) -> String {
     if !checks.is_empty() {
         let links: Vec<String> = checks
             .iter()
-            .map(|id| format!("[`{id}`](checks.md#{})", md_anchor(id.split('.').next().unwrap_or(id))))
+            .map(|id| {
+                format!(
+                    "[`{id}`](checks.md#{})",
+                    md_anchor(id.split('.').next().unwrap_or(id))
+                )
+            })
             .collect();
         by.push(format!("checks {}", links.join(", ")));
     }
     if !rules.is_empty() {
-        let links: Vec<String> = rules.iter().map(|id| format!("[`{id}`](rules.md)")).collect();
+        let links: Vec<String> = rules
+            .iter()
+            .map(|id| format!("[`{id}`](rules.md)"))
+            .collect();
         by.push(format!("load rules {}", links.join(", ")));
     }
     if by.is_empty() {

@@ -21,9 +21,7 @@ pub const LOAD_REFERENCE_WINDOW_SECS: f64 = 6.0;
 #[command(after_long_help = "\
 Scenarios are TOML files (scenarios/README.md): a plan, a rate class, an operation mix, an
 offered rate as a multiple of the plan's limit, a duration in windows and a shape (steady,
-burst-then-steady, straddle, two-keys, retry-after). Built-in: free-overload, pro-overload,
-boundary-straddle, business-overload, retry-after-honesty, advanced-overload,
-analytics-advanced-overload, two-keys-isolation.
+burst-then-steady, straddle, two-keys, retry-after). The built-in ones: --scenario above.
 
 Every request goes through goose, at an open arrival rate: each is sent at its due time
 whether or not earlier answers have come back, with up to the scenario's peak rate times
@@ -50,7 +48,7 @@ incomplete: the target stopped answering mid-run (refused, reset, or no answer w
 whose run overlaps the outage is not judged, even one that ended before it was noticed. A
 target that answers in ways no answer may (a 2xx body past 4 MB or one that trickles, no HTTP,
 headers past 64 KB) fails load.answers in words naming it; one that does so everywhere is
-broken: the run stops there, exit 1 (README: When the target misbehaves).
+broken: the run stops there, exit 1 (docs/src/misbehaving.md).
 Interrupted (Ctrl-C, SIGINT or SIGTERM): sending stops within about a second, no scenario
 starts after it, the one cut short is not judged, every report is still written (load.json:
 `interrupted`) and the exit code is 3 whatever had been judged: the run did not finish, so it
@@ -60,7 +58,7 @@ pub(super) struct LoadArgs {
     target: TargetArgs,
     /// A scenario: a built-in name, a name in ./scenarios/, or a path to a TOML file. Repeat
     /// it; without it, every built-in scenario whose plan has a key.
-    #[arg(long = "scenario", value_name = "NAME|FILE")]
+    #[arg(long = "scenario", value_name = "NAME|FILE", long_help = super::catalogue::scenario_help())]
     scenarios: Vec<String>,
     /// Where the reports go (default: reports/<timestamp>-load/): load.json, load.md,
     /// load.html and goose's own HTML and JSON reports per scenario.

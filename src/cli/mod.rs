@@ -1,9 +1,11 @@
 //! The command line, in one place (`load`'s arguments in `load.rs`). Subcommands hand their
 //! work to the library modules.
 
+mod catalogue;
 mod generate;
 mod load;
 
+use catalogue::CatalogueArgs;
 use generate::CompletionsArgs;
 pub use load::LOAD_REFERENCE_WINDOW_SECS;
 use load::{LoadArgs, load};
@@ -59,7 +61,7 @@ enum Command {
     Check(CheckArgs),
     /// List every check and load rule (id, title, clauses, level, what it needs) and every
     /// clause of the spec document with the checks and rules that enforce it, or why none does.
-    Catalogue,
+    Catalogue(CatalogueArgs),
     /// Measure throttling under load (goose). Exit 0: conforms, 1: does not, 2: could not run,
     /// 3: incomplete (the target went away) or interrupted (SIGINT, SIGTERM).
     Load(LoadArgs),
@@ -101,7 +103,7 @@ answered 404 for (bind it: --partner PLAN=ID, --tenant PLAN=ID), or a target tha
 answering mid-run (when and how: refused, reset, timeout). report.json: `outcome`, `incomplete`.
 A target that misbehaves (a body past what the spec allows, a trickle, a broken Content-Length,
 bytes that are not HTTP) fails, in words naming what it did; a route that fails three times in
-a row is given up and its remaining checks are not judged (README: When the target misbehaves).
+a row is given up and its remaining checks are not judged (docs/src/misbehaving.md).
 Interrupted (Ctrl-C, SIGINT or SIGTERM): sending stops within about a second, what was cut short
 or not reached is not judged, every report is still written (report.json: `interrupted`) and
 the exit code is 3 whatever had been judged: the run did not finish, so it is no verdict. A
@@ -172,7 +174,7 @@ struct ServeArgs {
     /// Address to listen on; port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:8443")]
     addr: SocketAddr,
-    /// Workspaces, plans and keys as TOML (see README). Default: the development set.
+    /// Workspaces, plans and keys as TOML (docs/src/server.md). Default: the development set.
     #[arg(long, value_name = "FILE")]
     keys: Option<PathBuf>,
     /// Length of the standard rate-limit window in seconds (default: the spec's 60); the
@@ -237,10 +239,7 @@ pub fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::Check(args) => check(args).await,
             Command::Load(args) => load(args).await,
-            Command::Catalogue => {
-                print!("{}", crate::registry::listing()?);
-                Ok(ExitCode::SUCCESS)
-            }
+            Command::Catalogue(args) => catalogue::catalogue(&args),
             Command::Completions(_) | Command::Man => Ok(ExitCode::SUCCESS),
         }
     });

@@ -2,7 +2,7 @@
 //! (`ClientConfig::build_bare`), without reqwest's layers. `load` uses none of them (redirects
 //! are off, answers are not compressed, nothing is retried), yet they parse each request's URL
 //! twice and wrap it four times: at the generator's cap, going around them took a quarter of
-//! its CPU per request (README, "At its cap").
+//! its CPU per request (docs/src/figures.md, "At its cap").
 
 use std::time::Duration;
 

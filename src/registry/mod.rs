@@ -7,7 +7,7 @@
 
 mod checks;
 pub mod coverage;
-mod listing;
+pub mod listing;
 mod rules;
 
 pub use checks::CHECKS;

@@ -193,7 +193,7 @@ fn is_token(k: &str) -> bool {
     !k.is_empty() && k.len() <= 256 && k.bytes().all(|b| b.is_ascii_graphic())
 }
 
-/// Documented in the README; `linkcert serve` prints them at start.
+/// Documented in docs/src/server.md; `linkcert serve` prints them at start.
 pub const DEVELOPMENT_KEYS: &str = r#"
 [[workspace]]
 name = "free-ws"

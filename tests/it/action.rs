@@ -503,9 +503,9 @@ fn every_input_reaches_the_script_and_is_documented() {
         .filter(|l| !l.trim_start().starts_with('#'))
         .collect::<Vec<_>>()
         .join("\n");
-    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("docs/src/ci.md")).unwrap();
     let section = &readme[readme
-        .find("### The GitHub Action")
+        .find("## The GitHub Action")
         .expect("README has the Action's section")..];
     let section = &section[..section[4..].find("\n## ").map_or(section.len(), |e| e + 4)];
     assert!(a.inputs.len() >= 15, "{:?}", a.inputs.keys());

@@ -20,6 +20,7 @@ mod check_qr;
 mod check_ratelimit;
 mod check_status;
 mod cli_runs;
+mod docs;
 mod interrupt;
 mod layering;
 mod layout;

@@ -1,8 +1,8 @@
 //! What a user installs beside the binary: shell completions for bash, zsh and fish and the man
 //! page name every subcommand and flag the parser knows; a bash completion really completes
 //! (`complete -p`, then the completion function as bash calls it); `--version` names the spec
-//! version of the document in `specs/`; the README's set-up keeps its two commands first, the
-//! install routes after them.
+//! version of the document in `specs/`; the README's set-up keeps its two commands first, and
+//! the book's install page the install routes, one line each.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -180,13 +180,19 @@ fn version_names_the_spec_version_of_the_document() {
     assert!(run(&["man"]).contains(&format!("{title} {version}")));
 }
 
-/// The README's set-up keeps its two commands first; the install routes follow, one line each:
-/// cargo install from a clone and from a git URL, the Action, the image.
+/// The README's first section is its set-up, whose first block is the two commands (`.ci/run`
+/// runs the second); the book's install page keeps the install routes, one line each: cargo
+/// install from a clone and from a git URL, the Action, the image.
 #[test]
-fn the_readme_set_up_keeps_its_two_commands_first_and_the_install_routes_follow() {
+fn the_readme_set_up_keeps_its_two_commands_first_and_the_book_the_install_routes() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let at = readme.find("\n## Set-up\n").expect("a Set-up section");
+    assert_eq!(
+        readme.find("\n## "),
+        Some(at),
+        "Set-up is the README's first section"
+    );
     let setup = &readme[at + 1..];
     let setup = &setup[..setup[1..].find("\n## ").map_or(setup.len(), |e| e + 1)];
     let block = &setup[setup.find("```sh\n").unwrap() + 6..];
@@ -196,12 +202,18 @@ fn the_readme_set_up_keeps_its_two_commands_first_and_the_install_routes_follow(
         .map(|l| l.split('#').next().unwrap().trim())
         .collect();
     assert_eq!(commands, ["cargo run --release -- check", "cargo test"]);
-    let first_block = setup.find("```sh\n").unwrap();
-    let routes_at = setup
-        .find("### Install routes")
-        .expect("the install routes, in Set-up");
-    assert!(routes_at > first_block, "the two commands come first");
-    let routes = &setup[routes_at..];
+    assert!(
+        setup.contains("(docs/src/install.md)"),
+        "Set-up links to the install routes"
+    );
+    let install =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/install.md"))
+            .unwrap();
+    let routes_at = install
+        .find("## Install routes\n")
+        .expect("the install routes, in docs/src/install.md");
+    let routes = &install[routes_at..];
+    let routes = &routes[..routes[3..].find("\n## ").map_or(routes.len(), |e| e + 3)];
     let items: Vec<&str> = routes.lines().filter(|l| l.starts_with("- ")).collect();
     for (want, what) in [
         (

@@ -11,41 +11,25 @@ use super::error::LoadError;
 use crate::spec::{Limit, Spec};
 use crate::target::{PlanKey, Target};
 
+/// Each built-in scenario by name, its TOML embedded from `scenarios/NAME.toml`: a new one
+/// is its file and one line in `BUILTIN`.
+macro_rules! builtin {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../scenarios/", $name, ".toml")))),*]
+    };
+}
+
 /// The built-in scenarios, in the order the default run uses (a key's scenarios run in this
 /// order; scenarios on other keys alongside).
-pub const BUILTIN: &[(&str, &str)] = &[
-    (
-        "free-overload",
-        include_str!("../../scenarios/free-overload.toml"),
-    ),
-    (
-        "pro-overload",
-        include_str!("../../scenarios/pro-overload.toml"),
-    ),
-    (
-        "boundary-straddle",
-        include_str!("../../scenarios/boundary-straddle.toml"),
-    ),
-    (
-        "business-overload",
-        include_str!("../../scenarios/business-overload.toml"),
-    ),
-    (
-        "retry-after-honesty",
-        include_str!("../../scenarios/retry-after-honesty.toml"),
-    ),
-    (
-        "advanced-overload",
-        include_str!("../../scenarios/advanced-overload.toml"),
-    ),
-    (
-        "analytics-advanced-overload",
-        include_str!("../../scenarios/analytics-advanced-overload.toml"),
-    ),
-    (
-        "two-keys-isolation",
-        include_str!("../../scenarios/two-keys-isolation.toml"),
-    ),
+pub const BUILTIN: &[(&str, &str)] = builtin![
+    "free-overload",
+    "pro-overload",
+    "boundary-straddle",
+    "business-overload",
+    "retry-after-honesty",
+    "advanced-overload",
+    "analytics-advanced-overload",
+    "two-keys-isolation",
 ];
 
 /// How arrivals are laid out over the run.

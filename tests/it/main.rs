@@ -26,6 +26,7 @@ mod layering;
 mod layout;
 mod load_hostile;
 mod no_server_errors;
+mod registries;
 mod sdk_requests;
 mod server;
 mod shell_docs;

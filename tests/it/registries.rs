@@ -1,0 +1,78 @@
+//! Adding a thing is one file and one registry line: what each registry holds is what the
+//! files are. A load rule is a file of `src/load/judge/` implementing `Rule`, listed in
+//! `rules![...]`; a built-in scenario is `scenarios/NAME.toml`, listed in `BUILTIN`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// The `module::Type` entries of the `rules![...]` registry in `judge/mod.rs`.
+fn registered_rules(judge_mod: &str) -> BTreeSet<String> {
+    let Some(start) = judge_mod.find("\nrules![") else {
+        return BTreeSet::new();
+    };
+    let body = &judge_mod[start + 8..];
+    let body = &body[..body.find("];").unwrap_or(body.len())];
+    body.split(',')
+        .map(|e| e.trim().to_string())
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
+/// `module::Type` for every file of `judge/` that implements `Rule` (`impl Rule for Type`).
+fn rule_files(judge: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(judge).unwrap().flatten() {
+        let p = e.path();
+        let module = p.file_stem().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for (i, _) in text.match_indices("impl Rule for ") {
+            let ty: String = text[i + 14..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.insert(format!("{module}::{ty}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_load_rule_file_is_registered_once_and_every_entry_is_a_rule_file() {
+    let judge = root().join("src/load/judge");
+    let registry = std::fs::read_to_string(judge.join("mod.rs")).unwrap();
+    let listed = registered_rules(&registry);
+    let files = rule_files(&judge);
+    assert!(files.len() >= 7, "the scan found the rules: {files:?}");
+    assert_eq!(
+        listed, files,
+        "a load rule is a file of src/load/judge/ implementing Rule and one line in rules![...]"
+    );
+}
+
+#[test]
+fn every_builtin_scenario_is_a_toml_file_of_scenarios_and_every_such_file_is_built_in() {
+    let files: BTreeSet<String> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let builtin: BTreeSet<String> = linkcert::load::scenario::BUILTIN
+        .iter()
+        .map(|(name, _)| name.to_string())
+        .collect();
+    assert!(builtin.len() >= 8, "{builtin:?}");
+    assert_eq!(
+        builtin, files,
+        "a built-in scenario is scenarios/NAME.toml and one line in BUILTIN"
+    );
+    for (name, text) in linkcert::load::scenario::BUILTIN {
+        let on_disk = std::fs::read_to_string(root().join(format!("scenarios/{name}.toml")));
+        assert_eq!(on_disk.ok().as_deref(), Some(*text), "{name} is its file");
+    }
+}

@@ -576,10 +576,20 @@ async fn attack<A: Sink>(
         .and_then(|a| {
             a.set_client_builder_without_cookies(GooseClientBuilder::default().without_cookies())
         })
-        .map_err(|e| LoadError::Goose(e.to_string()))?
+        .map_err(goose_error)?
         .register_scenario(scenario);
-    attack
-        .execute()
-        .await
-        .map_err(|e| LoadError::Goose(e.to_string()))
+    attack.execute().await.map_err(goose_error)
+}
+
+/// goose's error with what it names: an invalid option says which and why (its `Display`
+/// says only "invalid option or value specified").
+fn goose_error(e: goose::GooseError) -> LoadError {
+    LoadError::Goose(match e {
+        goose::GooseError::InvalidOption {
+            option,
+            value,
+            detail,
+        } => format!("{option} = {value:?}: {detail}"),
+        other => format!("{other} ({other:?})"),
+    })
 }

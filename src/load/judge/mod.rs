@@ -107,7 +107,7 @@ mod admitted;
 mod answers;
 mod behaviour;
 mod headers;
-mod histogram;
+pub mod histogram;
 mod isolation;
 mod limit;
 mod measure;

@@ -384,7 +384,7 @@ impl KeyMeasure {
     /// One of every `stride` answers with rate-limit headers, into the trace.
     fn trace(&mut self, x: &Record, wall0: f64) {
         self.traced += 1;
-        if (self.traced - 1) % self.stride != 0 {
+        if !(self.traced - 1).is_multiple_of(self.stride) {
             return;
         }
         if self.trace.len() >= 2 * TRACE_POINTS {
@@ -395,7 +395,7 @@ impl KeyMeasure {
                 i % 2 == 1
             });
             self.stride *= 2;
-            if (self.traced - 1) % self.stride != 0 {
+            if !(self.traced - 1).is_multiple_of(self.stride) {
                 return;
             }
         }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::judge::ScenarioResult;
+use super::judge::{ScenarioResult, Second};
 use crate::report::escape as esc;
 
 const W: f64 = 760.0;
@@ -114,141 +114,14 @@ pub fn svg(r: &ScenarioResult) -> String {
     for (key, k) in r.keys.iter().enumerate() {
         let secs: Vec<_> = r.seconds.iter().filter(|s| s.key == key).collect();
         let t_max = (secs.len() as f64).max(1.0);
-        let limit_per_sec = if r.window_secs > 0.0 {
-            r.limit as f64 / r.window_secs
-        } else {
-            0.0
-        };
-        let peak = secs
-            .iter()
-            .map(|s| s.offered.max(s.sent) as f64)
-            .fold(limit_per_sec, f64::max);
-        let f = Frame {
-            t_max,
-            y_max: (peak * 1.15).max(1.0),
-        };
         let mut out = String::new();
         let _ = write!(
             out,
             r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{}" font-family="sans-serif">"##,
             3.0 * H + 20.0
         );
-        axes(
-            &mut out,
-            &f,
-            &format!("{} · {}: answers per second", r.name, k.label),
-            "req/s",
-        );
-        let series = |pick: &dyn Fn(&super::judge::Second) -> u64| -> Vec<(f64, f64)> {
-            secs.iter()
-                .flat_map(|s| {
-                    let v = pick(s) as f64;
-                    [(s.t as f64, v), (s.t as f64 + 1.0, v)]
-                })
-                .collect()
-        };
-        polyline(&mut out, &f, &series(&|s| s.offered), "#888", true);
-        polyline(&mut out, &f, &series(&|s| s.admitted), "#2a9d3a", false);
-        polyline(&mut out, &f, &series(&|s| s.throttled), "#d62828", false);
-        polyline(
-            &mut out,
-            &f,
-            &series(&|s| s.other + s.errors),
-            "#f4a261",
-            false,
-        );
-        polyline(
-            &mut out,
-            &f,
-            &series(&|s| s.failed_to_send),
-            "#7b2cbf",
-            true,
-        );
-        polyline(
-            &mut out,
-            &f,
-            &[(0.0, limit_per_sec), (t_max, limit_per_sec)],
-            "#1d4ed8",
-            true,
-        );
-        let _ = write!(
-            out,
-            r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#1d4ed8">limit {}/s</text>"##,
-            W - RIGHT - 4.0,
-            f.y(limit_per_sec) - 4.0,
-            crate::load::chart::trim(limit_per_sec)
-        );
-        legend(
-            &mut out,
-            &[
-                ("offered", "#888"),
-                ("admitted 2xx", "#2a9d3a"),
-                ("throttled 429", "#d62828"),
-                ("other", "#f4a261"),
-                ("late/unsent", "#7b2cbf"),
-            ],
-        );
-        // Header trace, below.
-        let _ = write!(out, r##"<g transform="translate(0,{})">"##, H + 10.0);
-        let trace: Vec<_> = r.trace.iter().filter(|p| p.key == key).collect();
-        let rem_max = trace
-            .iter()
-            .filter_map(|p| p.remaining)
-            .max()
-            .unwrap_or(r.limit)
-            .max(1) as f64;
-        let reset_max = trace
-            .iter()
-            .filter_map(|p| p.reset_in)
-            .fold(r.window_secs, f64::max)
-            .max(1.0);
-        let fr = Frame {
-            t_max,
-            y_max: rem_max,
-        };
-        let fs = Frame {
-            t_max,
-            y_max: reset_max,
-        };
-        axes(
-            &mut out,
-            &fr,
-            "header trace: X-RateLimit-Remaining (left), seconds to X-RateLimit-Reset (right)",
-            "remaining",
-        );
-        for i in 0..=4 {
-            let v = reset_max * f64::from(i) / 4.0;
-            let _ = write!(
-                out,
-                r##"<text x="{}" y="{:.1}" font-size="10" fill="#b45309">{v:.1}</text>"##,
-                W - RIGHT + 4.0,
-                fs.y(v) + 3.0
-            );
-        }
-        for p in &trace {
-            if let Some(v) = p.remaining {
-                let color = if p.status == 429 {
-                    "#d62828"
-                } else {
-                    "#2a9d3a"
-                };
-                let _ = write!(
-                    out,
-                    r##"<circle cx="{:.1}" cy="{:.1}" r="1.6" fill="{color}"/>"##,
-                    fr.x(p.t),
-                    fr.y(v as f64)
-                );
-            }
-            if let Some(v) = p.reset_in {
-                let _ = write!(
-                    out,
-                    r##"<rect x="{:.1}" y="{:.1}" width="2" height="2" fill="#b45309"/>"##,
-                    fs.x(p.t) - 1.0,
-                    fs.y(v) - 1.0
-                );
-            }
-        }
-        out.push_str("</g>");
+        answers(&mut out, r, &k.label, &secs, t_max);
+        trace(&mut out, r, key, t_max);
         latency(&mut out, &secs, t_max);
         out.push_str("</svg>");
         all.push_str(&out);
@@ -257,8 +130,128 @@ pub fn svg(r: &ScenarioResult) -> String {
     all
 }
 
+/// Answers per second by outcome, against what was offered and the plan's limit.
+fn answers(out: &mut String, r: &ScenarioResult, label: &str, secs: &[&Second], t_max: f64) {
+    let limit_per_sec = if r.window_secs > 0.0 {
+        r.limit as f64 / r.window_secs
+    } else {
+        0.0
+    };
+    let peak = secs
+        .iter()
+        .map(|s| s.offered.max(s.sent) as f64)
+        .fold(limit_per_sec, f64::max);
+    let f = Frame {
+        t_max,
+        y_max: (peak * 1.15).max(1.0),
+    };
+    axes(
+        out,
+        &f,
+        &format!("{} · {label}: answers per second", r.name),
+        "req/s",
+    );
+    let series = |pick: &dyn Fn(&Second) -> u64| -> Vec<(f64, f64)> {
+        secs.iter()
+            .flat_map(|s| {
+                let v = pick(s) as f64;
+                [(s.t as f64, v), (s.t as f64 + 1.0, v)]
+            })
+            .collect()
+    };
+    polyline(out, &f, &series(&|s| s.offered), "#888", true);
+    polyline(out, &f, &series(&|s| s.admitted), "#2a9d3a", false);
+    polyline(out, &f, &series(&|s| s.throttled), "#d62828", false);
+    polyline(out, &f, &series(&|s| s.other + s.errors), "#f4a261", false);
+    polyline(out, &f, &series(&|s| s.failed_to_send), "#7b2cbf", true);
+    let limit = [(0.0, limit_per_sec), (t_max, limit_per_sec)];
+    polyline(out, &f, &limit, "#1d4ed8", true);
+    let _ = write!(
+        out,
+        r##"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" fill="#1d4ed8">limit {}/s</text>"##,
+        W - RIGHT - 4.0,
+        f.y(limit_per_sec) - 4.0,
+        trim(limit_per_sec)
+    );
+    legend(
+        out,
+        &[
+            ("offered", "#888"),
+            ("admitted 2xx", "#2a9d3a"),
+            ("throttled 429", "#d62828"),
+            ("other", "#f4a261"),
+            ("late/unsent", "#7b2cbf"),
+        ],
+    );
+}
+
+/// The header trace, below the answers: X-RateLimit-Remaining (left axis) and the seconds to
+/// X-RateLimit-Reset (right axis) of each traced answer of key `key`.
+fn trace(out: &mut String, r: &ScenarioResult, key: usize, t_max: f64) {
+    let _ = write!(out, r##"<g transform="translate(0,{})">"##, H + 10.0);
+    let trace: Vec<_> = r.trace.iter().filter(|p| p.key == key).collect();
+    let rem_max = trace
+        .iter()
+        .filter_map(|p| p.remaining)
+        .max()
+        .unwrap_or(r.limit)
+        .max(1) as f64;
+    let reset_max = trace
+        .iter()
+        .filter_map(|p| p.reset_in)
+        .fold(r.window_secs, f64::max)
+        .max(1.0);
+    let fr = Frame {
+        t_max,
+        y_max: rem_max,
+    };
+    let fs = Frame {
+        t_max,
+        y_max: reset_max,
+    };
+    axes(
+        out,
+        &fr,
+        "header trace: X-RateLimit-Remaining (left), seconds to X-RateLimit-Reset (right)",
+        "remaining",
+    );
+    for i in 0..=4 {
+        let v = reset_max * f64::from(i) / 4.0;
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{:.1}" font-size="10" fill="#b45309">{v:.1}</text>"##,
+            W - RIGHT + 4.0,
+            fs.y(v) + 3.0
+        );
+    }
+    for p in &trace {
+        if let Some(v) = p.remaining {
+            let color = if p.status == 429 {
+                "#d62828"
+            } else {
+                "#2a9d3a"
+            };
+            let _ = write!(
+                out,
+                r##"<circle cx="{:.1}" cy="{:.1}" r="1.6" fill="{color}"/>"##,
+                fr.x(p.t),
+                fr.y(v as f64)
+            );
+        }
+        if let Some(v) = p.reset_in {
+            let _ = write!(
+                out,
+                r##"<rect x="{:.1}" y="{:.1}" width="2" height="2" fill="#b45309"/>"##,
+                fs.x(p.t) - 1.0,
+                fs.y(v) - 1.0
+            );
+        }
+    }
+    out.push_str("</g>");
+}
+
 /// The target's latency per second (send to answer), p50 and p99, below the header trace.
-fn latency(out: &mut String, secs: &[&super::judge::Second], t_max: f64) {
+fn latency(out: &mut String, secs: &[&Second], t_max: f64) {
     let _ = write!(
         out,
         r##"<g transform="translate(0,{})">"##,
@@ -278,7 +271,7 @@ fn latency(out: &mut String, secs: &[&super::judge::Second], t_max: f64) {
         "the target's latency per second: p50 and p99 (send to answer)",
         "ms",
     );
-    let series = |pick: &dyn Fn(&super::judge::Second) -> f64| -> Vec<(f64, f64)> {
+    let series = |pick: &dyn Fn(&Second) -> f64| -> Vec<(f64, f64)> {
         secs.iter()
             .filter(|s| s.sent > 0)
             .flat_map(|s| {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use askama::Template;
 use serde::Serialize;
 
 use super::judge::{KeyStats, ScenarioResult, ScenarioVerdict};
@@ -15,6 +16,15 @@ use crate::report::{self, RunHeader};
 use crate::spec::Spec;
 use crate::target::Target;
 use crate::verdict::Verdict;
+
+/// `templates/load.html`: the report, and each scenario with its charts (none when skipped).
+#[derive(Template)]
+#[template(path = "load.html", config = "templates/askama.toml")]
+struct LoadPage<'a> {
+    r: &'a LoadReport,
+    scenarios: Vec<(&'a ScenarioResult, String)>,
+    coverage: report::CoverageHtml<'a>,
+}
 
 /// Per key over the whole run.
 #[derive(Clone, Debug, Serialize)]
@@ -182,11 +192,34 @@ impl LoadReport {
                 out.sentence()
             );
         }
+        o.push_str(&self.scenarios_markdown());
+        if let Some(plan) = &self.plan {
+            o.push_str(&plan.markdown());
+        }
         let _ = writeln!(
             o,
-            "| scenario | plan | class | shape | limit | verdict | sent | admitted | throttled | late/unsent | achieved/scheduled req/s | behaviour |"
+            "\n## Keys\n\n| key | sent | admitted | throttled |\n|---|---|---|---|"
         );
-        let _ = writeln!(o, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for k in &self.keys {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} |",
+                k.label, k.sent, k.admitted, k.throttled
+            );
+        }
+        for s in &self.scenarios {
+            o.push_str(&scenario_markdown(s));
+        }
+        o.push_str(&report::coverage_markdown(&self.coverage, Command::Load));
+        o
+    }
+
+    /// One line per scenario: what it is, its verdict and what the generator achieved.
+    fn scenarios_markdown(&self) -> String {
+        let mut o = String::from(
+            "| scenario | plan | class | shape | limit | verdict | sent | admitted | throttled | late/unsent | achieved/scheduled req/s | behaviour |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        );
         for s in &self.scenarios {
             let (sent, adm, thr): (u64, u64, u64) = s.keys.iter().fold((0, 0, 0), |a, k| {
                 (a.0 + k.sent, a.1 + k.admitted, a.2 + k.throttled)
@@ -214,146 +247,24 @@ impl LoadReport {
                     .unwrap_or("-")
             );
         }
-        if let Some(plan) = &self.plan {
-            o.push_str(&plan.markdown());
-        }
-        let _ = writeln!(
-            o,
-            "\n## Keys\n\n| key | sent | admitted | throttled |\n|---|---|---|---|"
-        );
-        for k in &self.keys {
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} |",
-                k.label, k.sent, k.admitted, k.throttled
-            );
-        }
-        for s in &self.scenarios {
-            let _ = writeln!(
-                o,
-                "\n## {} ({})\n\n{}\n",
-                s.name,
-                s.verdict.as_str(),
-                s.description
-            );
-            if let Some(why) = &s.skipped {
-                let _ = writeln!(o, "Skipped: {why}");
-                continue;
-            }
-            let _ = writeln!(
-                o,
-                "| key | scheduled | sent | admitted | throttled | other | no answer | late | unsent | latency p50/p99/max ms | windows | rolling max | admitted bounds |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-            );
-            for k in &s.keys {
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {} | {:?} | {} | {} | {} | {:.1}/{:.1}/{:.1} | {:.2} | {} | [{:.0}, {:.0}] |",
-                    k.label,
-                    k.scheduled,
-                    k.sent,
-                    k.admitted,
-                    k.throttled,
-                    k.other,
-                    no_answer(k),
-                    k.late,
-                    k.unsent,
-                    k.latency_ms.p50,
-                    k.latency_ms.p99,
-                    k.latency_ms.max,
-                    k.windows_loaded,
-                    k.rolling_max,
-                    k.admitted_bounds[0],
-                    k.admitted_bounds[1]
-                );
-            }
-            let _ = writeln!(o);
-            for f in &s.findings {
-                let _ = write!(
-                    o,
-                    "- `{}` **{}**{}: {}",
-                    f.check,
-                    f.verdict.as_str(),
-                    f.key
-                        .as_deref()
-                        .map(|k| format!(" ({k})"))
-                        .unwrap_or_default(),
-                    f.message
-                );
-                if !f.expected.is_empty() || !f.actual.is_empty() {
-                    let _ = write!(o, " (expected {}; got {})", f.expected, f.actual);
-                }
-                let _ = writeln!(o);
-            }
-            if !s.goose_reports.is_empty() {
-                let _ = writeln!(o, "\ngoose's own reports: {}", s.goose_reports.join(", "));
-            }
-        }
-        o.push_str(&report::coverage_markdown(&self.coverage, Command::Load));
         o
     }
 
     pub fn html(&self) -> String {
-        let esc = crate::report::escape;
-        let mut o = String::new();
-        let _ = write!(
-            o,
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>linkcert load</title>\
-             <style>body{{font-family:sans-serif;max-width:820px;margin:1em auto}}\
-             table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #ccc;padding:2px 6px}}\
-             .fail{{color:#b00}}.pass{{color:#070}}</style></head><body>"
-        );
-        let _ = write!(
-            o,
-            "<h1>linkcert load: <span class=\"{}\">{}</span></h1><p>{} · window {} s · {}</p>",
-            self.verdict.as_str(),
-            self.verdict.as_str(),
-            esc(&self.run.target),
-            self.window_secs,
-            esc(&self.run.started_at)
-        );
-        if let Some(i) = &self.interrupted {
-            let _ = write!(
-                o,
-                "<p><b>Incomplete</b>: {}, before the run finished; scenarios not run or cut short were not judged.</p>",
-                esc(&i.sentence())
-            );
-        }
-        for s in &self.scenarios {
-            let _ = write!(
-                o,
-                "<h2>{} <span class=\"{}\">{}</span></h2><p>{}</p>",
-                esc(&s.name),
-                s.verdict.as_str(),
-                s.verdict.as_str(),
-                esc(&s.description)
-            );
-            if let Some(why) = &s.skipped {
-                let _ = write!(o, "<p>Skipped: {}</p>", esc(why));
-                continue;
-            }
-            o.push_str(&super::chart::svg(s));
-            o.push_str("<ul>");
-            for f in &s.findings {
-                let _ = write!(
-                    o,
-                    "<li class=\"{}\"><code>{}</code> <b>{}</b> {}: {} {}</li>",
-                    f.verdict.as_str(),
-                    esc(&f.check),
-                    f.verdict.as_str(),
-                    esc(f.key.as_deref().unwrap_or("")),
-                    esc(&f.message),
-                    if f.expected.is_empty() && f.actual.is_empty() {
-                        String::new()
-                    } else {
-                        esc(&format!("(expected {}; got {})", f.expected, f.actual))
-                    }
-                );
-            }
-            o.push_str("</ul>");
-        }
-        o.push_str(&report::coverage_html(&self.coverage, Command::Load));
-        o.push_str("</body></html>\n");
-        o
+        let page = LoadPage {
+            r: self,
+            scenarios: self
+                .scenarios
+                .iter()
+                .map(|s| {
+                    let chart = s.skipped.is_none().then(|| super::chart::svg(s));
+                    (s, chart.unwrap_or_default())
+                })
+                .collect(),
+            coverage: report::CoverageHtml::new(&self.coverage, Command::Load),
+        };
+        // Rendering into a String fails only if a value's Display does, and none here does.
+        page.render().expect("load.html renders")
     }
 
     /// A few lines for the terminal.
@@ -498,6 +409,68 @@ pub fn one_line(s: &ScenarioResult) -> String {
     )
 }
 
+/// One scenario's section of load.md: its keys' figures and its findings.
+fn scenario_markdown(s: &ScenarioResult) -> String {
+    let mut o = format!(
+        "\n## {} ({})\n\n{}\n\n",
+        s.name,
+        s.verdict.as_str(),
+        s.description
+    );
+    if let Some(why) = &s.skipped {
+        let _ = writeln!(o, "Skipped: {why}");
+        return o;
+    }
+    o.push_str(
+        "| key | scheduled | sent | admitted | throttled | other | no answer | late | unsent | latency p50/p99/max ms | windows | rolling max | admitted bounds |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for k in &s.keys {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {:?} | {} | {} | {} | {:.1}/{:.1}/{:.1} | {:.2} | {} | [{:.0}, {:.0}] |",
+            k.label,
+            k.scheduled,
+            k.sent,
+            k.admitted,
+            k.throttled,
+            k.other,
+            no_answer(k),
+            k.late,
+            k.unsent,
+            k.latency_ms.p50,
+            k.latency_ms.p99,
+            k.latency_ms.max,
+            k.windows_loaded,
+            k.rolling_max,
+            k.admitted_bounds[0],
+            k.admitted_bounds[1]
+        );
+    }
+    o.push('\n');
+    for f in &s.findings {
+        let _ = write!(
+            o,
+            "- `{}` **{}**{}: {}",
+            f.check,
+            f.verdict.as_str(),
+            f.key
+                .as_deref()
+                .map(|k| format!(" ({k})"))
+                .unwrap_or_default(),
+            f.message
+        );
+        if !f.expected.is_empty() || !f.actual.is_empty() {
+            let _ = write!(o, " (expected {}; got {})", f.expected, f.actual);
+        }
+        o.push('\n');
+    }
+    if !s.goose_reports.is_empty() {
+        let _ = writeln!(o, "\ngoose's own reports: {}", s.goose_reports.join(", "));
+    }
+    o
+}
+
 /// The "no answer" cell: the target's, and apart, the sockets this machine refused (its own
 /// limit, never the target's).
 fn no_answer(k: &KeyStats) -> String {
@@ -505,5 +478,50 @@ fn no_answer(k: &KeyStats) -> String {
         format!("{} (+{} refused here)", k.errors, k.refused_locally)
     } else {
         k.errors.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::judge::Finding;
+
+    /// A target's words reach load.html through findings (what it answered, its headers): as
+    /// text, never as markup.
+    #[test]
+    fn a_script_in_a_targets_answer_is_escaped_in_load_html() {
+        let evil = "<script>alert(\"x\")</script> & 'q'";
+        let spec = crate::spec::Spec::embedded().expect("the embedded spec loads");
+        let mut report = LoadReport::new(&spec, &Target::default(), 0);
+        let scenario = crate::load::Scenario::load("free-overload").expect("built-in");
+        let mut s = ScenarioResult::of(&scenario, "standard");
+        s.verdict = ScenarioVerdict::Fail;
+        s.findings.push(Finding {
+            check: "load.envelope".into(),
+            verdict: Verdict::Fail,
+            key: Some("free#1".into()),
+            message: format!("a 429 answered {evil}"),
+            expected: "the error envelope".into(),
+            actual: evil.into(),
+        });
+        report.scenarios.push(s);
+        report.finish(&["free#1".into()]);
+        let html = report.html();
+        assert!(!html.contains("<script"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;")
+        );
+        let doc = scraper::Html::parse_document(&html);
+        let sel = |s| scraper::Selector::parse(s).expect("a selector");
+        assert!(doc.select(&sel("script")).next().is_none());
+        let finding: String = doc.select(&sel("li.fail")).flat_map(|e| e.text()).collect();
+        assert_eq!(
+            finding,
+            format!(
+                "load.envelope fail free#1: a 429 answered {evil} (expected the error envelope; got {evil})"
+            )
+        );
+        assert_eq!(doc.select(&sel("svg")).count(), 0, "no key, no chart");
+        assert_eq!(doc.select(&sel("h2#coverage")).count(), 1);
     }
 }

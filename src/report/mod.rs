@@ -8,7 +8,7 @@ pub mod github;
 mod html;
 mod junit;
 
-pub use html::coverage_html;
+pub use html::CoverageHtml;
 pub mod model;
 
 use std::collections::BTreeMap;
@@ -48,6 +48,41 @@ impl Report {
         let mut m = String::new();
         let _ = writeln!(m, "# linkcert report: {}\n", self.outcome.word());
         m.push_str(&self.incomplete_markdown());
+        m.push_str(&self.run_markdown());
+        m.push_str(&self.baseline_markdown());
+        m.push_str(&self.checks_markdown());
+        for (title, v) in [
+            ("Failures", Verdict::Fail),
+            ("Not judged", Verdict::NotJudged),
+            ("Accepted deviations (waived)", Verdict::Accepted),
+            ("Non-strict", Verdict::NonStrict),
+            (
+                "Observations (the spec leaves these open)",
+                Verdict::Informational,
+            ),
+            ("Skipped", Verdict::Skipped),
+        ] {
+            if v == Verdict::Skipped {
+                m.push_str(&self.partly_judged_markdown());
+            }
+            let list: Vec<&CheckResult> = self.checks.iter().filter(|c| c.verdict == v).collect();
+            if list.is_empty() {
+                continue;
+            }
+            let _ = writeln!(m, "\n## {title}\n");
+            for c in list {
+                m.push_str(&check_markdown(c));
+            }
+        }
+        m.push_str(&self.waivers_markdown());
+        m.push_str(&self.coverage_markdown());
+        m
+    }
+
+    /// The run (target, spec, seed, when, how long), an interrupt, the keys' variables and the
+    /// totals, under the title of report.md.
+    fn run_markdown(&self) -> String {
+        let mut m = String::new();
         let _ = writeln!(
             m,
             "- target: `{}`\n- spec: {} {}\n- seed: {} (replay with `--seed {}`)\n- started: {}, took {:.1} s, {} requests ({} throttled and retried)\n- plans with keys: {}\n",
@@ -88,8 +123,14 @@ impl Report {
             "| pass | fail | not judged | accepted | non-strict | informational | skipped |\n|---|---|---|---|---|---|---|\n| {} | {} | {} | {} | {} | {} | {} |\n",
             t.pass, t.fail, t.not_judged, t.accepted, t.non_strict, t.informational, t.skipped
         );
-        m.push_str(&self.baseline_markdown());
-        m.push_str("## Checks\n\n| verdict | check | operation | cases | clause |\n|---|---|---|---|---|\n");
+        m
+    }
+
+    /// Every check in one table.
+    fn checks_markdown(&self) -> String {
+        let mut m = String::from(
+            "## Checks\n\n| verdict | check | operation | cases | clause |\n|---|---|---|---|---|\n",
+        );
         for c in &self.checks {
             let _ = writeln!(
                 m,
@@ -102,86 +143,29 @@ impl Report {
                 md(&c.clause)
             );
         }
-        for (title, v) in [
-            ("Failures", Verdict::Fail),
-            ("Not judged", Verdict::NotJudged),
-            ("Accepted deviations (waived)", Verdict::Accepted),
-            ("Non-strict", Verdict::NonStrict),
-            (
-                "Observations (the spec leaves these open)",
-                Verdict::Informational,
-            ),
-            ("Skipped", Verdict::Skipped),
-        ] {
-            let list: Vec<&CheckResult> = self.checks.iter().filter(|c| c.verdict == v).collect();
-            if v == Verdict::Skipped {
-                let partly: Vec<&CheckResult> = self
-                    .checks
-                    .iter()
-                    .filter(|c| c.partly_skipped.is_some())
-                    .collect();
-                if !partly.is_empty() {
-                    m.push_str("\n## Partly judged\n\n");
-                }
-                for c in partly {
-                    let _ = writeln!(
-                        m,
-                        "- `{}` on {}: {}",
-                        c.id,
-                        c.operation,
-                        c.partly_skipped.as_deref().unwrap_or_default()
-                    );
-                }
-            }
-            if list.is_empty() {
-                continue;
-            }
-            let _ = writeln!(m, "\n## {title}\n");
-            for c in list {
-                let _ = writeln!(
-                    m,
-                    "### `{}` on {}\n\n{} ({})\n",
-                    c.id, c.operation, c.title, c.clause
-                );
-                if let Some(why) = &c.skipped {
-                    let _ = writeln!(m, "Skipped: {why}\n");
-                }
-                if let Some(why) = &c.not_judged {
-                    let _ = writeln!(m, "Not judged: {why}\n");
-                }
-                if c.accepted.is_some() {
-                    let _ = writeln!(m, "Accepted: {}\n", md(&accepted_text(c)));
-                }
-                if c.violations > c.findings.len() as u64 {
-                    let _ = writeln!(
-                        m,
-                        "{} violations; the first {} follow.\n",
-                        c.violations,
-                        c.findings.len()
-                    );
-                }
-                for f in &c.findings {
-                    let _ = writeln!(m, "- **{}**: {}", f.verdict.as_str(), f.message);
-                    if let Some(x) = &f.exchange {
-                        let _ = writeln!(
-                            m,
-                            "  - request: `{} {}`\n  - answer: {}\n  - reproduce:\n\n    ```sh\n    {}\n    ```\n",
-                            x.method,
-                            x.url.replace('`', "'"),
-                            match (&x.status, &x.error) {
-                                (Some(s), _) =>
-                                    format!("{s}, body `{}`", one_line(&x.response_body, 300)),
-                                (None, Some(e)) => format!("no answer ({e})"),
-                                _ => "no answer".into(),
-                            },
-                            x.curl
-                        );
-                    }
-                }
-            }
+        m
+    }
+
+    /// Checks judged on some cases only, and why not on the others.
+    fn partly_judged_markdown(&self) -> String {
+        let partly: Vec<&CheckResult> = self
+            .checks
+            .iter()
+            .filter(|c| c.partly_skipped.is_some())
+            .collect();
+        let mut m = String::new();
+        if !partly.is_empty() {
+            m.push_str("\n## Partly judged\n\n");
         }
-        m.push_str(&self.waivers_markdown());
-        m.push_str(&self.coverage_markdown());
+        for c in partly {
+            let _ = writeln!(
+                m,
+                "- `{}` on {}: {}",
+                c.id,
+                c.operation,
+                c.partly_skipped.as_deref().unwrap_or_default()
+            );
+        }
         m
     }
 
@@ -274,6 +258,20 @@ impl Report {
                 r[0], r[1], r[2], r[3], r[4], r[5], r[6]
             );
         }
+        s.push_str(&self.failures_summary());
+        s.push_str(&self.baseline_summary());
+        s.push_str(&coverage_line(&self.coverage));
+        s.push_str(&self.not_judged_summary());
+        if let Some(o) = self.incomplete.as_ref().and_then(|i| i.outage.as_ref()) {
+            let _ = writeln!(s, "OUTAGE {}", o.sentence());
+        }
+        s.push_str(&self.outcome_summary());
+        s
+    }
+
+    /// FAIL and ACCEPTED lines, one per check, and a WAIVER line per waiver that matched none.
+    fn failures_summary(&self) -> String {
+        let mut s = String::new();
         for c in self.checks.iter().filter(|c| c.verdict == Verdict::Fail) {
             let first = c
                 .findings
@@ -308,34 +306,43 @@ impl Report {
                 );
             }
         }
-        if let Some(b) = &self.baseline {
-            let _ = writeln!(
-                s,
-                "against {}:\n{:>14} {:>7} {:>14} {:>11} {:>9}\n{:>14} {:>7} {:>14} {:>11} {:>9}",
-                b.file,
-                "new failures",
-                "fixed",
-                "still failing",
-                "new checks",
-                "removed",
-                b.new_failures.len(),
-                b.fixed.len(),
-                b.still_failing.len(),
-                b.new_checks.len(),
-                b.removed_checks.len()
-            );
-            for k in &b.new_failures {
-                let _ = writeln!(s, "NEW FAIL {} on {}", k.id, k.operation);
-            }
+        s
+    }
+
+    /// The changes against the baseline, counted, then each new failure.
+    fn baseline_summary(&self) -> String {
+        let Some(b) = &self.baseline else {
+            return String::new();
+        };
+        let mut s = format!(
+            "against {}:\n{:>14} {:>7} {:>14} {:>11} {:>9}\n{:>14} {:>7} {:>14} {:>11} {:>9}\n",
+            b.file,
+            "new failures",
+            "fixed",
+            "still failing",
+            "new checks",
+            "removed",
+            b.new_failures.len(),
+            b.fixed.len(),
+            b.still_failing.len(),
+            b.new_checks.len(),
+            b.removed_checks.len()
+        );
+        for k in &b.new_failures {
+            let _ = writeln!(s, "NEW FAIL {} on {}", k.id, k.operation);
         }
-        s.push_str(&coverage_line(&self.coverage));
-        // Setup problems (fixtures no key owns, ...) are the user's to fix: say them here too.
-        // What an interrupt cut short is counted on the verdict line, not listed.
+        s
+    }
+
+    /// Checks not judged, and setup problems (fixtures no key owns, ...): the user's to fix.
+    /// What an interrupt cut short is counted on the verdict line, not listed.
+    fn not_judged_summary(&self) -> String {
         let cut_short = |why: &str| {
             self.interrupted
                 .as_ref()
                 .is_some_and(|i| why.ends_with(&i.sentence()))
         };
+        let mut s = String::new();
         for c in &self.checks {
             let why = c.skipped.as_deref().or(c.partly_skipped.as_deref());
             let why = why.filter(|w| w.starts_with("setup:"));
@@ -345,11 +352,12 @@ impl Report {
                 let _ = writeln!(s, "NOT JUDGED {} on {}: {why}", c.id, c.operation);
             }
         }
-        if let Some(o) = self.incomplete.as_ref().and_then(|i| i.outage.as_ref()) {
-            let _ = writeln!(s, "OUTAGE {}", o.sentence());
-        }
-        let _ = write!(
-            s,
+        s
+    }
+
+    /// The last line: the outcome, how long, how many requests, the seed, and why incomplete.
+    fn outcome_summary(&self) -> String {
+        let mut s = format!(
             "{} in {:.1} s, {} requests, seed {}",
             self.outcome.word(),
             self.run.duration_secs,
@@ -475,6 +483,50 @@ fn one_line(s: &str, max: usize) -> String {
     out.replace('`', "'")
 }
 
+/// One check of a section of report.md: what it is, why it was not judged or accepted, and
+/// its findings with their exchanges.
+fn check_markdown(c: &CheckResult) -> String {
+    let mut m = format!(
+        "### `{}` on {}\n\n{} ({})\n\n",
+        c.id, c.operation, c.title, c.clause
+    );
+    if let Some(why) = &c.skipped {
+        let _ = writeln!(m, "Skipped: {why}\n");
+    }
+    if let Some(why) = &c.not_judged {
+        let _ = writeln!(m, "Not judged: {why}\n");
+    }
+    if c.accepted.is_some() {
+        let _ = writeln!(m, "Accepted: {}\n", md(&accepted_text(c)));
+    }
+    if c.violations > c.findings.len() as u64 {
+        let _ = writeln!(
+            m,
+            "{} violations; the first {} follow.\n",
+            c.violations,
+            c.findings.len()
+        );
+    }
+    for f in &c.findings {
+        let _ = writeln!(m, "- **{}**: {}", f.verdict.as_str(), f.message);
+        if let Some(x) = &f.exchange {
+            let _ = writeln!(
+                m,
+                "  - request: `{} {}`\n  - answer: {}\n  - reproduce:\n\n    ```sh\n    {}\n    ```\n",
+                x.method,
+                x.url.replace('`', "'"),
+                match (&x.status, &x.error) {
+                    (Some(s), _) => format!("{s}, body `{}`", one_line(&x.response_body, 300)),
+                    (None, Some(e)) => format!("no answer ({e})"),
+                    _ => "no answer".into(),
+                },
+                x.curl
+            );
+        }
+    }
+    m
+}
+
 fn md(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -496,6 +548,17 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// The escaper of the HTML templates (`templates/askama.toml`): `escape`, so that report.html
+/// and load.html escape as every report always has.
+#[derive(Clone, Copy, Debug)]
+pub struct Markup;
+
+impl askama::filters::Escaper for Markup {
+    fn write_escaped_str<W: std::fmt::Write>(&self, mut dest: W, s: &str) -> std::fmt::Result {
+        dest.write_str(&escape(s))
+    }
 }
 
 fn ordinal(n: usize) -> String {

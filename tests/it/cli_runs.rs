@@ -204,7 +204,21 @@ fn assert_unowned_fixture_not_judged(out: &std::process::Output, dir: &std::path
         "{top}"
     );
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
-    assert!(junit.contains("<error type=\"not-judged\""), "{junit}");
+    let junit = quick_junit::Report::deserialize_from_str(&junit).unwrap();
+    let case = junit
+        .test_suites
+        .iter()
+        .flat_map(|s| &s.test_cases)
+        .find(|c| c.name.as_str() == "partners.deactivate POST /partners/deactivate")
+        .unwrap();
+    assert!(
+        matches!(&case.status, quick_junit::TestCaseStatus::NonSuccess {
+            kind: quick_junit::NonSuccessKind::Error,
+            ty: Some(t),
+            ..
+        } if t.as_str() == "not-judged"),
+        "{case:?}"
+    );
 }
 
 #[test]

@@ -11,9 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use super::histogram::Histogram;
-use super::{Generator, KeyStats, Percentiles, Second, TracePoint};
-use super::{Lateness, SATURATION_SHARE};
+use super::histogram::Latencies;
+use super::lateness::{Lateness, SATURATION_SHARE};
+use super::result::{Generator, KeyStats, Percentiles, Second, TracePoint};
 use crate::http::is_local_refusal;
 use crate::load::record::Record;
 use crate::load::schedule::Summary;
@@ -45,7 +45,7 @@ pub(super) struct Measure {
     local_refusals: u64,
     /// First and last send of a non-retry record.
     sends: Span,
-    latency: Histogram,
+    latency: Latencies,
     keys: Vec<KeyMeasure>,
 }
 
@@ -75,10 +75,10 @@ struct KeyMeasure {
     /// Buckets by the second a record was sent in (retries may run past the schedule:
     /// folded into the last second at `finish`), and lateness by the second it was due in.
     secs: Vec<Second>,
-    lat: Vec<Histogram>,
+    lat: Vec<Latencies>,
     late_by_due: Vec<u64>,
     figures: KeyFigures,
-    latencies: Histogram,
+    latencies: Latencies,
     /// Answers with rate-limit headers, with their send times (the trace is in send order):
     /// one of every `stride` of them.
     trace: Vec<(f64, TracePoint)>,
@@ -157,14 +157,14 @@ pub(super) struct Measurements {
     pub trace: Vec<TracePoint>,
 }
 
-fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Histogram>, key: usize, i: usize) -> usize {
+fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Latencies>, key: usize, i: usize) -> usize {
     while v.len() <= i {
         v.push(Second {
             t: v.len() as u64,
             key,
             ..Second::default()
         });
-        lat.push(Histogram::default());
+        lat.push(Latencies::per_second());
     }
     i
 }
@@ -188,7 +188,7 @@ impl Measure {
             lagged: 0,
             local_refusals: 0,
             sends: Span::default(),
-            latency: Histogram::default(),
+            latency: Latencies::new(),
             keys: (0..keys)
                 .map(|_| KeyMeasure {
                     stride: 1,
@@ -205,109 +205,82 @@ impl Measure {
 
     /// Take one answer (or one request that got none).
     pub fn observe(&mut self, x: &Record) {
+        let o = Observed {
+            late: x.sent - x.due > self.lateness.late,
+            // Never reached the target: this machine's limit (load.generator's), not an answer.
+            refused_here: x.error.as_deref().is_some_and(is_local_refusal),
+            latency_ms: (x.recv - x.sent) * 1000.0,
+        };
+        self.count_run(x, &o);
+        let wall0 = self.wall0;
+        let Some(k) = self.keys.get_mut(x.key) else {
+            return;
+        };
+        if x.status.is_some() {
+            self.latency.record(o.latency_ms);
+        }
+        k.count(x, &o);
+        k.count_second(x, &o);
+        if x.admitted() || x.throttled() {
+            k.trace(x, wall0);
+        }
+    }
+
+    /// The run's own account of one record: answers, and the generator's sends.
+    fn count_run(&mut self, x: &Record, o: &Observed) {
         if let Some(st) = x.status {
             self.answered += 1;
             self.answered_404 += u64::from(st == 404);
             self.rejected_cleanly += u64::from(matches!(st, 400 | 422) && x.code.is_some());
         }
-        let late = x.sent - x.due > self.lateness.late;
-        // Never reached the target: this machine's limit (load.generator's), not an answer.
-        let refused_here = x.error.as_deref().is_some_and(is_local_refusal);
-        if !x.retry {
-            self.primary += 1;
-            self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
-            self.late += u64::from(late);
-            // Taken after it was due: every user was busy (half the lateness allowed).
-            let held = late && x.claimed - x.due > self.lateness.late / 2.0;
-            self.late_at_ceiling += u64::from(held);
-            self.lagged += u64::from(!held && x.sent - x.due > self.lateness.lag);
-            self.local_refusals += u64::from(refused_here);
-            self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
-            self.sends.add(x.sent);
-        }
-        let Some(k) = self.keys.get_mut(x.key) else {
+        if x.retry {
             return;
-        };
-        let f = &mut k.figures;
-        f.records += 1;
-        f.sends.add(x.sent);
-        match x.status {
-            None if refused_here => f.refused_locally += 1,
-            None => f.errors += 1,
-            Some(_) if x.admitted() => f.admitted += 1,
-            Some(429) => {
-                f.throttled += 1;
-                f.throttled_sends.add(x.sent);
-            }
-            Some(st) => *f.other.entry(st).or_insert(0) += 1,
         }
-        if !x.retry {
-            f.sent += 1;
-            f.late += u64::from(late);
-            if late {
-                let i = x.due.max(0.0) as usize;
-                if k.late_by_due.len() <= i {
-                    k.late_by_due.resize(i + 1, 0);
-                }
-                k.late_by_due[i] += 1;
-            }
-        }
-        let latency = (x.recv - x.sent) * 1000.0;
-        if x.status.is_some() {
-            k.latencies.add(latency);
-            self.latency.add(latency);
-        }
-        let i = bucket(&mut k.secs, &mut k.lat, x.key, x.sent.max(0.0) as usize);
-        let b = &mut k.secs[i];
-        match x.status {
-            // Never reached the target: the chart's late/unsent line, once (a late send is
-            // there already, by its due second).
-            None if refused_here => b.failed_to_send += u64::from(x.retry || !late),
-            None => b.errors += 1,
-            Some(_) if x.admitted() => b.admitted += 1,
-            Some(429) => b.throttled += 1,
-            Some(_) => b.other += 1,
-        }
-        b.sent += 1;
-        if x.status.is_some() {
-            k.lat[i].add(latency);
-        }
-        if x.admitted() || x.throttled() {
-            k.traced += 1;
-            if (k.traced - 1) % k.stride != 0 {
-                return;
-            }
-            if k.trace.len() >= 2 * TRACE_POINTS {
-                // Keep every other point, and from now on every other answer of those kept.
-                let mut i = 0;
-                k.trace.retain(|_| {
-                    i += 1;
-                    i % 2 == 1
-                });
-                k.stride *= 2;
-                if (k.traced - 1) % k.stride != 0 {
-                    return;
-                }
-            }
-            k.trace.push((
-                x.sent,
-                TracePoint {
-                    t: x.recv,
-                    key: x.key,
-                    status: x.status.unwrap_or(0),
-                    remaining: rate_headers::parse_count(x.remaining.as_deref()),
-                    reset_in: x
-                        .quota_back(self.wall0)
-                        .spec_reset()
-                        .map(|v| v - (self.wall0 + x.recv)),
-                },
-            ));
-        }
+        self.primary += 1;
+        self.sent += u64::from(x.sent > 0.0 || x.status.is_some());
+        self.late += u64::from(o.late);
+        // Taken after it was due: every user was busy (half the lateness allowed).
+        let held = o.late && x.claimed - x.due > self.lateness.late / 2.0;
+        self.late_at_ceiling += u64::from(held);
+        self.lagged += u64::from(!held && x.sent - x.due > self.lateness.lag);
+        self.local_refusals += u64::from(o.refused_here);
+        self.max_late_ms = self.max_late_ms.max((x.sent - x.due) * 1000.0);
+        self.sends.add(x.sent);
     }
 
     /// The figures, once every answer is in. `users` (the in-flight ceiling), `peak_in_flight`
     /// and `goose_requests`: the engine's and goose's account.
     pub fn finish(self, users: usize, peak_in_flight: usize, goose_requests: u64) -> Measurements {
+        let generator = self.generator(users, peak_in_flight, goose_requests);
+        // Seconds of the run: through the last planned or sent (non-retry) request.
+        let last_due = self.schedule.last_due.unwrap_or(0.0);
+        let seconds = (last_due.max(self.sends.last.unwrap_or(0.0))).floor() as usize + 1;
+        let mut out = Measurements {
+            answered: self.answered,
+            answered_404: self.answered_404,
+            rejected_cleanly: self.rejected_cleanly,
+            generator,
+            latency_ms: self.latency.percentiles(),
+            keys: Vec::new(),
+            seconds: Vec::new(),
+            trace: Vec::new(),
+        };
+        for (key, k) in self.keys.into_iter().enumerate() {
+            let offered = self
+                .schedule
+                .per_second
+                .get(key)
+                .map_or(&[][..], |v| &v[..]);
+            let (secs, trace, figures) = k.finish(key, seconds, offered);
+            out.seconds.extend(secs);
+            out.trace.extend(trace);
+            out.keys.push(figures);
+        }
+        out
+    }
+
+    /// The generator's account of the run: what it was asked, what it did, and whether it held.
+    fn generator(&self, users: usize, peak_in_flight: usize, goose_requests: u64) -> Generator {
         let scheduled = self.schedule.len;
         let unsent = scheduled.saturating_sub(self.primary);
         let rate_of = |count: u64, secs: f64| if secs > 0.0 { count as f64 / secs } else { 0.0 };
@@ -336,78 +309,172 @@ impl Measure {
                 > (SATURATION_SHARE * scheduled as f64).max(1.0),
             limit_met: None,
         };
-        let generator = Generator {
+        Generator {
             limit_met: generator.limit_met(),
             ..generator
-        };
-        // Seconds of the run: through the last planned or sent (non-retry) request.
-        let seconds =
-            (dues.last.unwrap_or(0.0).max(self.sends.last.unwrap_or(0.0))).floor() as usize + 1;
-        let mut out = Measurements {
-            answered: self.answered,
-            answered_404: self.answered_404,
-            rejected_cleanly: self.rejected_cleanly,
-            generator,
-            latency_ms: self.latency.percentiles(),
-            keys: Vec::new(),
-            seconds: Vec::new(),
-            trace: Vec::new(),
-        };
-        for (key, mut k) in self.keys.into_iter().enumerate() {
-            bucket(&mut k.secs, &mut k.lat, key, seconds - 1);
-            // Records sent past the last second (retries) count in the last one.
-            while k.secs.len() > seconds {
-                let (b, l) = (k.secs.pop(), k.lat.pop());
-                let (Some(b), Some(l)) = (b, l) else { break };
-                let last = &mut k.secs[seconds - 1];
-                last.errors += b.errors;
-                last.admitted += b.admitted;
-                last.throttled += b.throttled;
-                last.other += b.other;
-                last.sent += b.sent;
-                k.lat[seconds - 1].merge(&l);
-            }
-            let offered = self
-                .schedule
-                .per_second
-                .get(key)
-                .map_or(&[][..], |v| &v[..]);
-            for (b, n) in k.secs.iter_mut().zip(offered) {
-                b.offered += n;
-            }
-            for (i, n) in k.late_by_due.iter().enumerate() {
-                if let Some(b) = k.secs.get_mut(i) {
-                    b.failed_to_send += n;
-                }
-            }
-            // Late or never sent, by the second it was offered in. Slots are taken in order:
-            // the unsent ones are the last of the key's schedule.
-            let f = &mut k.figures;
-            f.unsent = f.scheduled.saturating_sub(f.sent);
-            let mut left = f.unsent;
-            for (i, n) in offered.iter().enumerate().rev() {
-                if left == 0 {
-                    break;
-                }
-                let here = left.min(*n);
-                if let Some(b) = k.secs.get_mut(i) {
-                    b.failed_to_send += here;
-                }
-                left -= here;
-            }
-            for (b, l) in k.secs.iter_mut().zip(&k.lat) {
-                let p = l.percentiles();
-                (b.p50_ms, b.p99_ms) = (p.p50, p.p99);
-            }
-            f.latency_ms = k.latencies.percentiles();
-            out.seconds.extend(k.secs);
-            // Trace of headers, in send order (at most TRACE_POINTS per key).
-            k.trace.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let step = (k.trace.len() / TRACE_POINTS).max(1);
-            out.trace
-                .extend(k.trace.into_iter().step_by(step).map(|(_, p)| p));
-            out.keys.push(k.figures);
         }
-        out
+    }
+}
+
+/// What `observe` works out once for a record and every count reads.
+struct Observed {
+    /// Sent later than the lateness allowed.
+    late: bool,
+    refused_here: bool,
+    /// Send to the answer's headers.
+    latency_ms: f64,
+}
+
+impl KeyMeasure {
+    /// The key's figures: the record by outcome, and its send.
+    fn count(&mut self, x: &Record, o: &Observed) {
+        let f = &mut self.figures;
+        f.records += 1;
+        f.sends.add(x.sent);
+        match x.status {
+            None if o.refused_here => f.refused_locally += 1,
+            None => f.errors += 1,
+            Some(_) if x.admitted() => f.admitted += 1,
+            Some(429) => {
+                f.throttled += 1;
+                f.throttled_sends.add(x.sent);
+            }
+            Some(st) => *f.other.entry(st).or_insert(0) += 1,
+        }
+        if !x.retry {
+            f.sent += 1;
+            f.late += u64::from(o.late);
+            if o.late {
+                let i = x.due.max(0.0) as usize;
+                if self.late_by_due.len() <= i {
+                    self.late_by_due.resize(i + 1, 0);
+                }
+                self.late_by_due[i] += 1;
+            }
+        }
+        if x.status.is_some() {
+            self.latencies.record(o.latency_ms);
+        }
+    }
+
+    /// The bucket of the second the record was sent in.
+    fn count_second(&mut self, x: &Record, o: &Observed) {
+        let i = bucket(
+            &mut self.secs,
+            &mut self.lat,
+            x.key,
+            x.sent.max(0.0) as usize,
+        );
+        let b = &mut self.secs[i];
+        match x.status {
+            // Never reached the target: the chart's late/unsent line, once (a late send is
+            // there already, by its due second).
+            None if o.refused_here => b.failed_to_send += u64::from(x.retry || !o.late),
+            None => b.errors += 1,
+            Some(_) if x.admitted() => b.admitted += 1,
+            Some(429) => b.throttled += 1,
+            Some(_) => b.other += 1,
+        }
+        b.sent += 1;
+        if x.status.is_some() {
+            self.lat[i].record(o.latency_ms);
+        }
+    }
+
+    /// One of every `stride` answers with rate-limit headers, into the trace.
+    fn trace(&mut self, x: &Record, wall0: f64) {
+        self.traced += 1;
+        if !(self.traced - 1).is_multiple_of(self.stride) {
+            return;
+        }
+        if self.trace.len() >= 2 * TRACE_POINTS {
+            // Keep every other point, and from now on every other answer of those kept.
+            let mut i = 0;
+            self.trace.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.stride *= 2;
+            if !(self.traced - 1).is_multiple_of(self.stride) {
+                return;
+            }
+        }
+        self.trace.push((
+            x.sent,
+            TracePoint {
+                t: x.recv,
+                key: x.key,
+                status: x.status.unwrap_or(0),
+                remaining: rate_headers::parse_count(x.remaining.as_deref()),
+                reset_in: x
+                    .quota_back(wall0)
+                    .spec_reset()
+                    .map(|v| v - (wall0 + x.recv)),
+            },
+        ));
+    }
+
+    /// The key's seconds (`seconds` of them, each with what was `offered` in it), its trace in
+    /// send order, and its figures.
+    fn finish(
+        mut self,
+        key: usize,
+        seconds: usize,
+        offered: &[u64],
+    ) -> (Vec<Second>, Vec<TracePoint>, KeyFigures) {
+        self.fold_past(key, seconds);
+        for (b, n) in self.secs.iter_mut().zip(offered) {
+            b.offered += n;
+        }
+        for (i, n) in self.late_by_due.iter().enumerate() {
+            if let Some(b) = self.secs.get_mut(i) {
+                b.failed_to_send += n;
+            }
+        }
+        self.figures.unsent = self.figures.scheduled.saturating_sub(self.figures.sent);
+        self.count_unsent(offered);
+        for (b, l) in self.secs.iter_mut().zip(&self.lat) {
+            let p = l.percentiles();
+            (b.p50_ms, b.p99_ms) = (p.p50, p.p99);
+        }
+        self.figures.latency_ms = self.latencies.percentiles();
+        // Trace of headers, in send order (at most TRACE_POINTS per key).
+        self.trace.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let step = (self.trace.len() / TRACE_POINTS).max(1);
+        let trace = self.trace.into_iter().step_by(step).map(|(_, p)| p);
+        (self.secs, trace.collect(), self.figures)
+    }
+
+    /// Exactly `seconds` buckets: records sent past the last second (retries) count in the
+    /// last one.
+    fn fold_past(&mut self, key: usize, seconds: usize) {
+        bucket(&mut self.secs, &mut self.lat, key, seconds - 1);
+        while self.secs.len() > seconds {
+            let (b, l) = (self.secs.pop(), self.lat.pop());
+            let (Some(b), Some(l)) = (b, l) else { break };
+            let last = &mut self.secs[seconds - 1];
+            last.errors += b.errors;
+            last.admitted += b.admitted;
+            last.throttled += b.throttled;
+            last.other += b.other;
+            last.sent += b.sent;
+            self.lat[seconds - 1].add(&l);
+        }
+    }
+
+    /// Slots never sent, as late or unsent in the second they were offered in. Slots are
+    /// taken in order: the unsent ones are the last of the key's schedule.
+    fn count_unsent(&mut self, offered: &[u64]) {
+        let mut left = self.figures.unsent;
+        for (i, n) in offered.iter().enumerate().rev() {
+            if left == 0 {
+                break;
+            }
+            let here = left.min(*n);
+            if let Some(b) = self.secs.get_mut(i) {
+                b.failed_to_send += here;
+            }
+            left -= here;
+        }
     }
 }

@@ -73,7 +73,7 @@ pub use lateness::{LATE_SECS, Lateness, SATURATION_SHARE, lateness};
 pub use result::*;
 
 mod bounds;
-mod histogram;
+pub mod histogram;
 mod lateness;
 mod measure;
 mod order;

@@ -94,7 +94,7 @@ pub async fn run(ctx: &Ctx) {
         let Some(key) = ctx.key_for(op) else {
             for p in [Property::Valid, Property::Invalid] {
                 ctx.rec.skip(
-                    p.id(),
+                    p.check(),
                     &label,
                     "no key of a plan that may call this operation",
                 );
@@ -106,7 +106,7 @@ pub async fn run(ctx: &Ctx) {
             jobs.push((op, key.clone(), Property::Invalid));
         } else {
             ctx.rec.skip(
-                Property::Invalid.id(),
+                Property::Invalid.check(),
                 &label,
                 "nothing in the spec makes a request to this operation invalid (no parameters, no body)",
             );
@@ -143,7 +143,7 @@ fn property(
         return;
     };
     let label = op.label();
-    let id = prop.id();
+    let id = prop.check();
     let mut runner = cases::runner(
         cases::cases_for(op, ctx.opts.cases),
         ctx.opts.seed,

@@ -8,6 +8,7 @@
 //! parameter whose name the spec does not show), the case only asks for a clean answer:
 //! `Expect::AcceptOrReject`. A failure must always be something the spec says.
 
+use crate::registry::{Check, check_id};
 use std::sync::Mutex;
 
 use proptest::prelude::*;
@@ -84,10 +85,14 @@ pub enum Property {
 
 impl Property {
     /// The catalogue id the property feeds.
+    /// The id of `check()`.
     pub fn id(self) -> &'static str {
+        self.check().id()
+    }
+    pub fn check(self) -> Check {
         match self {
-            Property::Valid => "status.valid-accepted",
-            Property::Invalid => "status.invalid-rejected",
+            Property::Valid => check_id!("status.valid-accepted"),
+            Property::Invalid => check_id!("status.invalid-rejected"),
         }
     }
     pub fn strategy(self, op: &Operation) -> Option<BoxedStrategy<Case>> {

@@ -2,10 +2,11 @@
 //! 100, greater than 0) and pages of the size asked for.
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.bounds`: page and pageSize outside their bounds, or not integers, are rejected.
 pub(super) async fn bounds(l: &Lister<'_>) {
-    let id = "pagination.bounds";
+    let id = check_id!("pagination.bounds");
     // (parameter, value, must the target reject it?)
     let mut cases: Vec<(String, String, bool)> = Vec::new();
     if let Some(p) = &l.page {
@@ -55,7 +56,7 @@ pub(super) async fn bounds(l: &Lister<'_>) {
                 l.ctx.rec.pass(id, &l.label);
                 if !must_reject {
                     l.ctx.rec.observe(
-                        "pagination.choices",
+                        check_id!("pagination.choices"),
                         &l.label,
                         format!("{what}: rejected with {s}"),
                         Some(&x),
@@ -66,7 +67,7 @@ pub(super) async fn bounds(l: &Lister<'_>) {
                 Some(v) if v.is_empty() => {
                     l.ctx.rec.pass(id, &l.label);
                     l.ctx.rec.observe(
-                        "pagination.choices",
+                        check_id!("pagination.choices"),
                         &l.label,
                         format!("{what}: accepted, an empty page"),
                         Some(&x),
@@ -107,7 +108,7 @@ pub(super) async fn bounds(l: &Lister<'_>) {
 /// holds exactly pageSize when the list (`baseline`, read whole) has that many. Sizes from the
 /// smallest to the largest the spec allows: the bounds, next to them, and seeded sizes between.
 pub(super) async fn page_size(l: &Lister<'_>, baseline: Option<&Walk>) {
-    let id = "pagination.page-size";
+    let id = check_id!("pagination.page-size");
     let Some(name) = &l.size else {
         l.ctx
             .rec
@@ -183,7 +184,7 @@ pub(super) async fn page_size(l: &Lister<'_>, baseline: Option<&Walk>) {
 /// integers a 32-bit or a JSON-safe integer holds; beyond 64 bits `bounds` lets a target
 /// reject cleanly.
 pub(super) async fn past_end(l: &Lister<'_>, baseline: &Walk) {
-    let id = "pagination.bounds";
+    let id = check_id!("pagination.bounds");
     let Some(page) = &l.page else { return };
     let mut pages: Vec<u64> = Vec::new();
     if baseline.complete && l.size.is_some() {

@@ -2,10 +2,11 @@
 //! size, past the last page), recorded as observations.
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.choices`: the default page size and order, and a page past the end.
 pub(super) async fn choices(l: &Lister<'_>, main_field: &str, baseline: &Walk) {
-    let id = "pagination.choices";
+    let id = check_id!("pagination.choices");
     let (x, _, items) = l.list(&[], Expect::Accept).await;
     if let Some(items) = items {
         let total = baseline.items.len();

@@ -4,10 +4,11 @@
 //! list it accepts must be in the answer (over as many pages as it takes).
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.ids`: the ids filter returns exactly the requested existing tags.
 pub(super) async fn ids(l: &Lister<'_>, baseline: &Walk) {
-    let id = "pagination.ids";
+    let id = check_id!("pagination.ids");
     let Some(param) = l.op.param_with_role("ids").map(|p| p.name.clone()) else {
         l.ctx
             .rec
@@ -75,13 +76,13 @@ pub(super) async fn ids(l: &Lister<'_>, baseline: &Walk) {
                 // Without the missing id, status.valid-accepted has judged the answer.
                 _ if !with_missing => {}
                 (Outcome::CleanRejection(s), _) => l.ctx.rec.observe(
-                    "pagination.choices",
+                    check_id!("pagination.choices"),
                     &l.label,
                     format!("an unknown id in {param}: rejected with {s}"),
                     Some(&x),
                 ),
                 (_, Some(r)) if r.status == 404 && is_envelope(r) => l.ctx.rec.observe(
-                    "pagination.choices",
+                    check_id!("pagination.choices"),
                     &l.label,
                     format!(
                         "an unknown id in {param}: 404 {}",
@@ -174,7 +175,7 @@ fn sample_lengths(seed: u64, n: usize, page: usize) -> Vec<usize> {
 /// Lists of ids of sampled lengths: a clean rejection, or every id asked for in the answer,
 /// nothing else, once.
 async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
-    let id = "pagination.ids";
+    let id = check_id!("pagination.ids");
     let seed = l.ctx.opts.seed;
     // The pool in a seeded order, so a list of k ids is not the first k of the list.
     let mut order: Vec<&str> = pool.to_vec();
@@ -196,7 +197,7 @@ async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
             Listed::Items(items, complete) => (items, complete),
             Listed::Refused(s, x) => {
                 l.ctx.rec.observe(
-                    "pagination.choices",
+                    check_id!("pagination.choices"),
                     &l.label,
                     format!("{what}: rejected with {s}"),
                     Some(&x),

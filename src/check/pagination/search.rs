@@ -3,10 +3,11 @@
 //! to thousands of characters), filter as the name does.
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.search`: a search for an existing tag's name finds it, and only tags of the list.
 pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
-    let id = "pagination.search";
+    let id = check_id!("pagination.search");
     let Some(param) = l.op.param_with_role("search").map(|p| p.name.clone()) else {
         l.ctx
             .rec
@@ -110,7 +111,7 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
             "some results do not contain the term (fuzzy or word matching?)"
         };
         l.ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!("search: {note}"),
             None,
@@ -141,7 +142,7 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
     };
     l.ctx
         .rec
-        .observe("pagination.choices", &l.label, note, Some(&x));
+        .observe(check_id!("pagination.choices"), &l.label, note, Some(&x));
 }
 
 /// What a search returned, measured against the term and the whole list.
@@ -212,7 +213,7 @@ impl Filtered {
 /// A term no name contains, in ASCII and not: where the ASCII one finds nothing, so must the
 /// other (a search that drops characters it does not know, or ignores such a term, finds more).
 async fn no_match(l: &Lister<'_>, param: &str, baseline: &Walk) {
-    let id = "pagination.search";
+    let id = check_id!("pagination.search");
     let terms = ["zqxjlinkcertnone", "zqxjŀinkcértñoneЖ✓"];
     let names: Vec<String> = baseline
         .items
@@ -260,7 +261,7 @@ async fn no_match(l: &Lister<'_>, param: &str, baseline: &Walk) {
 /// term. The spec bounds no term, so a target may refuse one cleanly; one it accepts must
 /// filter as the name did: every result contains the term (for a long term, no result).
 async fn term_lengths(l: &Lister<'_>, param: &str, name: &str) {
-    let id = "pagination.search";
+    let id = check_id!("pagination.search");
     let seed = l.ctx.opts.seed;
     let n = name.len();
     let mut terms: Vec<String> = vec![name[..1].to_string()];
@@ -322,7 +323,7 @@ async fn term_lengths(l: &Lister<'_>, param: &str, name: &str) {
     }
     if !refused.is_empty() {
         l.ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!(
                 "{param} terms refused, by length in characters: {}",

@@ -2,6 +2,7 @@
 //! apart from disorder.
 
 use super::*;
+use crate::registry::check_id;
 
 /// Where two sequences disagree beyond what ties explain: definitely (the items cannot tie
 /// under any plausible collation), or undecidably (an item has no sort key to tell).
@@ -139,7 +140,7 @@ impl Sorting {
 
 /// `pagination.sort`: desc is asc reversed, up to ties, for every sort field.
 pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline: &Walk) {
-    let id = "pagination.sort";
+    let id = check_id!("pagination.sort");
     for field in &s.fields {
         let asc_walk;
         let asc = if field == main_field {
@@ -254,7 +255,7 @@ pub(super) fn collation_notes(l: &Lister<'_>, field: &str, asc: &Walk) {
             "not non-decreasing as text (another format, or not sorted by it)"
         };
         l.ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!("{field} ascending: the values are {note}"),
             None,
@@ -271,7 +272,7 @@ pub(super) fn collation_notes(l: &Lister<'_>, field: &str, asc: &Walk) {
         "neither code-point nor case-insensitive order (a locale collation?)"
     };
     l.ctx.rec.observe(
-        "pagination.choices",
+        check_id!("pagination.choices"),
         &l.label,
         format!("{field} ascending follows {note}"),
         None,

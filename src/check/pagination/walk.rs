@@ -2,6 +2,7 @@
 //! same order as one large page.
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.walk`: small pages, concatenated, are the big pages' sequence: every item once.
 pub(super) async fn walk(
@@ -10,7 +11,7 @@ pub(super) async fn walk(
     field: &str,
     baseline: &Walk,
 ) {
-    let id = "pagination.walk";
+    let id = check_id!("pagination.walk");
     let big = keyed(&baseline.items, field);
     if big.is_empty() {
         l.ctx.rec.skip(
@@ -44,7 +45,7 @@ pub(super) async fn walk(
     };
     if !w.complete || !baseline.complete {
         l.ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!(
                 "the walk was bounded ({MAX_PAGES} pages / {MAX_ITEMS} items): only the common prefix is compared"

@@ -2,6 +2,7 @@
 //! once, then judged by one function per check.
 
 use super::*;
+use crate::registry::check_id;
 
 impl Family<'_> {
     /// Send a render request and judge a 200; a clean rejection of an AcceptOrReject case is
@@ -17,7 +18,7 @@ impl Family<'_> {
                 if case.expect == Expect::AcceptOrReject {
                     let code = x.resp().and_then(error_code).unwrap_or_default();
                     self.ctx.rec.observe(
-                        "qr.choices",
+                        check_id!("qr.choices"),
                         &self.label,
                         format!("{}: rejected with {s} {code}", case.what),
                         Some(&x),
@@ -51,7 +52,7 @@ impl Family<'_> {
         let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
         if media != "image/png" {
             rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("Content-Type image/png ({what})"),
                 if media.is_empty() {
@@ -64,7 +65,7 @@ impl Family<'_> {
         }
         match image {
             Image::Truncated => rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("a complete PNG ({what})"),
                 format!(
@@ -74,20 +75,20 @@ impl Family<'_> {
                 Some(x),
             ),
             Image::Oversized { w, h, .. } if (*w).max(*h) > qr::MAX_SIDE => rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("a PNG within {} px a side ({what})", qr::MAX_SIDE),
                 format!("a PNG declaring {w}x{h} px"),
                 Some(x),
             ),
             Image::Invalid(e) => rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("a valid PNG image ({what})"),
                 e.clone(),
                 Some(x),
             ),
-            Image::Decoded(_) => rec.pass("qr.png", label),
+            Image::Decoded(_) => rec.pass(check_id!("qr.png"), label),
             Image::Large { .. } | Image::Oversized { .. } => {}
         }
     }
@@ -99,14 +100,14 @@ impl Family<'_> {
             Image::Large { w, h } => {
                 self.size_verdict(case, x, *w, *h);
                 rec.observe(
-                    "qr.choices",
+                    check_id!("qr.choices"),
                     label,
                     format!("{what}: accepted ({w}x{h}, judged from its header)"),
                     Some(x),
                 );
             }
             Image::Oversized { w, h, asked } => rec.violation(
-                "qr.size",
+                check_id!("qr.size"),
                 label,
                 format!(
                     "{} ({what})",
@@ -129,10 +130,10 @@ impl Family<'_> {
             return;
         };
         if insp.exact_colour_fraction >= MIN_EXACT_COLOUR {
-            rec.pass("qr.colours", label)
+            rec.pass(check_id!("qr.colours"), label)
         } else {
             rec.violation(
-                "qr.colours",
+                check_id!("qr.colours"),
                 label,
                 format!(
                     "at least {:.0}% of pixels exactly {} or {} ({what})",
@@ -154,7 +155,7 @@ impl Family<'_> {
         match (&insp.decoded, case.content) {
             (_, ContentWant::Unread) => {}
             (_, ContentWant::Impossible) => rec.violation(
-                "qr.content",
+                check_id!("qr.content"),
                 label,
                 format!(
                     "a clean rejection: a {}-character url is beyond any QR code's capacity ({what})",
@@ -171,10 +172,10 @@ impl Family<'_> {
             ),
             (Ok(d), ContentWant::Strict) => {
                 if d.content == url {
-                    rec.pass("qr.content", label);
+                    rec.pass(check_id!("qr.content"), label);
                 } else {
                     rec.violation(
-                        "qr.content",
+                        check_id!("qr.content"),
                         label,
                         format!("the code to hold the {}-byte url ({what})", url.len()),
                         format!(
@@ -190,7 +191,7 @@ impl Family<'_> {
                 }
             }
             (Err(DecodeFailure::ModulesTooSmall { module_px }), _) => rec.observe(
-                "qr.content",
+                check_id!("qr.content"),
                 label,
                 format!(
                     "{what}: modules about {module_px:.1} px wide, too small to decode reliably; content not judged"
@@ -218,7 +219,7 @@ impl Family<'_> {
                 let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
                 if px >= 2.5 {
                     rec.violation(
-                        "qr.content",
+                        check_id!("qr.content"),
                         label,
                         format!("a readable code holding the url ({what})"),
                         describe_failure(e),
@@ -226,7 +227,7 @@ impl Family<'_> {
                     );
                 } else {
                     rec.observe(
-                        "qr.content",
+                        check_id!("qr.content"),
                         label,
                         format!("{what}: not decoded ({e}); modules about {px:.1} px"),
                         Some(x),
@@ -234,7 +235,7 @@ impl Family<'_> {
                 }
             }
             (decoded, ContentWant::Observe) => rec.observe(
-                "qr.choices",
+                check_id!("qr.choices"),
                 label,
                 match decoded {
                     Ok(d) if d.content == url => format!(
@@ -257,10 +258,10 @@ impl Family<'_> {
             return;
         };
         if d.level >= asked {
-            rec.pass("qr.level", label);
+            rec.pass(check_id!("qr.level"), label);
         } else {
             rec.violation(
-                "qr.level",
+                check_id!("qr.level"),
                 label,
                 format!("level {asked} or higher ({what})"),
                 format!("level {}", d.level),
@@ -286,7 +287,7 @@ impl Family<'_> {
             ),
             SizeWant::Unknown => {
                 rec.observe(
-                    "qr.choices",
+                    check_id!("qr.choices"),
                     label,
                     format!("{}: accepted, image {w}x{h} px", case.what),
                     Some(x),
@@ -295,10 +296,10 @@ impl Family<'_> {
             }
         };
         if holds {
-            rec.pass("qr.size", label);
+            rec.pass(check_id!("qr.size"), label);
         } else {
             rec.violation(
-                "qr.size",
+                check_id!("qr.size"),
                 label,
                 format!("{expected} ({})", case.what),
                 format!("{w}x{h} px"),

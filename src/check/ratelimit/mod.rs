@@ -4,6 +4,7 @@
 //! `linkcert load` measures throttling over time. What the headers mean (units, slack,
 //! consistency) is `crate::rate_headers`'s, shared with `load`.
 
+use crate::registry::{Check, check_id};
 use std::time::Duration;
 
 use super::Ctx;
@@ -68,7 +69,7 @@ pub async fn run(ctx: &Ctx) {
         let Some(op) = probe_op(ctx, class) else {
             if class != &ctx.spec.default_rate_class {
                 ctx.rec.skip(
-                    "ratelimit.analytics",
+                    check_id!("ratelimit.analytics"),
                     "*",
                     format!("the target serves no operation of the {class} class"),
                 );
@@ -84,7 +85,7 @@ pub async fn run(ctx: &Ctx) {
             .collect();
         if users.is_empty() {
             ctx.rec.skip(
-                check_id(ctx, class, "ratelimit.limit"),
+                class_check(ctx, class, check_id!("ratelimit.limit")),
                 &op.label(),
                 format!("no key of a plan with {class} access"),
             );
@@ -96,16 +97,16 @@ pub async fn run(ctx: &Ctx) {
 }
 
 /// The id a finding of this class goes to: the per-second classes have their own check.
-fn check_id(ctx: &Ctx, class: &str, standard_id: &'static str) -> &'static str {
+fn class_check(ctx: &Ctx, class: &str, standard: Check) -> Check {
     if class == ctx.spec.default_rate_class {
-        standard_id
+        standard
     } else {
-        "ratelimit.analytics"
+        check_id!("ratelimit.analytics")
     }
 }
 
 async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
-    let id = check_id(ctx, class, "ratelimit.limit");
+    let id = class_check(ctx, class, check_id!("ratelimit.limit"));
     if !ctx.enabled(id) {
         return;
     }
@@ -159,19 +160,19 @@ async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
 
 async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     let standard = class == ctx.spec.default_rate_class;
-    let ids: &[&str] = if standard {
+    let ids: &[Check] = if standard {
         &[
-            "ratelimit.remaining",
-            "ratelimit.reset",
-            "ratelimit.throttles",
-            "ratelimit.retry-after",
-            "ratelimit.per-key",
-            "ratelimit.recovers",
+            check_id!("ratelimit.remaining"),
+            check_id!("ratelimit.reset"),
+            check_id!("ratelimit.throttles"),
+            check_id!("ratelimit.retry-after"),
+            check_id!("ratelimit.per-key"),
+            check_id!("ratelimit.recovers"),
         ]
     } else {
-        &["ratelimit.analytics"]
+        &[check_id!("ratelimit.analytics")]
     };
-    if !ids.iter().any(|id| ctx.enabled(id)) {
+    if !ids.iter().any(|c| ctx.enabled(*c)) {
         return;
     }
     let label = op.label();
@@ -184,14 +185,14 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         })
         .min_by_key(|(_, n)| *n)
     else {
-        for id in ids {
+        for &id in ids {
             ctx.rec
                 .skip(id, &label, format!("no key with a fixed {class} limit"));
         }
         return;
     };
     if limit > MAX_BURST_LIMIT {
-        for id in ids {
+        for &id in ids {
             ctx.rec.skip(id, &label, format!("the lowest {class} limit among the keys is {limit}; pass a Free or Pro key (--key free=...) to burst it"));
         }
         return;
@@ -219,16 +220,16 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
             break;
         }
     }
-    let id = |standard_id: &'static str| check_id(ctx, class, standard_id);
+    let id = |standard: Check| class_check(ctx, class, standard);
     let shared = header_verdicts(&seen, window);
-    let verdict_of = |rule: &str| shared.iter().find(|(r, _)| *r == rule).map(|(_, j)| j);
-    if judge_remaining_trend(ctx, &label, id("ratelimit.remaining"), &seen)
-        && let Some(j) = verdict_of("ratelimit.remaining")
+    let verdict_of = |rule: Check| shared.iter().find(|(r, _)| *r == rule).map(|(_, j)| j);
+    if judge_remaining_trend(ctx, &label, id(check_id!("ratelimit.remaining")), &seen)
+        && let Some(j) = verdict_of(check_id!("ratelimit.remaining"))
     {
-        record(ctx, &label, id("ratelimit.remaining"), j, &seen);
+        record(ctx, &label, id(check_id!("ratelimit.remaining")), j, &seen);
     }
-    if let Some(j) = verdict_of("ratelimit.reset") {
-        record(ctx, &label, id("ratelimit.reset"), j, &seen);
+    if let Some(j) = verdict_of(check_id!("ratelimit.reset")) {
+        record(ctx, &label, id(check_id!("ratelimit.reset")), j, &seen);
     }
     let Some(first_429) = seen.iter().find(|s| s.status() == 429) else {
         let admitted = seen
@@ -241,7 +242,7 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         let limit_rate = limit as f64 / window.as_secs_f64();
         if sent_rate < 1.5 * limit_rate {
             ctx.rec.observe(
-                id("ratelimit.throttles"),
+                id(check_id!("ratelimit.throttles")),
                 &label,
                 format!(
                     "burst not judged: sent {sent_rate:.1} req/s, not enough above the limit's {limit_rate:.1} req/s to expect a 429"
@@ -252,7 +253,7 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         }
         if let Some(last) = seen.last() {
             ctx.rec.violation(
-                id("ratelimit.throttles"),
+                id(check_id!("ratelimit.throttles")),
                 &label,
                 format!("a 429 within {cap} requests for a limit of {limit} per {window:?}"),
                 format!("{admitted} of {} admitted", seen.len()),
@@ -264,9 +265,9 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     let r429 = first_429.exchange.resp();
     let expected = ctx.spec.errors.code(429).unwrap_or_default();
     match r429.and_then(error_code) {
-        Some(c) if c == expected => ctx.rec.pass(id("ratelimit.throttles"), &label),
+        Some(c) if c == expected => ctx.rec.pass(id(check_id!("ratelimit.throttles")), &label),
         other => ctx.rec.violation(
-            id("ratelimit.throttles"),
+            id(check_id!("ratelimit.throttles")),
             &label,
             format!("429 with code {expected}"),
             format!(
@@ -276,8 +277,14 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
             Some(&first_429.exchange),
         ),
     }
-    if let Some(j) = verdict_of("ratelimit.retry-after") {
-        record(ctx, &label, id("ratelimit.retry-after"), j, &seen);
+    if let Some(j) = verdict_of(check_id!("ratelimit.retry-after")) {
+        record(
+            ctx,
+            &label,
+            id(check_id!("ratelimit.retry-after")),
+            j,
+            &seen,
+        );
     }
     // The wait Retry-After asked for, when it is usable.
     let wait = r429
@@ -285,7 +292,7 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         .and_then(rate_headers::parse_retry_after)
         .map(|ra| ra.wait_secs(first_429.at))
         .filter(|w| *w <= window.as_secs_f64() + SLACK_SECS);
-    if standard && ctx.enabled("ratelimit.per-key") {
+    if standard && ctx.enabled(check_id!("ratelimit.per-key")) {
         per_key(ctx, op, &key, keys).await;
     }
     // Wait what the target said (bounded by a window and slack), then the key is admitted.
@@ -298,7 +305,7 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     }
     let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
     ctx.judge(op, &x, Expect::Any);
-    let rid = id("ratelimit.recovers");
+    let rid = id(check_id!("ratelimit.recovers"));
     match x.status() {
         Some(s) if (200..300).contains(&s) => ctx.rec.pass(rid, &label),
         Some(s) => ctx.rec.violation(
@@ -322,7 +329,7 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
         .min_by_key(|k| k.plan != exhausted.plan);
     let Some(other) = other else {
         ctx.rec.skip(
-            "ratelimit.per-key",
+            check_id!("ratelimit.per-key"),
             &label,
             "needs a second key (two Free keys are best)",
         );
@@ -332,7 +339,7 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
     ctx.judge(op, &x, Expect::Any);
     match x.status() {
         Some(429) => ctx.rec.violation(
-            "ratelimit.per-key",
+            check_id!("ratelimit.per-key"),
             &label,
             format!(
                 "the {} key admitted while another {} key is exhausted",
@@ -341,7 +348,7 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
             "429",
             Some(&x),
         ),
-        Some(_) => ctx.rec.pass("ratelimit.per-key", &label),
+        Some(_) => ctx.rec.pass(check_id!("ratelimit.per-key"), &label),
         None => {}
     }
 }

@@ -170,26 +170,7 @@ impl Family<'_> {
                 },
                 Some(x),
             ),
-            (Ok(d), ContentWant::Strict) => {
-                if d.content == url {
-                    rec.pass(check_id!("qr.content"), label);
-                } else {
-                    rec.violation(
-                        check_id!("qr.content"),
-                        label,
-                        format!("the code to hold the {}-byte url ({what})", url.len()),
-                        format!(
-                            "{} bytes: {}",
-                            d.content.len(),
-                            String::from_utf8_lossy(&d.content)
-                                .chars()
-                                .take(120)
-                                .collect::<String>()
-                        ),
-                        Some(x),
-                    );
-                }
-            }
+            (Ok(d), ContentWant::Strict) => self.content_held(case, x, &d.content),
             (Err(DecodeFailure::ModulesTooSmall { module_px }), _) => rec.observe(
                 check_id!("qr.content"),
                 label,
@@ -198,42 +179,7 @@ impl Family<'_> {
                 ),
                 Some(x),
             ),
-            (Err(e), ContentWant::Strict) => {
-                // Only where modules are wide enough to read whatever version the target
-                // picked (the smallest possible code, measured against the image).
-                let side = insp.width.min(insp.height);
-                let margin = case
-                    .margin_value()
-                    .or_else(|| {
-                        self.op
-                            .param("margin")
-                            .and_then(|p| p.default())
-                            .and_then(serde_json::Value::as_f64)
-                    })
-                    .unwrap_or(2.0)
-                    .max(0.0);
-                let modules = case
-                    .level
-                    .and_then(|l| min_modules(url, l))
-                    .unwrap_or(177);
-                let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
-                if px >= 2.5 {
-                    rec.violation(
-                        check_id!("qr.content"),
-                        label,
-                        format!("a readable code holding the url ({what})"),
-                        describe_failure(e),
-                        Some(x),
-                    );
-                } else {
-                    rec.observe(
-                        check_id!("qr.content"),
-                        label,
-                        format!("{what}: not decoded ({e}); modules about {px:.1} px"),
-                        Some(x),
-                    );
-                }
-            }
+            (Err(e), ContentWant::Strict) => self.content_unread(case, x, insp, e),
             (decoded, ContentWant::Observe) => rec.observe(
                 check_id!("qr.choices"),
                 label,
@@ -247,6 +193,69 @@ impl Family<'_> {
                 },
                 Some(x),
             ),
+        }
+    }
+
+    /// A decoded code that must hold the url: it does, byte for byte.
+    fn content_held(&self, case: &Case, x: &Exchange, content: &[u8]) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        let url = case.url.as_bytes();
+        if content == url {
+            rec.pass(check_id!("qr.content"), label);
+        } else {
+            rec.violation(
+                check_id!("qr.content"),
+                label,
+                format!("the code to hold the {}-byte url ({what})", url.len()),
+                format!(
+                    "{} bytes: {}",
+                    content.len(),
+                    String::from_utf8_lossy(content)
+                        .chars()
+                        .take(120)
+                        .collect::<String>()
+                ),
+                Some(x),
+            );
+        }
+    }
+
+    /// A code that must hold the url and could not be read: a failure only where modules are
+    /// wide enough to read whatever version the target picked (the smallest possible code,
+    /// measured against the image); observed otherwise.
+    fn content_unread(&self, case: &Case, x: &Exchange, insp: &Inspection, e: &DecodeFailure) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        let side = insp.width.min(insp.height);
+        let margin = case
+            .margin_value()
+            .or_else(|| {
+                self.op
+                    .param("margin")
+                    .and_then(|p| p.default())
+                    .and_then(serde_json::Value::as_f64)
+            })
+            .unwrap_or(2.0)
+            .max(0.0);
+        let modules = case
+            .level
+            .and_then(|l| min_modules(case.url.as_bytes(), l))
+            .unwrap_or(177);
+        let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
+        if px >= 2.5 {
+            rec.violation(
+                check_id!("qr.content"),
+                label,
+                format!("a readable code holding the url ({what})"),
+                describe_failure(e),
+                Some(x),
+            );
+        } else {
+            rec.observe(
+                check_id!("qr.content"),
+                label,
+                format!("{what}: not decoded ({e}); modules about {px:.1} px"),
+                Some(x),
+            );
         }
     }
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::Ctx;
+use super::past_end::{self, PastEnd};
 use super::probe::Exchange;
 use crate::http::{Resp, envelope_error, is_envelope};
 use crate::rate_headers::{self, HeaderFault};
@@ -24,6 +25,8 @@ pub enum Expect {
     Reject,
     /// The family judges the status itself.
     Any,
+    /// A page that may lie past the last: a 2xx, or what `past_end` allows past the last page.
+    PageMaybePastEnd,
 }
 
 /// How the target answered, once the cross-cutting checks are done.
@@ -103,10 +106,21 @@ impl Ctx {
                 describe(o, r),
                 Some(x),
             ),
-            (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted) => {
-                self.rec.pass(check_id!("status.valid-accepted"), &label)
-            }
+            (
+                Expect::Accept | Expect::AcceptOrReject | Expect::PageMaybePastEnd,
+                Outcome::Accepted,
+            ) => self.rec.pass(check_id!("status.valid-accepted"), &label),
             (Expect::AcceptOrReject, Outcome::CleanRejection(_)) => {}
+            (Expect::PageMaybePastEnd, _)
+                if PastEnd::of(r, self.spec.errors.code(past_end::NOT_FOUND))
+                    == PastEnd::NotFound => {}
+            (Expect::PageMaybePastEnd, o) => self.rec.violation(
+                check_id!("status.valid-accepted"),
+                &label,
+                format!("a 2xx answer, or {}", past_end::ALSO),
+                describe(o, r),
+                Some(x),
+            ),
             (_, o) => self.rec.violation(
                 check_id!("status.valid-accepted"),
                 &label,

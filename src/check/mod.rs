@@ -13,6 +13,7 @@ pub mod http;
 pub mod long_body;
 pub mod pagination;
 pub mod partners;
+pub mod past_end;
 pub mod probe;
 pub mod qr;
 pub mod ratelimit;

@@ -53,9 +53,9 @@ pub struct Case {
     /// Content type and bytes.
     pub body: Option<(String, Vec<u8>)>,
     pub expect: Expect,
-    /// Statuses the spec also allows here, in the error envelope (404 for a page that may be
-    /// past the last: the spec does not say what a page beyond the data gives).
-    pub tolerated: Vec<u16>,
+    /// A page number that may lie past the last page: besides the answers `expect` allows, the
+    /// one rule for such a page (`check::past_end`) allows its 404 in the envelope.
+    pub maybe_past_end: bool,
     /// What the case is, e.g. "pageSize above its maximum 100 (101)".
     pub why: String,
     /// A choice the spec leaves open, worth recording informationally whatever the answer.
@@ -200,8 +200,8 @@ struct Val {
     open: Option<String>,
     /// An edge worth naming in the case's `why`.
     note: Option<String>,
-    /// Another status the spec allows for this value (404 for a page maybe past the last).
-    tolerated: Option<u16>,
+    /// A page number that may lie past the last page (`check::past_end`).
+    maybe_past_end: bool,
 }
 
 impl Val {
@@ -210,7 +210,7 @@ impl Val {
             text: text.into(),
             open: None,
             note: None,
-            tolerated: None,
+            maybe_past_end: false,
         }
     }
     fn open(text: impl Into<String>, why: impl Into<String>) -> Val {

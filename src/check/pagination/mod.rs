@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::Ctx;
 
 use super::conformance::{Expect, Outcome};
+use super::past_end::{self, PastEnd};
 use crate::http::{error_code, is_envelope};
 
 use super::probe::{Exchange, Req};
@@ -144,6 +145,12 @@ impl<'a> Lister<'a> {
         (x, o, items)
     }
 
+    /// How an answer reads as one to a page that may lie past the last (`past_end`).
+    fn past_end(&self, x: &Exchange) -> Option<PastEnd> {
+        let not_found = self.ctx.spec.errors.code(past_end::NOT_FOUND);
+        x.resp().map(|r| PastEnd::of(r, not_found))
+    }
+
     /// `params` plus the page size.
     fn sized(&self, params: &[(String, String)], size: u64) -> Params {
         let mut p = params.to_vec();
@@ -153,7 +160,8 @@ impl<'a> Lister<'a> {
         p
     }
 
-    /// Every page in turn, until an empty page, a page smaller than `size`, or the bound.
+    /// Every page in turn, until an empty page (or the 404 `past_end` allows past the last), a
+    /// page smaller than `size`, or the bound.
     async fn walk(&self, params: &[(String, String)], size: u64) -> Result<Walk, String> {
         let mut items = Vec::new();
         let mut pages = 0;
@@ -163,8 +171,23 @@ impl<'a> Lister<'a> {
             if let Some(name) = &self.page {
                 p.push((name.clone(), page.to_string()));
             }
-            let (x, o, got) = self.list(&p, Expect::Accept).await;
+            // Any page after the first may lie past the last.
+            let expect = if page > self.page_min {
+                Expect::PageMaybePastEnd
+            } else {
+                Expect::Accept
+            };
+            let (x, o, got) = self.list(&p, expect).await;
             let Some(got) = got else {
+                if expect == Expect::PageMaybePastEnd
+                    && self.past_end(&x) == Some(PastEnd::NotFound)
+                {
+                    return Ok(Walk {
+                        items,
+                        complete: true,
+                        pages: pages + 1,
+                    });
+                }
                 return Err(format!("page {page} could not be read: {}", why(&x, o)));
             };
             pages += 1;

@@ -25,8 +25,6 @@ pub enum Expect {
     Reject,
     /// The family judges the status itself.
     Any,
-    /// A page that may lie past the last: a 2xx, or what `past_end` allows past the last page.
-    PageMaybePastEnd,
 }
 
 /// How the target answered, once the cross-cutting checks are done.
@@ -106,21 +104,15 @@ impl Ctx {
                 describe(o, r),
                 Some(x),
             ),
-            (
-                Expect::Accept | Expect::AcceptOrReject | Expect::PageMaybePastEnd,
-                Outcome::Accepted,
-            ) => self.rec.pass(check_id!("status.valid-accepted"), &label),
+            (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted) => {
+                self.rec.pass(check_id!("status.valid-accepted"), &label)
+            }
             (Expect::AcceptOrReject, Outcome::CleanRejection(_)) => {}
-            (Expect::PageMaybePastEnd, _)
-                if PastEnd::of(r, self.spec.errors.code(past_end::NOT_FOUND))
-                    == PastEnd::NotFound => {}
-            (Expect::PageMaybePastEnd, o) => self.rec.violation(
-                check_id!("status.valid-accepted"),
-                &label,
-                format!("a 2xx answer, or {}", past_end::ALSO),
-                describe(o, r),
-                Some(x),
-            ),
+            // A page that may lie past the last: `past_end`'s 404 is the target's choice.
+            (_, Outcome::Other(_))
+                if past_end::may_lie_past_the_last(op, &x.req.query)
+                    && PastEnd::of(r, self.spec.errors.code(past_end::NOT_FOUND))
+                        == PastEnd::NotFound => {}
             (_, o) => self.rec.violation(
                 check_id!("status.valid-accepted"),
                 &label,

@@ -1,6 +1,6 @@
 //! One rule for a page past the last, for every check that may ask for one: the generated
-//! valid cases (`cases`, judged by `status`), the walks (`conformance`'s
-//! `Expect::PageMaybePastEnd`) and `pagination.bounds`.
+//! cases (judged by `status`), every other request `conformance` judges (the walks, a page
+//! beyond 64 bits) and `pagination.bounds` (pages known to lie past the last).
 //!
 //! A page number greater than 0 is valid however far past the last page it is (the spec:
 //! "page: integer, greater than 0"). Past the last page a target answers 200 with no items, or
@@ -12,6 +12,7 @@
 use serde_json::Value;
 
 use crate::http::{Resp, error_code, is_envelope};
+use crate::spec::Operation;
 
 /// The status besides 200 a page past the last may get.
 pub const NOT_FOUND: u16 = 404;
@@ -57,6 +58,23 @@ impl PastEnd {
     }
 }
 
+/// Whether a request to `op` with this query asks for a page that may lie past the last: a
+/// page number in decimal digits above the page parameter's minimum (the first page is there
+/// even for an empty list).
+pub fn may_lie_past_the_last(op: &Operation, query: &[(String, String)]) -> bool {
+    let Some(page) = op.param_with_role("page") else {
+        return false;
+    };
+    let first = page.bound("minimum").unwrap_or(1.0);
+    query.iter().any(|(k, v)| {
+        *k == page.name
+            && !v.is_empty()
+            && v.bytes().all(|b| b.is_ascii_digit())
+            // Beyond u128 is past any last page too.
+            && v.parse::<u128>().map_or(true, |n| n as f64 > first)
+    })
+}
+
 /// What a page past the last must get, in a finding's words.
 pub const EXPECTED: &str = "200 with no items, or 404 not_found in the error envelope";
 
@@ -76,6 +94,33 @@ mod tests {
             truncated: false,
             elapsed: Default::default(),
         }
+    }
+
+    #[test]
+    fn any_page_number_after_the_first_may_lie_past_the_last() {
+        let spec = crate::spec::Spec::embedded().unwrap();
+        let tags = spec.operation("getTags").unwrap();
+        let q = |v: &str| {
+            vec![
+                ("pageSize".to_string(), "5".to_string()),
+                ("page".into(), v.into()),
+            ]
+        };
+        for past in [
+            "2",
+            "1000",
+            "2147483648",
+            "99999999999999999999",
+            "9".repeat(60).as_str(),
+        ] {
+            assert!(may_lie_past_the_last(tags, &q(past)), "{past}");
+        }
+        for not in ["1", "0", "-1", "abc", "1e3", "1.5", "", "+2", " 2"] {
+            assert!(!may_lie_past_the_last(tags, &q(not)), "{not:?}");
+        }
+        assert!(!may_lie_past_the_last(tags, &[]));
+        let qr = spec.operation("getQRCode").unwrap();
+        assert!(!may_lie_past_the_last(qr, &q("2")));
     }
 
     #[test]

@@ -28,8 +28,8 @@ enum Held {
     No(String),
 }
 
-/// What the spec wants for a case, in words.
-fn wanted(case: &Case) -> String {
+/// What the spec wants for a case, in words; `past_end`: its page may lie past the last.
+fn wanted(case: &Case, past_end: bool) -> String {
     let mut s = match case.expect {
         Expect::Accept => "a 2xx answer".to_string(),
         Expect::AcceptOrReject => {
@@ -37,17 +37,32 @@ fn wanted(case: &Case) -> String {
         }
         Expect::Reject => "400 or 422 in the error envelope".into(),
         Expect::Any => "any answer".into(),
-        Expect::PageMaybePastEnd => format!("a 2xx answer, or {}", past_end::ALSO),
     };
-    if case.maybe_past_end {
+    if past_end {
         s.push_str(&format!(" (or {})", past_end::ALSO));
     }
     format!("{s} for {}", case.why)
 }
 
+/// What the one rule for a page past the last (`past_end`) needs to judge a case: whether its
+/// page may lie past the last, and the code the spec's error table gives 404.
+#[derive(Clone, Copy)]
+struct PastEndRule<'a> {
+    maybe: bool,
+    not_found: Option<&'a str>,
+}
+
+impl<'a> PastEndRule<'a> {
+    fn of(ctx: &'a Ctx, op: &Operation, case: &Case) -> PastEndRule<'a> {
+        PastEndRule {
+            maybe: past_end::may_lie_past_the_last(op, &case.params),
+            not_found: ctx.spec.errors.code(past_end::NOT_FOUND),
+        }
+    }
+}
+
 /// The status verdict, computed here (not recorded by `judge`) so proptest can shrink on it.
-/// `not_found` is the code the spec's error table gives 404.
-fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>, not_found: Option<&str>) -> Held {
+fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>, rule: PastEndRule) -> Held {
     let Some(r) = x.resp() else {
         return Held::No(format!(
             "no answer: {}",
@@ -58,7 +73,7 @@ fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>, not_found: Option<&
     if outcome == Outcome::Throttled {
         return Held::Throttled;
     }
-    if case.maybe_past_end && PastEnd::of(r, not_found) == PastEnd::NotFound {
+    if rule.maybe && PastEnd::of(r, rule.not_found) == PastEnd::NotFound {
         return Held::Yes;
     }
     let ok = matches!(
@@ -147,7 +162,6 @@ fn property(
     };
     let label = op.label();
     let id = prop.check();
-    let not_found = ctx.spec.errors.code(past_end::NOT_FOUND);
     let mut runner = cases::runner(
         cases::cases_for(op, ctx.opts.cases),
         ctx.opts.seed,
@@ -162,7 +176,7 @@ fn property(
         // Cross-cutting checks on every answer; the status verdict is ours, so shrinking
         // does not record a finding per step.
         let outcome = x.resp().is_some().then(|| ctx.judge(op, &x, Expect::Any));
-        match held(&case, &x, outcome, not_found) {
+        match held(&case, &x, outcome, PastEndRule::of(ctx, op, &case)) {
             Held::Yes => {
                 if case.observe {
                     ctx.rec.observe(
@@ -192,10 +206,11 @@ fn property(
                 // `exchange` ran the cross-cutting checks; recompute the outcome without them.
                 outcome_of(&x)
             });
-            match held(&minimal, &x, outcome, not_found) {
+            let rule = PastEndRule::of(ctx, op, &minimal);
+            match held(&minimal, &x, outcome, rule) {
                 Held::No(actual) => {
                     ctx.rec
-                        .violation(id, &label, wanted(&minimal), actual, Some(&x))
+                        .violation(id, &label, wanted(&minimal, rule.maybe), actual, Some(&x))
                 }
                 _ => {
                     // Flaky: the minimal case held when re-sent; report the failing exchange.
@@ -207,7 +222,7 @@ fn property(
                         ctx.rec.violation(
                             id,
                             &label,
-                            wanted(&minimal),
+                            wanted(&minimal, rule.maybe),
                             format!("{actual} (not reproduced when re-sent)"),
                             Some(&fx),
                         );
@@ -256,12 +271,11 @@ mod tests {
         }
     }
 
-    fn case(expect: Expect, maybe_past_end: bool) -> Case {
+    fn case(expect: Expect) -> Case {
         Case {
             params: vec![],
             body: None,
             expect,
-            maybe_past_end,
             why: "t".into(),
             observe: false,
         }
@@ -271,30 +285,32 @@ mod tests {
     fn verdicts_follow_what_the_spec_says() {
         let env = r#"{"error":{"code":"unprocessable_entity","message":"m"}}"#;
         let nf = r#"{"error":{"code":"not_found","message":"m"}}"#;
-        let ok = |c: &Case, x: &Exchange| {
-            matches!(
-                held(c, x, Some(outcome_of(x)), Some("not_found")),
-                Held::Yes
-            )
+        let rule = |maybe| PastEndRule {
+            maybe,
+            not_found: Some("not_found"),
         };
-        assert!(ok(&case(Expect::Accept, false), &x(200, "[]")));
-        assert!(!ok(&case(Expect::Accept, false), &x(422, env)));
-        assert!(ok(&case(Expect::AcceptOrReject, false), &x(422, env)));
-        assert!(!ok(&case(Expect::AcceptOrReject, false), &x(422, "nope")));
-        assert!(!ok(&case(Expect::AcceptOrReject, false), &x(500, env)));
-        assert!(ok(&case(Expect::Reject, false), &x(400, env)));
-        assert!(!ok(&case(Expect::Reject, false), &x(200, "[]")));
+        let held_if = |c: &Case, x: &Exchange, past: bool| {
+            matches!(held(c, x, Some(outcome_of(x)), rule(past)), Held::Yes)
+        };
+        let ok = |c: &Case, x: &Exchange| held_if(c, x, false);
+        assert!(ok(&case(Expect::Accept), &x(200, "[]")));
+        assert!(!ok(&case(Expect::Accept), &x(422, env)));
+        assert!(ok(&case(Expect::AcceptOrReject), &x(422, env)));
+        assert!(!ok(&case(Expect::AcceptOrReject), &x(422, "nope")));
+        assert!(!ok(&case(Expect::AcceptOrReject), &x(500, env)));
+        assert!(ok(&case(Expect::Reject), &x(400, env)));
+        assert!(!ok(&case(Expect::Reject), &x(200, "[]")));
         // A page that may lie past the last: `past_end`'s 404, and only that 404.
-        assert!(ok(&case(Expect::Accept, true), &x(404, nf)));
-        assert!(!ok(&case(Expect::Accept, false), &x(404, nf)));
-        assert!(!ok(&case(Expect::Accept, true), &x(404, "gone")));
-        assert!(!ok(&case(Expect::Accept, true), &x(404, env)));
+        assert!(held_if(&case(Expect::Accept), &x(404, nf), true));
+        assert!(!ok(&case(Expect::Accept), &x(404, nf)));
+        assert!(!held_if(&case(Expect::Accept), &x(404, "gone"), true));
+        assert!(!held_if(&case(Expect::Accept), &x(404, env), true));
         assert!(matches!(
             held(
-                &case(Expect::Reject, false),
+                &case(Expect::Reject),
                 &x(429, env),
                 Some(Outcome::Throttled),
-                Some("not_found")
+                rule(false)
             ),
             Held::Throttled
         ));

@@ -368,12 +368,10 @@ pub fn invalid(op: &Operation) -> Option<BoxedStrategy<Case>> {
                     }
                     Edit::Body(b) => body = b.clone(),
                 }
-                let maybe_past_end = vals.iter().any(|(_, v)| v.maybe_past_end);
                 Case {
                     params: vals.into_iter().map(|(k, v)| (k, v.text)).collect(),
                     body,
                     expect: if any { Expect::Any } else { m.expect },
-                    maybe_past_end,
                     why: m.why,
                     observe: m.observe,
                 }

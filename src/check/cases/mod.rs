@@ -53,9 +53,6 @@ pub struct Case {
     /// Content type and bytes.
     pub body: Option<(String, Vec<u8>)>,
     pub expect: Expect,
-    /// A page number that may lie past the last page: besides the answers `expect` allows, the
-    /// one rule for such a page (`check::past_end`) allows its 404 in the envelope.
-    pub maybe_past_end: bool,
     /// What the case is, e.g. "pageSize above its maximum 100 (101)".
     pub why: String,
     /// A choice the spec leaves open, worth recording informationally whatever the answer.
@@ -200,8 +197,6 @@ struct Val {
     open: Option<String>,
     /// An edge worth naming in the case's `why`.
     note: Option<String>,
-    /// A page number that may lie past the last page (`check::past_end`).
-    maybe_past_end: bool,
 }
 
 impl Val {
@@ -210,7 +205,6 @@ impl Val {
             text: text.into(),
             open: None,
             note: None,
-            maybe_past_end: false,
         }
     }
     fn open(text: impl Into<String>, why: impl Into<String>) -> Val {

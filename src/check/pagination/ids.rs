@@ -283,7 +283,8 @@ enum Listed {
 }
 
 /// Every page of the list filtered by `ask`, in pages of the largest size: the first page
-/// judged with `first`; once accepted, the next pages of the same request must be too.
+/// judged with `first`; once accepted, the next pages of the same request must be too, or be
+/// what `past_end` allows past the last page.
 async fn walk_ids(l: &Lister<'_>, param: &str, ask: &[&str], first: Expect) -> Listed {
     let mut items = Vec::new();
     let mut page = l.page_min;
@@ -297,6 +298,10 @@ async fn walk_ids(l: &Lister<'_>, param: &str, ask: &[&str], first: Expect) -> L
         let Some(got) = got else {
             return match o {
                 Outcome::CleanRejection(s) if n == 0 => Listed::Refused(s, Box::new(x)),
+                // Past the last page, the target may answer 404 (`past_end`).
+                _ if n > 0 && l.past_end(&x) == Some(PastEnd::NotFound) => {
+                    Listed::Items(items, true)
+                }
                 _ => Listed::Unjudged,
             };
         };

@@ -171,17 +171,10 @@ impl<'a> Lister<'a> {
             if let Some(name) = &self.page {
                 p.push((name.clone(), page.to_string()));
             }
-            // Any page after the first may lie past the last.
-            let expect = if page > self.page_min {
-                Expect::PageMaybePastEnd
-            } else {
-                Expect::Accept
-            };
-            let (x, o, got) = self.list(&p, expect).await;
+            let (x, o, got) = self.list(&p, Expect::Accept).await;
             let Some(got) = got else {
-                if expect == Expect::PageMaybePastEnd
-                    && self.past_end(&x) == Some(PastEnd::NotFound)
-                {
+                // Past the last page, the target may answer 404 (`past_end`).
+                if page > self.page_min && self.past_end(&x) == Some(PastEnd::NotFound) {
                     return Ok(Walk {
                         items,
                         complete: true,

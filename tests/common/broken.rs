@@ -364,29 +364,46 @@ const AT_ONCE: usize = 2;
 pub async fn run_table(rows: &[Row]) {
     use futures::StreamExt;
     assert!(!rows.is_empty(), "a table with rows");
-    let runs = rows
+    let runs: Vec<(Row, Impl)> = rows
         .iter()
-        .flat_map(|row| row.on.iter().map(move |imp| (row, *imp)));
+        .flat_map(|row| row.on.iter().map(move |imp| (*row, *imp)))
+        .collect();
     let unmet: Vec<String> = futures::stream::iter(runs)
+        // Each run on a runtime of its own, as each row had as a test of its own: a run's
+        // decoding and drawing do not hold up another's answers.
         .map(|(row, imp)| async move {
-            let started = std::time::Instant::now();
-            let b = broken_on(imp, 6.0, (row.make)()).await;
-            let r = run_check(b.target(), row.only).await;
-            eprintln!("{imp:?} {}: {:?}", row.defect, started.elapsed());
-            let unmet: Vec<String> = row.then.iter().filter_map(|t| t.unmet(&r)).collect();
-            (!unmet.is_empty()).then(|| {
-                format!(
-                    "{} ({imp:?}, --only {:?}): expected {}\n{}",
-                    row.defect,
-                    row.only,
-                    unmet.join(", "),
-                    r.summary()
-                )
+            tokio::task::spawn_blocking(move || {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("a runtime")
+                    .block_on(run_row(row, imp))
             })
+            .await
+            .expect("the row's run")
         })
         .buffer_unordered(AT_ONCE)
         .filter_map(|u| async move { u })
         .collect()
         .await;
     assert!(unmet.is_empty(), "{}", unmet.join("\n\n"));
+}
+
+/// One row in front of one implementation: what it did not show, if anything.
+async fn run_row(row: Row, imp: Impl) -> Option<String> {
+    let started = std::time::Instant::now();
+    let b = broken_on(imp, 6.0, (row.make)()).await;
+    let r = run_check(b.target(), row.only).await;
+    eprintln!("{imp:?} {}: {:?}", row.defect, started.elapsed());
+    let unmet: Vec<String> = row.then.iter().filter_map(|t| t.unmet(&r)).collect();
+    (!unmet.is_empty()).then(|| {
+        format!(
+            "{} ({imp:?}, --only {:?}): expected {}\n{}",
+            row.defect,
+            row.only,
+            unmet.join(", "),
+            r.summary()
+        )
+    })
 }

@@ -1,8 +1,11 @@
 //! `linkcert check`: certify a target against the spec.
 //!
-//! Families of checks, one module each (a check's id starts with its module's name), share a
-//! `Ctx`: the spec, the target, the probe that sends, and the recorder that keeps findings.
-//! Every exchange also passes `conformance` (status listed, envelope, schema, rate headers).
+//! Families of checks, one module each (a check's id starts with its module's name), declared
+//! once in `families.rs`, share a `Ctx`: the spec, the target, the probe that sends, and the
+//! recorder that keeps findings, which takes a check as a `registry::Check` (`check_id!`, so
+//! an id the registry lacks does not compile). Every exchange also passes `conformance`
+//! (status listed, envelope, schema, rate headers). A page past the last is judged by one
+//! rule, `past_end.rs`, wherever it is asked for.
 
 pub mod auth;
 pub mod cases;

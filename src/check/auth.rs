@@ -1,5 +1,6 @@
 //! `auth.*` and `plan.*`: credentials on every operation, and what each plan may call.
 
+use crate::registry::check_id;
 use serde_json::json;
 
 use super::Ctx;
@@ -142,7 +143,7 @@ fn near_misses(key: &str) -> Vec<(String, String)> {
 /// call it: accepted or 401 unauthorized, both observed; anything else (a 400/422, a 5xx) is
 /// an `auth.required` failure (a credential is either valid or "invalid: 401").
 async fn open_credential_forms(ctx: &Ctx) {
-    let (id, judge) = ("auth.choices", "auth.required");
+    let (id, judge) = (check_id!("auth.choices"), check_id!("auth.required"));
     let Some(op) = ctx.op("getTags").or(ctx.spec.operations.first()) else {
         return;
     };
@@ -182,11 +183,11 @@ pub async fn run(ctx: &Ctx) {
     let Some(key) = ctx.main_key().cloned() else {
         return;
     };
-    if ctx.enabled("auth.choices") {
+    if ctx.enabled(check_id!("auth.choices")) {
         open_credential_forms(ctx).await;
     }
     for op in &ctx.spec.operations {
-        if ctx.enabled("auth.required") {
+        if ctx.enabled(check_id!("auth.required")) {
             for (what, header) in bad_credentials(&key.key) {
                 let mut req = minimal_request(op);
                 // None: nothing at all, no key either.
@@ -195,11 +196,13 @@ pub async fn run(ctx: &Ctx) {
                 }
                 let (x, _) = ctx.exchange(op, req, Expect::Any).await;
                 match x.resp() {
-                    Some(r) if ctx.is_error(r, 401) => ctx.rec.pass("auth.required", &op.label()),
+                    Some(r) if ctx.is_error(r, 401) => {
+                        ctx.rec.pass(check_id!("auth.required"), &op.label())
+                    }
                     // The limiter may answer before auth on some targets; not this check's call.
                     Some(r) if r.status == 429 => {}
                     Some(r) => ctx.rec.violation(
-                        "auth.required",
+                        check_id!("auth.required"),
                         &op.label(),
                         format!("401 unauthorized for {what}"),
                         r.answered(),
@@ -209,7 +212,7 @@ pub async fn run(ctx: &Ctx) {
                 }
             }
         }
-        if ctx.enabled("auth.accepted")
+        if ctx.enabled(check_id!("auth.accepted"))
             && let Some(k) = ctx.key_for(op)
         {
             let (x, o) = ctx
@@ -217,14 +220,14 @@ pub async fn run(ctx: &Ctx) {
                 .await;
             match o {
                 Outcome::Other(401) => ctx.rec.violation(
-                    "auth.accepted",
+                    check_id!("auth.accepted"),
                     &op.label(),
                     format!("not 401 for a {} key", k.plan),
                     "401",
                     Some(&x),
                 ),
                 Outcome::Transport | Outcome::Throttled => {}
-                _ => ctx.rec.pass("auth.accepted", &op.label()),
+                _ => ctx.rec.pass(check_id!("auth.accepted"), &op.label()),
             }
         }
     }
@@ -252,9 +255,9 @@ async fn gating(ctx: &Ctx, op: &Operation) {
         };
         let allowed = ctx.spec.plan_allows(plan, op);
         let id = if allowed {
-            "plan.partner-allowed"
+            check_id!("plan.partner-allowed")
         } else {
-            "plan.partner-gating"
+            check_id!("plan.partner-gating")
         };
         if !ctx.enabled(id) {
             continue;
@@ -311,14 +314,14 @@ async fn gating(ctx: &Ctx, op: &Operation) {
     }
     if !below {
         ctx.rec.skip(
-            "plan.partner-gating",
+            check_id!("plan.partner-gating"),
             &label,
             "no key of a plan below the minimum (--key free=... or pro=...)",
         );
     }
     if !above {
         ctx.rec.skip(
-            "plan.partner-allowed",
+            check_id!("plan.partner-allowed"),
             &label,
             "no key of Advanced or higher (--key advanced=...)",
         );
@@ -326,7 +329,7 @@ async fn gating(ctx: &Ctx, op: &Operation) {
 }
 
 async fn analytics_on_free(ctx: &Ctx) {
-    let id = "plan.analytics-free";
+    let id = check_id!("plan.analytics-free");
     if !ctx.enabled(id) {
         return;
     }
@@ -398,7 +401,10 @@ async fn analytics_on_free(ctx: &Ctx) {
 /// ignored or honoured) are all the target's choice; a 5xx or an error outside the envelope
 /// fails.
 async fn paid_params(ctx: &Ctx) {
-    let (observe, judge) = ("plan.paid-params", "plan.paid-params-safe");
+    let (observe, judge) = (
+        check_id!("plan.paid-params"),
+        check_id!("plan.paid-params-safe"),
+    );
     if !ctx.enabled(observe) && !ctx.enabled(judge) {
         return;
     }

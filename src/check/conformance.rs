@@ -2,11 +2,13 @@
 //! error is the envelope with the table's code, a success has the declared content type and
 //! schema, and answers to authenticated requests carry the rate-limit headers.
 
+use crate::registry::check_id;
 use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::Ctx;
+use super::past_end::{self, PastEnd};
 use super::probe::Exchange;
 use crate::http::{Resp, envelope_error, is_envelope};
 use crate::rate_headers::{self, HeaderFault};
@@ -57,8 +59,8 @@ impl Ctx {
         let Some(r) = x.resp() else {
             // A target that does not answer fails whatever was asked of it.
             let id = match expect {
-                Expect::Reject => "status.invalid-rejected",
-                _ => "status.valid-accepted",
+                Expect::Reject => check_id!("status.invalid-rejected"),
+                _ => check_id!("status.valid-accepted"),
             };
             self.rec.violation(
                 id,
@@ -90,26 +92,36 @@ impl Ctx {
             s @ (400 | 422) if is_envelope(r) => Outcome::CleanRejection(s),
             s => Outcome::Other(s),
         };
+        // A page that may lie past the last: `past_end`'s 404 is the target's choice, whatever
+        // else the request asks (as for the generated cases).
+        let maybe_past_end = past_end::may_lie_past_the_last(op, &x.req.query);
+        let not_found = self.spec.errors.code(past_end::NOT_FOUND);
         match (expect, outcome) {
             (_, Outcome::Throttled) | (Expect::Any, _) => {}
+            (_, Outcome::Other(_))
+                if maybe_past_end && PastEnd::of(r, not_found) == PastEnd::NotFound => {}
             (Expect::Reject, Outcome::CleanRejection(_)) => {
-                self.rec.pass("status.invalid-rejected", &label)
+                self.rec.pass(check_id!("status.invalid-rejected"), &label)
             }
             (Expect::Reject, o) => self.rec.violation(
-                "status.invalid-rejected",
+                check_id!("status.invalid-rejected"),
                 &label,
                 "400 or 422 in the error envelope",
                 describe(o, r),
                 Some(x),
             ),
             (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted) => {
-                self.rec.pass("status.valid-accepted", &label)
+                self.rec.pass(check_id!("status.valid-accepted"), &label)
             }
             (Expect::AcceptOrReject, Outcome::CleanRejection(_)) => {}
             (_, o) => self.rec.violation(
-                "status.valid-accepted",
+                check_id!("status.valid-accepted"),
                 &label,
-                "a 2xx answer",
+                if maybe_past_end {
+                    format!("a 2xx answer, or {}", past_end::ALSO)
+                } else {
+                    "a 2xx answer".to_string()
+                },
                 describe(o, r),
                 Some(x),
             ),
@@ -123,13 +135,14 @@ impl Ctx {
     pub fn status_listed(&self, op: &Operation, x: &Exchange, r: &Resp) {
         let label = op.label();
         if op.declares_status(r.status) {
-            self.rec.pass("status.listed", &label);
+            self.rec.pass(check_id!("status.listed"), &label);
         } else if let Some(why) = standard_status(op, x, r) {
-            self.rec.observe("status.listed", &label, why, Some(x));
+            self.rec
+                .observe(check_id!("status.listed"), &label, why, Some(x));
         } else {
             let listed: Vec<String> = op.responses.keys().map(u16::to_string).collect();
             self.rec.violation(
-                "status.listed",
+                check_id!("status.listed"),
                 &label,
                 format!("one of {}", listed.join(", ")),
                 r.status.to_string(),
@@ -142,10 +155,10 @@ impl Ctx {
     pub fn envelope(&self, label: &str, x: &Exchange, r: &Resp) {
         let media = r.media_type().unwrap_or_default();
         if media == "application/json" || media.ends_with("+json") {
-            self.rec.pass("envelope.content-type", label);
+            self.rec.pass(check_id!("envelope.content-type"), label);
         } else {
             self.rec.violation(
-                "envelope.content-type",
+                check_id!("envelope.content-type"),
                 label,
                 "Content-Type: application/json",
                 if media.is_empty() {
@@ -158,7 +171,7 @@ impl Ctx {
         }
         let Some(err) = envelope_error(r) else {
             self.rec.violation(
-                "envelope.shape",
+                check_id!("envelope.shape"),
                 label,
                 r#"{"error": {"code": string, "message": string}}"#,
                 body_summary(r),
@@ -166,12 +179,12 @@ impl Ctx {
             );
             return;
         };
-        self.rec.pass("envelope.shape", label);
+        self.rec.pass(check_id!("envelope.shape"), label);
         let code = err.get("code").and_then(Value::as_str).unwrap_or_default();
         match self.spec.errors.code(r.status) {
-            Some(expected) if expected == code => self.rec.pass("envelope.code", label),
+            Some(expected) if expected == code => self.rec.pass(check_id!("envelope.code"), label),
             Some(expected) => self.rec.violation(
-                "envelope.code",
+                check_id!("envelope.code"),
                 label,
                 format!("code {expected} for status {}", r.status),
                 format!("code {code:?}"),
@@ -184,13 +197,13 @@ impl Ctx {
             None => {}
             Some(Value::String(url)) => match doc_url_fragment(url, code) {
                 FragmentMatch::Exact => {
-                    self.rec.pass("envelope.doc-url", label);
-                    self.rec.pass("envelope.doc-url-spelling", label);
+                    self.rec.pass(check_id!("envelope.doc-url"), label);
+                    self.rec.pass(check_id!("envelope.doc-url-spelling"), label);
                 }
                 FragmentMatch::Loose => {
-                    self.rec.pass("envelope.doc-url", label);
+                    self.rec.pass(check_id!("envelope.doc-url"), label);
                     self.rec.violation(
-                        "envelope.doc-url-spelling",
+                        check_id!("envelope.doc-url-spelling"),
                         label,
                         format!("a fragment spelling {code} (or with hyphens)"),
                         url.clone(),
@@ -198,7 +211,7 @@ impl Ctx {
                     );
                 }
                 FragmentMatch::No => self.rec.violation(
-                    "envelope.doc-url",
+                    check_id!("envelope.doc-url"),
                     label,
                     format!("a link whose fragment names {code}"),
                     url.clone(),
@@ -206,7 +219,7 @@ impl Ctx {
                 ),
             },
             Some(other) => self.rec.violation(
-                "envelope.doc-url",
+                check_id!("envelope.doc-url"),
                 label,
                 "a string",
                 other.to_string(),
@@ -225,10 +238,10 @@ impl Ctx {
         };
         let media = r.media_type().unwrap_or_default();
         if &media == declared {
-            self.rec.pass("schema.content-type", &label);
+            self.rec.pass(check_id!("schema.content-type"), &label);
         } else {
             self.rec.violation(
-                "schema.content-type",
+                check_id!("schema.content-type"),
                 &label,
                 declared.clone(),
                 if media.is_empty() {
@@ -245,7 +258,7 @@ impl Ctx {
         }
         let Some(body) = r.json() else {
             self.rec.violation(
-                "schema.response",
+                check_id!("schema.response"),
                 &label,
                 "a JSON body",
                 body_summary(r),
@@ -261,9 +274,9 @@ impl Ctx {
         });
         let Some(v) = validator else { return };
         match v.iter_errors(&body).next() {
-            None => self.rec.pass("schema.response", &label),
+            None => self.rec.pass(check_id!("schema.response"), &label),
             Some(e) => self.rec.violation(
-                "schema.response",
+                check_id!("schema.response"),
                 &label,
                 format!("a body matching the {} response schema", r.status),
                 format!("{} at {}", e.masked(), e.instance_path()),
@@ -273,7 +286,7 @@ impl Ctx {
     }
 
     fn rate_headers_present(&self, label: &str, x: &Exchange, r: &Resp) {
-        let id = "ratelimit.headers";
+        let id = check_id!("ratelimit.headers");
         match rate_headers::header_fault(&self.spec.rate_headers, |name| r.header(name)) {
             None => self.rec.pass(id, label),
             Some(HeaderFault::NotInteger { name, value }) => self.rec.violation(

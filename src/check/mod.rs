@@ -1,17 +1,22 @@
 //! `linkcert check`: certify a target against the spec.
 //!
-//! Families of checks, one module each (a check's id starts with its module's name), share a
-//! `Ctx`: the spec, the target, the probe that sends, and the recorder that keeps findings.
-//! Every exchange also passes `conformance` (status listed, envelope, schema, rate headers).
+//! Families of checks, one module each (a check's id starts with its module's name), declared
+//! once in `families.rs`, share a `Ctx`: the spec, the target, the probe that sends, and the
+//! recorder that keeps findings, which takes a check as a `registry::Check` (`check_id!`, so
+//! an id the registry lacks does not compile). Every exchange also passes `conformance`
+//! (status listed, envelope, schema, rate headers). A page past the last is judged by one
+//! rule, `past_end.rs`, wherever it is asked for.
 
 pub mod auth;
 pub mod cases;
 pub mod conformance;
 pub mod exchange;
+mod families;
 pub mod http;
 pub mod long_body;
 pub mod pagination;
 pub mod partners;
+pub mod past_end;
 pub mod probe;
 pub mod qr;
 pub mod ratelimit;
@@ -23,7 +28,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::registry::{self, Command};
+use crate::registry::{self, Check, Command, check_id};
 use crate::report::{self, Report};
 use crate::spec::{Operation, Spec};
 use crate::target::{PlanKey, Target};
@@ -81,13 +86,18 @@ pub struct Ctx {
 
 impl Ctx {
     /// Whether `--only`/`--skip` let a check run.
-    pub fn enabled(&self, id: &str) -> bool {
+    pub fn enabled(&self, check: Check) -> bool {
+        self.selects(check.id())
+    }
+
+    /// Whether `--only`/`--skip` select the check of that id.
+    fn selects(&self, id: &str) -> bool {
         registry::selected(id, &self.opts.only, &self.opts.skip)
     }
 
     /// Whether any check of a family (`pagination`, `qr`...) may run.
     pub fn family_enabled(&self, family: &str) -> bool {
-        registry::family(family).any(|d| self.enabled(d.id))
+        registry::family(family).any(|c| self.enabled(c))
     }
 
     /// An operation of the spec by id (the spec is ours: a missing one is a bug here).
@@ -138,8 +148,8 @@ impl Ctx {
 
     /// Skip every check of a family, saying why.
     pub fn skip_family(&self, family: &str, why: &str) {
-        for d in registry::family(family) {
-            self.rec.skip(d.id, "*", why);
+        for c in registry::family(family) {
+            self.rec.skip(c, "*", why);
         }
     }
 }
@@ -150,88 +160,21 @@ pub async fn run(
     target: Target,
     opts: CheckOptions,
 ) -> Result<Report, CheckError> {
-    target.validate(&spec)?;
-    if target.keys.is_empty() {
-        return Err(CheckError::NoKeys);
-    }
     let started = crate::clock::now_epoch_secs();
     let clock = Instant::now();
-    let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
-    let max_wait = target.rate_window.duration() + Duration::from_secs(2);
-    let probe = Probe::new(
-        client,
-        &target.base_url,
-        target.insecure,
-        max_wait,
-        opts.request_timeout,
-    )
-    .with_fresh_client(target.client_config(opts.request_timeout, 0));
-    // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
-    // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
-    crate::target::reachable(&target.base_url).await?;
-    let mut ctx = Ctx {
-        rec: Recorder::watching(target.secrets(), probe.watch()),
-        progress: Progress::new(opts.progress),
-        spec: spec.clone(),
-        probe,
-        opts,
-        target,
-        schemas: Mutex::new(Default::default()),
-    };
+    let mut ctx = prepare(spec.clone(), target, opts).await?;
     let stop = crate::interrupt::process();
     tokio::select! {
         spec = served_only(&ctx) => ctx.spec = Arc::new(spec),
         () = stop.until_requested() => {}
     }
-    let families: [(&str, Family); 9] = [
-        ("transport", |c| Box::pin(transport::run(c))),
-        ("auth", |c| Box::pin(auth::run(c))),
-        ("plan", |c| Box::pin(auth::run_plans(c))),
-        ("status", |c| Box::pin(status::run(c))),
-        // Before `partners`: it deactivates the fixture that family leaves alone.
-        ("http", |c| Box::pin(http::run(c))),
-        ("pagination", |c| Box::pin(pagination::run(c))),
-        ("qr", |c| Box::pin(qr::run(c))),
-        ("partners", |c| Box::pin(partners::run(c))),
-        // Last: it exhausts keys' quotas on purpose.
-        ("ratelimit", |c| Box::pin(ratelimit::run(c))),
-    ];
-    // The cross-cutting checks are fed by every family; `status` feeds them most.
-    let cross_cutting = ["status", "envelope", "schema"]
-        .iter()
-        .any(|f| ctx.family_enabled(f));
-    let watch = ctx.probe.watch();
-    // Families that ran to their end; once the run is asked to stop, no other is judged.
-    let mut finished: Vec<&str> = Vec::new();
-    let mut cut_short = false;
-    for (name, family) in families {
-        if watch.gone() {
-            // The target went away: nothing more is sent; what these would have judged is
-            // listed as not judged by the recorder.
-            continue;
-        }
-        if stop.requested() {
-            cut_short = true;
-            continue;
-        }
-        if ctx.family_enabled(name) || (name == "status" && cross_cutting) {
-            ctx.progress.family(name);
-            // A family stops where it is when the target goes away or the run is interrupted.
-            tokio::select! {
-                () = family(&ctx) => finished.push(name),
-                () = watch.until_gone() => {}
-                () = stop.until_requested() => cut_short = true,
-            }
-        } else {
-            ctx.skip_family(name, "not selected (--only/--skip)");
-        }
-    }
+    let ran = run_families(&ctx, stop).await;
     ctx.progress.finish();
-    let mut results = ctx.rec.results(|id| ctx.enabled(id));
-    results.retain(|r| ctx.enabled(&r.id));
-    let interrupted = stop.interrupted().filter(|_| cut_short);
+    let mut results = ctx.rec.results(|c| ctx.enabled(c));
+    results.retain(|r| ctx.selects(&r.id));
+    let interrupted = stop.interrupted().filter(|_| ran.cut_short);
     if let Some(i) = &interrupted {
-        not_judged_after(i, &mut results, &finished, |id| ctx.enabled(id));
+        not_judged_after(i, &mut results, &ran.finished, |c| ctx.enabled(c));
     }
     let coverage = registry::coverage::of(Command::Check, &results);
     let mut report = Report::new(
@@ -246,13 +189,83 @@ pub async fn run(
         coverage,
     );
     report.interrupted = interrupted;
-    report.settle(watch.outage().map(|(_, o)| o));
+    report.settle(ctx.probe.watch().outage().map(|(_, o)| o));
     Ok(report)
 }
 
-/// Check families every exchange feeds (`conformance`), whichever family sent it: an
-/// interrupted run cut them short, whichever families had finished.
-const FED_BY_EVERY_FAMILY: [&str; 4] = ["status", "envelope", "schema", "ratelimit"];
+/// The run's context, once the target is valid, has keys and accepts connections.
+async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<Ctx, CheckError> {
+    target.validate(&spec)?;
+    if target.keys.is_empty() {
+        return Err(CheckError::NoKeys);
+    }
+    let client = target.client(opts.request_timeout, opts.concurrency.max(1) * 2)?;
+    let max_wait = target.rate_window.duration() + Duration::from_secs(2);
+    let probe = Probe::new(
+        client,
+        &target.base_url,
+        target.insecure,
+        max_wait,
+        opts.request_timeout,
+    )
+    .with_fresh_client(target.client_config(opts.request_timeout, 0));
+    // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
+    // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
+    crate::target::reachable(&target.base_url).await?;
+    Ok(Ctx {
+        rec: Recorder::watching(target.secrets(), probe.watch()),
+        progress: Progress::new(opts.progress),
+        spec,
+        probe,
+        opts,
+        target,
+        schemas: Mutex::new(Default::default()),
+    })
+}
+
+/// How far the families went.
+struct Ran {
+    /// Families that ran to their end; once the run is asked to stop, no other is judged.
+    finished: Vec<&'static str>,
+    cut_short: bool,
+}
+
+/// Every family with an entry point, in `families::FAMILIES`' order: run when selected, or
+/// when a family it feeds is; skipped, saying so, when not.
+async fn run_families(ctx: &Ctx, stop: &crate::interrupt::Interrupt) -> Ran {
+    let watch = ctx.probe.watch();
+    let mut ran = Ran {
+        finished: Vec::new(),
+        cut_short: false,
+    };
+    for family in families::FAMILIES {
+        let families::Runs::Entry { run, .. } = family.runs else {
+            continue;
+        };
+        let name = family.name;
+        if watch.gone() {
+            // The target went away: nothing more is sent; what these would have judged is
+            // listed as not judged by the recorder.
+            continue;
+        }
+        if stop.requested() {
+            ran.cut_short = true;
+            continue;
+        }
+        if ctx.family_enabled(name) || families::fed_by(name).any(|f| ctx.family_enabled(f)) {
+            ctx.progress.family(name);
+            // A family stops where it is when the target goes away or the run is interrupted.
+            tokio::select! {
+                () = run(ctx) => ran.finished.push(name),
+                () = watch.until_gone() => {}
+                () = stop.until_requested() => ran.cut_short = true,
+            }
+        } else {
+            ctx.skip_family(name, "not selected (--only/--skip)");
+        }
+    }
+    ran
+}
 
 /// An interrupted run: every check of a family that did not finish is not judged, also on
 /// what it had (a check cut short is never judged on part of its cases: none count, nor
@@ -262,12 +275,12 @@ fn not_judged_after(
     i: &crate::interrupt::Interrupted,
     results: &mut Vec<report::model::CheckResult>,
     finished: &[&str],
-    enabled: impl Fn(&str) -> bool,
+    enabled: impl Fn(Check) -> bool,
 ) {
     use crate::verdict::Verdict;
     let complete = |id: &str| {
-        let family = id.split('.').next().unwrap_or(id);
-        finished.contains(&family) && !FED_BY_EVERY_FAMILY.contains(&family)
+        let family = registry::family_of(id);
+        finished.contains(&family) && !families::judged_on_every_exchange(family)
     };
     let why = format!("not judged: {}", i.sentence());
     for r in results.iter_mut() {
@@ -280,8 +293,9 @@ fn not_judged_after(
         r.findings.clear();
         r.not_judged.get_or_insert_with(|| why.clone());
     }
-    for d in registry::CHECKS.iter() {
-        if enabled(d.id) && !complete(d.id) && !results.iter().any(|r| r.id == d.id) {
+    for c in Check::all() {
+        let d = c.def();
+        if enabled(c) && !complete(d.id) && !results.iter().any(|r| r.id == d.id) {
             results.push(report::model::CheckResult {
                 id: d.id.to_string(),
                 title: d.title.to_string(),
@@ -308,11 +322,11 @@ fn not_judged_after(
 
 /// Checks that judge every operation of the spec one by one: where a stand-in is not served,
 /// each says so.
-const PER_OPERATION: [&str; 4] = [
-    "auth.required",
-    "auth.accepted",
-    "status.valid-accepted",
-    "status.invalid-rejected",
+const PER_OPERATION: [Check; 4] = [
+    check_id!("auth.required"),
+    check_id!("auth.accepted"),
+    check_id!("status.valid-accepted"),
+    check_id!("status.invalid-rejected"),
 ];
 
 /// The spec less linkcert's stand-in operations (`x-linkcert-extension`) the target does not
@@ -344,9 +358,6 @@ async fn served_only(ctx: &Ctx) -> Spec {
     spec.operations = kept;
     spec
 }
-
-type Family =
-    for<'a> fn(&'a Ctx) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
 
 /// The live progress line: only on a terminal, on stderr, overwritten in place.
 struct Progress {
@@ -439,8 +450,8 @@ mod tests {
             result("qr.size", Verdict::Fail, 3),
             result("pagination.walk", Verdict::Skipped, 0),
         ];
-        not_judged_after(&i, &mut results, &["auth", "status"], |id| {
-            !id.starts_with("partners.")
+        not_judged_after(&i, &mut results, &["auth", "status"], |c| {
+            c.family() != "partners"
         });
         let verdict = |id: &str| {
             let r = results.iter().find(|r| r.id == id).unwrap();

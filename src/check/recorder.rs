@@ -1,6 +1,8 @@
 //! The recorder every check family writes to: cases judged, violations (at the level the
 //! registry gives the check), observations and skips, per check and operation. Its results
-//! are the checks of the run's report (`crate::report::model`).
+//! are the checks of the run's report (`crate::report::model`). A check is named by its
+//! `registry::Check`, never by an id: one the registry lacks cannot be recorded (see
+//! `registry::check_id!`).
 //!
 //! What is recorded while the target's transport fails in a row (`outage::Watch`) is held
 //! back: if the streak turns out to be an outage, it is "not judged"; otherwise it counts as
@@ -12,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use super::probe::Exchange;
 use crate::outage::Watch;
-use crate::registry;
+use crate::registry::{Check, check_id};
 use crate::report::model::{CheckResult, Finding};
 use crate::target::Secret;
 use crate::verdict::Verdict;
@@ -72,7 +74,7 @@ impl Entry {
 /// Thread-safe collector the check families write to.
 pub struct Recorder {
     secrets: Vec<Secret>,
-    entries: Mutex<BTreeMap<(String, String), Entry>>,
+    entries: Mutex<BTreeMap<(Check, String), Entry>>,
     watch: Arc<Watch>,
 }
 
@@ -91,42 +93,41 @@ impl Recorder {
         }
     }
 
-    fn with<R>(&self, id: &str, op: &str, f: impl FnOnce(&mut Entry) -> R) -> R {
+    fn with<R>(&self, check: Check, op: &str, f: impl FnOnce(&mut Entry) -> R) -> R {
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        f(map.entry((id.to_string(), op.to_string())).or_default())
+        f(map.entry((check, op.to_string())).or_default())
     }
 
     /// The check judged a case and it held.
-    pub fn pass(&self, id: &str, op: &str) {
-        self.with(id, op, |e| e.cases += 1);
+    pub fn pass(&self, check: Check, op: &str) {
+        self.with(check, op, |e| e.cases += 1);
     }
 
     /// The check judged a case and it did not hold: a violation at the check's level.
     pub fn violation(
         &self,
-        id: &str,
+        check: Check,
         op: &str,
         expected: impl Into<String>,
         actual: impl Into<String>,
         exchange: Option<&Exchange>,
     ) {
-        let def = registry::check(id);
-        let verdict = def.map_or(Verdict::Fail, |d| d.level);
-        self.finding(id, op, verdict, expected.into(), actual.into(), exchange);
+        let verdict = check.def().level;
+        self.finding(check, op, verdict, expected.into(), actual.into(), exchange);
     }
 
     /// A deviation from what the spec prefers where it does not require it: non-strict,
     /// whatever the check's level.
     pub fn non_strict(
         &self,
-        id: &str,
+        check: Check,
         op: &str,
         expected: impl Into<String>,
         actual: impl Into<String>,
         exchange: Option<&Exchange>,
     ) {
         self.finding(
-            id,
+            check,
             op,
             Verdict::NonStrict,
             expected.into(),
@@ -138,13 +139,13 @@ impl Recorder {
     /// A choice the spec leaves open: informational, whatever the check's level.
     pub fn observe(
         &self,
-        id: &str,
+        check: Check,
         op: &str,
         what: impl Into<String>,
         exchange: Option<&Exchange>,
     ) {
         let what = what.into();
-        let first = self.with(id, op, |e| {
+        let first = self.with(check, op, |e| {
             e.cases += 1;
             e.worst = e.worst.max(Some(Verdict::Informational));
             let n = e.observations.entry(what.clone()).or_insert(0);
@@ -154,7 +155,7 @@ impl Recorder {
         // One finding per distinct observation: the same choice seen 40 times is one line.
         if first {
             let record = exchange.map(|x| x.record(&self.secrets));
-            self.with(id, op, |e| {
+            self.with(check, op, |e| {
                 if e.findings.len() < KEEP_FINDINGS * 2 {
                     e.findings.push(Finding {
                         verdict: Verdict::Informational,
@@ -170,7 +171,7 @@ impl Recorder {
 
     fn finding(
         &self,
-        id: &str,
+        check: Check,
         op: &str,
         verdict: Verdict,
         expected: String,
@@ -181,26 +182,23 @@ impl Recorder {
         if let Some(Err(e)) = exchange.map(|x| &x.result)
             && let Some(why) = e.strip_prefix(super::probe::NOT_SENT)
         {
-            self.not_judged(id, op, format!("not judged: {why}"));
+            self.not_judged(check, op, format!("not judged: {why}"));
             return;
         }
         let streak = self.watch.open_streak();
         // Written down only while it may be kept (an exchange's record costs).
-        let keep = streak.is_some() || self.with(id, op, |e| e.findings.len() < KEEP_FINDINGS);
-        let finding = keep.then(|| {
-            let def = registry::check(id);
-            Finding {
-                verdict,
-                message: self.redact(&format!(
-                    "{}: expected {expected}, got {actual}",
-                    def.map_or(id, |d| d.title)
-                )),
-                expected: self.redact(&expected),
-                actual: self.redact(&actual),
-                exchange: exchange.map(|x| x.record(&self.secrets)),
-            }
+        let keep = streak.is_some() || self.with(check, op, |e| e.findings.len() < KEEP_FINDINGS);
+        let finding = keep.then(|| Finding {
+            verdict,
+            message: self.redact(&format!(
+                "{}: expected {expected}, got {actual}",
+                check.def().title
+            )),
+            expected: self.redact(&expected),
+            actual: self.redact(&actual),
+            exchange: exchange.map(|x| x.record(&self.secrets)),
         });
-        self.with(id, op, |e| match streak {
+        self.with(check, op, |e| match streak {
             Some(n) => e
                 .held
                 .push((n, Held::Finding(verdict, finding.map(Box::new)))),
@@ -209,15 +207,15 @@ impl Recorder {
     }
 
     /// The check could not run here, and why.
-    pub fn skip(&self, id: &str, op: &str, why: impl Into<String>) {
+    pub fn skip(&self, check: Check, op: &str, why: impl Into<String>) {
         let why = why.into();
         // Skipped for want of a request that was never sent (its route given up, the target
         // gone or broken): attempted, and not judged.
         if why.contains(super::probe::NOT_SENT) {
-            return self.not_judged(id, op, format!("not judged: {why}"));
+            return self.not_judged(check, op, format!("not judged: {why}"));
         }
         let streak = self.watch.open_streak();
-        self.with(id, op, |e| match streak {
+        self.with(check, op, |e| match streak {
             Some(n) => e.held.push((n, Held::Skip(why))),
             None => e.skip(why),
         });
@@ -225,9 +223,9 @@ impl Recorder {
 
     /// The check was attempted here and could not be judged, and why: not a skip (the user
     /// gave what it needs), so the run is incomplete.
-    pub fn not_judged(&self, id: &str, op: &str, why: impl Into<String>) {
+    pub fn not_judged(&self, check: Check, op: &str, why: impl Into<String>) {
         let why = self.redact(&why.into());
-        self.with(id, op, |e| e.not_judged(why));
+        self.with(check, op, |e| e.not_judged(why));
     }
 
     pub fn redact(&self, s: &str) -> String {
@@ -244,7 +242,7 @@ impl Recorder {
 
     /// Results in the registry's order, then operation. After an outage, every check
     /// `enabled` selects that recorded nothing is listed as not judged too.
-    pub fn results(&self, enabled: impl Fn(&str) -> bool) -> Vec<CheckResult> {
+    pub fn results(&self, enabled: impl Fn(Check) -> bool) -> Vec<CheckResult> {
         let mut map = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let outage = self.watch.outage();
         let outage_why = outage.as_ref().map(|(_, o)| {
@@ -263,7 +261,7 @@ impl Recorder {
         let broken = self.watch.broken().map(|w| self.redact(&w));
         if let Some(w) = &broken {
             let e = map
-                .entry(("status.valid-accepted".to_string(), "*".to_string()))
+                .entry((check_id!("status.valid-accepted"), "*".to_string()))
                 .or_default();
             let finding = Finding {
                 verdict: Verdict::Fail,
@@ -283,9 +281,9 @@ impl Recorder {
             broken.map(|w| format!("not judged: the run stopped, the target is broken: {w}"))
         });
         if let Some(why) = &why {
-            for d in registry::CHECKS.iter().filter(|d| enabled(d.id)) {
-                if !map.keys().any(|(id, _)| id == d.id) {
-                    map.entry((d.id.to_string(), "*".to_string()))
+            for c in Check::all().filter(|c| enabled(*c)) {
+                if !map.keys().any(|(k, _)| *k == c) {
+                    map.entry((c, "*".to_string()))
                         .or_default()
                         .not_judged(why.clone());
                 }
@@ -293,8 +291,8 @@ impl Recorder {
         }
         let mut out: Vec<CheckResult> = map
             .iter()
-            .map(|((id, op), e)| {
-                let def = registry::check(id);
+            .map(|((check, op), e)| {
+                let def = check.def();
                 let verdict = match (e.worst, &e.not_judged, &e.skipped) {
                     (Some(Verdict::Fail), _, _) => Verdict::Fail,
                     (_, Some(_), _) => Verdict::NotJudged,
@@ -303,9 +301,9 @@ impl Recorder {
                     _ => Verdict::Pass,
                 };
                 CheckResult {
-                    id: id.clone(),
-                    title: def.map_or_else(|| id.clone(), |d| d.title.to_string()),
-                    clause: def.map_or_else(String::new, |d| d.clause.to_string()),
+                    id: def.id.to_string(),
+                    title: def.title.to_string(),
+                    clause: def.clause.to_string(),
                     operation: op.clone(),
                     verdict,
                     cases: e.cases,
@@ -318,7 +316,7 @@ impl Recorder {
                 }
             })
             .collect();
-        let order = |id: &str| registry::CHECKS.iter().position(|d| d.id == id);
+        let order = |id: &str| Check::find(id).map(Check::rank);
         out.sort_by(|a, b| {
             order(&a.id)
                 .cmp(&order(&b.id))
@@ -336,7 +334,7 @@ mod tests {
     /// target answers again, not judged when the streak was an outage.
     #[test]
     fn a_streak_settles_as_the_targets_failure_or_as_not_judged() {
-        let id = "status.valid-accepted";
+        let id = check_id!("status.valid-accepted");
         let watch = Arc::new(Watch::new());
         let rec = Recorder::watching(Vec::new(), watch.clone());
         watch.answered();

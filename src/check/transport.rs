@@ -1,16 +1,17 @@
 //! `transport.*`: the spec allows only HTTPS.
 
 use super::Ctx;
+use crate::registry::check_id;
 
 pub async fn run(ctx: &Ctx) {
-    if !ctx.enabled("transport.https") {
+    if !ctx.enabled(check_id!("transport.https")) {
         return;
     }
     if ctx.target.is_https() {
-        ctx.rec.pass("transport.https", "*");
+        ctx.rec.pass(check_id!("transport.https"), "*");
     } else {
         ctx.rec.violation(
-            "transport.https",
+            check_id!("transport.https"),
             "*",
             "an https:// target",
             ctx.target.base_url.to_string(),

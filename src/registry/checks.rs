@@ -1,5 +1,6 @@
 //! The checks of `linkcert check`, in the order reports list them. A check's family is the
 //! part of its id before the dot, and the module of `check` that runs it.
+//! Code names one of them by a `Check` (`handle.rs`), never by a bare id.
 
 use super::{CheckDef, Enforces};
 use crate::verdict::Verdict::{Fail, Informational, NonStrict};

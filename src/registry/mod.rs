@@ -7,11 +7,14 @@
 
 mod checks;
 pub mod coverage;
+mod handle;
 pub mod listing;
 mod rules;
 
 pub use checks::CHECKS;
 pub use coverage::{ClauseNote, Coverage, Judgement};
+pub(crate) use handle::check_id;
+pub use handle::{Check, FAMILIES, family_of, same};
 pub use listing::listing;
 pub use rules::RULES;
 
@@ -105,22 +108,6 @@ pub fn check(id: &str) -> Option<&'static CheckDef> {
     CHECKS.iter().find(|d| d.id == id)
 }
 
-/// The families of check ids (the part before the dot), each the module of `check` that
-/// judges it; load rules are all `load.*`.
-pub const FAMILIES: [&str; 11] = [
-    "transport",
-    "status",
-    "schema",
-    "envelope",
-    "auth",
-    "plan",
-    "http",
-    "pagination",
-    "qr",
-    "partners",
-    "ratelimit",
-];
-
 /// A load rule by id.
 pub fn rule(id: &str) -> Option<&'static RuleDef> {
     RULES.iter().find(|d| d.id == id)
@@ -149,10 +136,8 @@ pub fn enforcing(command: Command, clause: &str) -> Vec<&'static str> {
 }
 
 /// The checks of a family (`pagination`, `qr`...).
-pub fn family(name: &str) -> impl Iterator<Item = &'static CheckDef> {
-    CHECKS
-        .iter()
-        .filter(move |d| d.id.split('.').next() == Some(name))
+pub fn family(name: &str) -> impl Iterator<Item = Check> {
+    Check::all().filter(move |c| c.family() == name)
 }
 
 /// Whether `--only`/`--skip` patterns select a check: a pattern is an id, a family
@@ -184,7 +169,7 @@ mod tests {
                 d.id
             );
             assert!(
-                FAMILIES.contains(&d.id.split('.').next().unwrap()),
+                d.id.contains('.') && FAMILIES.contains(&family_of(d.id)),
                 "{}",
                 d.id
             );

@@ -283,3 +283,127 @@ pub fn failed(report: &Report) -> Vec<String> {
     v.dedup();
     v
 }
+
+/// What a run in front of a defect must show, per implementation.
+#[derive(Clone, Copy, Debug)]
+pub enum Then {
+    /// The check fails.
+    Fails(&'static str),
+    /// The check judged cases and did not fail.
+    Passes(&'static str),
+    /// The check does not fail (judged or not).
+    DoesNotFail(&'static str),
+    /// No check fails.
+    NothingFails,
+    /// A finding of the check says this (in its message).
+    Says(&'static str, &'static str),
+    /// The check's rows, as `Debug` prints them, say this (findings with their exchanges).
+    Shows(&'static str, &'static str),
+}
+
+impl Then {
+    /// What went wrong, or None when the report shows it.
+    fn unmet(self, r: &Report) -> Option<String> {
+        let rows = |id: &'static str| r.checks.iter().filter(move |c| c.id == id);
+        let failed = failed(r);
+        let held = match self {
+            Then::Fails(id) => failed.iter().any(|f| f == id),
+            Then::Passes(id) => {
+                rows(id).map(|c| c.cases).sum::<u64>() > 0 && !failed.iter().any(|f| f == id)
+            }
+            Then::DoesNotFail(id) => !failed.iter().any(|f| f == id),
+            Then::NothingFails => failed.is_empty(),
+            Then::Says(id, text) => rows(id)
+                .flat_map(|c| &c.findings)
+                .any(|f| f.message.contains(text)),
+            Then::Shows(id, text) => format!("{:?}", rows(id).collect::<Vec<_>>()).contains(text),
+        };
+        (!held).then(|| format!("{self:?}"))
+    }
+}
+
+/// A row of a defect table: the defect, the checks the runner runs (`--only`), what the run
+/// must show, and the implementations it sits in front of.
+#[derive(Clone, Copy)]
+pub struct Row {
+    pub defect: &'static str,
+    pub make: fn() -> Defect,
+    pub only: &'static [&'static str],
+    pub then: &'static [Then],
+    pub on: &'static [Impl],
+}
+
+impl Row {
+    /// In front of both implementations.
+    pub const fn new(
+        defect: &'static str,
+        make: fn() -> Defect,
+        only: &'static [&'static str],
+        then: &'static [Then],
+    ) -> Row {
+        Row {
+            defect,
+            make,
+            only,
+            then,
+            on: &BOTH,
+        }
+    }
+
+    /// In front of these implementations only (a defect in what only one of them serves).
+    pub const fn on(self, on: &'static [Impl]) -> Row {
+        Row { on, ..self }
+    }
+}
+
+/// Runs at once: as many as the tests' threads, as when each row was a test of its own.
+const AT_ONCE: usize = 2;
+
+/// Every row of a table in front of each of its implementations, `AT_ONCE` runs at a time.
+/// Fails listing every row and implementation whose run did not show what the row says.
+pub async fn run_table(rows: &[Row]) {
+    use futures::StreamExt;
+    assert!(!rows.is_empty(), "a table with rows");
+    let runs: Vec<(Row, Impl)> = rows
+        .iter()
+        .flat_map(|row| row.on.iter().map(move |imp| (*row, *imp)))
+        .collect();
+    let unmet: Vec<String> = futures::stream::iter(runs)
+        // Each run on a runtime of its own, as each row had as a test of its own: a run's
+        // decoding and drawing do not hold up another's answers.
+        .map(|(row, imp)| async move {
+            tokio::task::spawn_blocking(move || {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("a runtime")
+                    .block_on(run_row(row, imp))
+            })
+            .await
+            .expect("the row's run")
+        })
+        .buffer_unordered(AT_ONCE)
+        .filter_map(|u| async move { u })
+        .collect()
+        .await;
+    assert!(unmet.is_empty(), "{}", unmet.join("\n\n"));
+}
+
+/// One row in front of one implementation: what it did not show, if anything.
+async fn run_row(row: Row, imp: Impl) -> Option<String> {
+    let started = std::time::Instant::now();
+    let b = broken_on(imp, 6.0, (row.make)()).await;
+    let r = run_check(b.target(), row.only).await;
+    eprintln!("{imp:?} {}: {:?}", row.defect, started.elapsed());
+    let unmet: Vec<String> = row.then.iter().filter_map(|t| t.unmet(&r)).collect();
+    (!unmet.is_empty()).then(|| {
+        format!(
+            "{} ({imp:?}, --only {:?}): expected {}\n{}",
+            row.defect,
+            row.only,
+            unmet.join(", "),
+            r.summary()
+        )
+    })
+}

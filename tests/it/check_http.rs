@@ -1,10 +1,15 @@
 //! The `http` family (HTTP beyond the happy path) against both implementations, which make
 //! opposite legal choices (404 or 405 with Allow for a method; 400 or 413 for a size; HEAD and
-//! OPTIONS served or refused), and against one defect of each class in front of both.
+//! OPTIONS served or refused), and against a table of defects (`DEFECTS`), one of each class, in
+//! front of both.
 
 use crate::common;
 
-use common::broken::{BOTH, Defect, Impl, Incoming, broken_on, failed, on_both, run_check};
+use common::broken::{
+    BOTH, Defect, Impl, Incoming, Row,
+    Then::{Fails, NothingFails, Says},
+    broken_on, failed, run_check, run_table,
+};
 use linkcert::report::Report;
 use linkcert::verdict::Verdict;
 
@@ -34,16 +39,6 @@ fn findings(r: &Report, id: &str) -> Vec<String> {
         .filter(|c| c.id == id)
         .flat_map(|c| c.findings.iter().map(|f| f.message.clone()))
         .collect()
-}
-
-fn assert_fails(reports: &[(Impl, Report)], id: &str) {
-    for (imp, r) in reports {
-        assert!(
-            failed(r).contains(&id.to_string()),
-            "{imp:?}: {id} should fail: {}",
-            r.summary()
-        );
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,145 +79,130 @@ async fn both_implementations_pass_with_their_opposite_choices() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_undefined_method_answered_200_fails_http_method() {
-    let reports = on_both(
-        6.0,
-        || {
-            Defect::after(|inc, ans| {
-                if undefined_method(inc) {
-                    ans.status = 200;
-                    ans.body = b"{}".to_vec();
-                    ans.headers.remove("allow");
-                    ans.set_header("content-type", "application/json");
-                }
-            })
-        },
+/// Every defect, what the runner runs in front of it, and what it must find, in front of both
+/// implementations.
+const DEFECTS: &[Row] = &[
+    Row::new(
+        "an undefined method answered 200",
+        undefined_method_200,
         &["http"],
+        &[Fails("http.method"), Says("http.method", "200 (as if")],
+    ),
+    Row::new(
+        "an empty 405",
+        empty_405,
+        &["http"],
+        &[
+            Fails("http.method"),
+            Says("http.method", "405 without the error envelope, empty"),
+        ],
+    ),
+    Row::new(
+        "a huge body answered 500",
+        huge_body_500,
+        &["http"],
+        &[Fails("http.body-size")],
+    ),
+    Row::new(
+        "a huge body dropped without an answer",
+        huge_body_dropped,
+        &["http"],
+        &[Fails("http.body-size"), Says("http.body-size", "no answer")],
+    ),
+    Row::new(
+        "a charset parameter refused with 400",
+        charset_refused,
+        &["http"],
+        &[
+            Fails("http.media-type"),
+            Says(
+                "http.media-type",
+                "400 bad_request for Content-Type: application/json; charset=utf-8",
+            ),
+        ],
+    ),
+    // The defects above hide from everything but `http`: with the family off, the same run
+    // passes.
+    Row::new(
+        "a charset parameter refused with 400, the http family off",
+        charset_refused_keeping_the_type,
+        &["partners", "status"],
+        &[NothingFails],
     )
-    .await;
-    assert_fails(&reports, "http.method");
-    for (_, r) in &reports {
-        assert!(findings(r, "http.method").join("\n").contains("200 (as if"));
-    }
-}
+    .on(&[Impl::Reference]),
+];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_empty_405_fails_http_method() {
-    let reports = on_both(
-        6.0,
-        || {
-            Defect::after(|inc, ans| {
-                if undefined_method(inc) {
-                    let allow = SHAPED.iter().find(|(p, _)| inc.path == *p).unwrap().1;
-                    ans.status = 405;
-                    ans.body = Vec::new();
-                    ans.headers.remove("content-type");
-                    ans.set_header("allow", allow);
-                }
-            })
-        },
-        &["http"],
-    )
-    .await;
-    assert_fails(&reports, "http.method");
-    for (_, r) in &reports {
-        let f = findings(r, "http.method").join("\n");
-        assert!(f.contains("405 without the error envelope, empty"), "{f}");
-    }
+async fn each_defect_fails_the_check_that_owns_it() {
+    run_table(DEFECTS).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_huge_body_answered_500_fails_http_body_size() {
-    let reports = on_both(
-        6.0,
-        || {
-            Defect::after(|inc, ans| {
-                if inc.body.len() > 1 << 20 {
-                    ans.status = 500;
-                    ans.body = envelope("internal_server_error");
-                }
-            })
-        },
-        &["http"],
-    )
-    .await;
-    assert_fails(&reports, "http.body-size");
+fn undefined_method_200() -> Defect {
+    Defect::after(|inc, ans| {
+        if undefined_method(inc) {
+            ans.status = 200;
+            ans.body = b"{}".to_vec();
+            ans.headers.remove("allow");
+            ans.set_header("content-type", "application/json");
+        }
+    })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_huge_body_dropped_without_an_answer_fails_http_body_size() {
-    let reports = on_both(
-        6.0,
-        || {
-            Defect::after(|inc, ans| {
-                if inc.body.len() > 1 << 20 {
-                    ans.drop_connection = true;
-                }
-            })
-        },
-        &["http"],
-    )
-    .await;
-    assert_fails(&reports, "http.body-size");
-    for (_, r) in &reports {
-        let f = findings(r, "http.body-size").join("\n");
-        assert!(f.contains("no answer"), "{f}");
-    }
+fn empty_405() -> Defect {
+    Defect::after(|inc, ans| {
+        if undefined_method(inc) {
+            let allow = SHAPED.iter().find(|(p, _)| inc.path == *p).unwrap().1;
+            ans.status = 405;
+            ans.body = Vec::new();
+            ans.headers.remove("content-type");
+            ans.set_header("allow", allow);
+        }
+    })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_charset_parameter_refused_with_400_fails_http_media_type() {
-    let reports = on_both(
-        6.0,
-        || {
-            Defect::after(|inc, ans| {
-                let ct = inc
-                    .headers
-                    .get("content-type")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("");
-                if ct.contains(';') {
-                    ans.status = 400;
-                    ans.body = envelope("bad_request");
-                    ans.set_header("content-type", "application/json");
-                }
-            })
-        },
-        &["http"],
-    )
-    .await;
-    assert_fails(&reports, "http.media-type");
-    for (_, r) in &reports {
-        let f = findings(r, "http.media-type").join("\n");
-        assert!(
-            f.contains("400 bad_request for Content-Type: application/json; charset=utf-8"),
-            "{f}"
-        );
-    }
+fn huge_body_500() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.body.len() > 1 << 20 {
+            ans.status = 500;
+            ans.body = envelope("internal_server_error");
+        }
+    })
 }
 
-/// The defects above hide from everything but `http`: with the family off, the same run passes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_the_http_family_a_charset_refusal_goes_unseen() {
-    let b = broken_on(
-        Impl::Reference,
-        6.0,
-        Defect::after(|inc, ans| {
-            let ct = inc
-                .headers
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            if ct.contains(';') {
-                ans.status = 400;
-                ans.body = envelope("bad_request");
-            }
-        }),
-    )
-    .await;
-    let r = run_check(b.target(), &["partners", "status"]).await;
-    assert_eq!(failed(&r), Vec::<String>::new(), "{}", r.summary());
+fn huge_body_dropped() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.body.len() > 1 << 20 {
+            ans.drop_connection = true;
+        }
+    })
+}
+
+fn charset(inc: &Incoming) -> bool {
+    inc.headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .contains(';')
+}
+
+fn charset_refused() -> Defect {
+    Defect::after(|inc, ans| {
+        if charset(inc) {
+            ans.status = 400;
+            ans.body = envelope("bad_request");
+            ans.set_header("content-type", "application/json");
+        }
+    })
+}
+
+/// As `charset_refused`, the answer's content type left as it was.
+fn charset_refused_keeping_the_type() -> Defect {
+    Defect::after(|inc, ans| {
+        if charset(inc) {
+            ans.status = 400;
+            ans.body = envelope("bad_request");
+        }
+    })
 }
 
 /// Straight to each implementation, no proxy (which reads every body whole): a refused 16 MiB

@@ -1,20 +1,18 @@
 //! The runner's pagination and partners families against the reference (no failures, with two
-//! seeds and two workspaces) and against broken servers (the right check fails).
+//! seeds and two workspaces) and against broken servers: a table of defects (`DEFECTS`), each
+//! failing the right check, and of legal choices (`CHOICES`), failing none.
 
 use crate::common;
 
 use common::broken::{
-    Answer, BOTH, Defect, Impl, Incoming, Upstream, broken_on, failed, run_check,
+    Answer, BOTH, Defect, Impl, Incoming, Row,
+    Then::{DoesNotFail, Fails, NothingFails, Passes, Says},
+    Upstream, broken_on, failed, run_check, run_table,
 };
 use linkcert::check::{self, CheckOptions};
-use linkcert::report::Report;
 use linkcert::server::{self, KeySet, ServeConfig, WorkspaceData, name_matches};
 use linkcert::verdict::Verdict;
 use serde_json::{Value, json};
-
-fn assert_fails(r: &Report, id: &str) {
-    assert!(failed(r).contains(&id.to_string()), "{id}: {}", r.summary());
-}
 
 fn query_has(inc: &Incoming, pair: &str) -> bool {
     inc.query.split('&').any(|p| p == pair)
@@ -195,301 +193,6 @@ async fn a_case_insensitive_collation_with_a_fixed_tie_break_passes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_the_last_item_of_every_page_fails_the_walk() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if is_tags(inc, ans) {
-                    edit_array(ans, |v| {
-                        v.pop();
-                    });
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.walk"]).await;
-        assert_fails(&r, "pagination.walk");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_item_too_many_fails_page_size() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if is_tags(inc, ans) {
-                    edit_array(ans, |v| {
-                        if let Some(last) = v.last().cloned() {
-                            v.push(last);
-                        }
-                    });
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.page-size", "pagination.walk"]).await;
-        assert_fails(&r, "pagination.page-size");
-        assert_fails(&r, "pagination.walk");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ignoring_sort_order_desc_fails_sort() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::before(|inc| {
-                if inc.path == "/tags" {
-                    inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.sort"]).await;
-        assert_fails(&r, "pagination.sort");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ignoring_ids_fails_ids() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::before(|inc| {
-                if inc.path == "/tags" {
-                    inc.query = inc
-                        .query
-                        .split('&')
-                        .filter(|p| !p.starts_with("ids="))
-                        .collect::<Vec<_>>()
-                        .join("&");
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.ids"]).await;
-        assert_fails(&r, "pagination.ids");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_search_returning_a_tag_not_in_the_list_fails_search() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if is_tags(inc, ans) && inc.query.contains("search=") {
-                    edit_array(ans, |v| {
-                        v.push(json!({"id": "tag_injected_by_proxy", "name": "injected"}));
-                    });
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.search"]).await;
-        assert_fails(&r, "pagination.search");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_empty_page_for_page_zero_fails_bounds() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if inc.path == "/tags" && query_has(inc, "page=0") {
-                    ans.status = 200;
-                    ans.body = b"[]".to_vec();
-                    ans.set_header("content-type", "application/json");
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.bounds"]).await;
-        assert_fails(&r, "pagination.bounds");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn answering_200_for_unknown_partners_fails_unknown() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if inc.path == "/partners/deactivate" && ans.status == 404 {
-                    ans.status = 200;
-                    ans.body = br#"{"partnerId":"pn_linkcert_does_not_exist"}"#.to_vec();
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["partners.unknown"]).await;
-        assert_fails(&r, "partners.unknown");
-    }
-}
-
-/// A target that answers 400 for a page past the last one (its empty page made an error).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_400_for_a_page_past_the_end_fails_pagination_bounds() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                let paged = inc.query.split('&').any(|p| p.starts_with("page="));
-                if is_tags(inc, ans) && paged && ans.body.as_slice() == b"[]" {
-                    ans.status = 400;
-                    ans.body = br#"{"error":{"code":"bad_request","message":"page out of range"}}"#
-                        .to_vec();
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.bounds"]).await;
-        assert_fails(&r, "pagination.bounds");
-    }
-}
-
-/// A target whose search ignores a term that is not ASCII: every tag comes back.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_search_ignoring_non_ascii_terms_fails_pagination_search() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::before(|inc| {
-                if inc.path != "/tags" {
-                    return;
-                }
-                // UTF-8 beyond ASCII, percent-encoded: a lead byte %C2..%F4.
-                let non_ascii = |p: &str| {
-                    ["%C", "%D", "%E", "%F", "%c", "%d", "%e", "%f"]
-                        .iter()
-                        .any(|b| p.contains(b))
-                };
-                inc.query = inc
-                    .query
-                    .split('&')
-                    .filter(|p| !(p.starts_with("search=") && non_ascii(p)))
-                    .collect::<Vec<_>>()
-                    .join("&");
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.search"]).await;
-        assert_fails(&r, "pagination.search");
-    }
-}
-
-/// A target that crashes on `null` in a deactivation body.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_500_for_a_null_field_fails_partners_null() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                let null_field = serde_json::from_slice::<Value>(&inc.body)
-                    .ok()
-                    .and_then(|v| v.as_object().cloned())
-                    .is_some_and(|o| o.values().any(Value::is_null));
-                if inc.path == "/partners/deactivate" && null_field && ans.status != 429 {
-                    ans.status = 500;
-                    ans.body =
-                        br#"{"error":{"code":"internal_server_error","message":"boom"}}"#.to_vec();
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["partners"]).await;
-        assert_fails(&r, "partners.null");
-        assert!(
-            !failed(&r).contains(&"partners.neither".to_string()),
-            "{imp:?}: only the null probes are broken: {}",
-            r.summary()
-        );
-    }
-}
-
-/// A target that acknowledges a fixture's id beside a null, naming some other partner, and
-/// deactivates nothing: an acceptance not honoured.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_null_beside_a_fixture_acknowledged_but_not_honoured_fails_deactivate() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                let body = serde_json::from_slice::<Value>(&inc.body).unwrap_or(Value::Null);
-                let fields = body.as_object().cloned().unwrap_or_default();
-                let beside = fields.values().any(Value::is_null)
-                    && fields.values().any(|v| {
-                        v.as_str()
-                            .is_some_and(|s| !s.contains("linkcert_does_not_exist"))
-                    });
-                if inc.path == "/partners/deactivate" && beside && ans.status != 429 {
-                    ans.status = 200;
-                    ans.body = br#"{"partnerId":"pn_someone_else"}"#.to_vec();
-                    ans.set_header("content-type", "application/json");
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["partners"]).await;
-        assert_fails(&r, "partners.deactivate");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn links_left_enabled_fail_links_disabled() {
-    // GET /links is the reference's stand-in: the second implementation has none to break.
-    for imp in [Impl::Reference] {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if inc.path == "/links" && ans.status == 200 {
-                    let text = String::from_utf8_lossy(&ans.body)
-                        .replace("\"disabled\":true", "\"disabled\":false");
-                    ans.body = text.into_bytes();
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["partners"]).await;
-        assert_fails(&r, "partners.links-disabled");
-        assert!(!failed(&r).contains(&"partners.deactivate".to_string()));
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deactivation_naming_another_partner_fails_deactivate() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                if inc.path == "/partners/deactivate" && ans.status == 200 {
-                    ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["partners.deactivate"]).await;
-        assert_fails(&r, "partners.deactivate");
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_allow_destructive_deactivation_is_skipped_not_failed() {
     for imp in BOTH {
         let b = broken_on(imp, 6.0, Defect::none()).await;
@@ -544,65 +247,6 @@ fn rewrite_tags_param(inc: &mut Incoming, name: &str, f: impl Fn(&str) -> Option
     inc.query = s.finish();
 }
 
-/// A target that acts on the first 50 ids of a list and silently drops the rest.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_past_the_50th_dropped_fail_pagination_ids() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::before(|inc| {
-                rewrite_tags_param(inc, "ids", |v| {
-                    Some(v.split(',').take(50).collect::<Vec<_>>().join(","))
-                })
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.ids"]).await;
-        assert_fails(&r, "pagination.ids");
-    }
-}
-
-/// A target that ignores a search term longer than 255 characters (every tag comes back).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn long_search_terms_ignored_fail_pagination_search() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::before(|inc| {
-                rewrite_tags_param(inc, "search", |v| {
-                    (v.chars().count() <= 255).then(|| v.to_string())
-                })
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.search"]).await;
-        assert_fails(&r, "pagination.search");
-    }
-}
-
-/// A target that serves a pageSize from 51 to 99 as 50 (rounding down to a size it likes):
-/// never too many items, but not the page asked for.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn page_sizes_between_51_and_99_served_as_50_fail_page_size() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::before(|inc| {
-                rewrite_tags_param(inc, "pageSize", |v| match v.parse::<u32>() {
-                    Ok(51..=99) => Some("50".to_string()),
-                    _ => Some(v.to_string()),
-                })
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["pagination.page-size"]).await;
-        assert_fails(&r, "pagination.page-size");
-    }
-}
-
 /// Lengths the spec does not bound are the target's to refuse: the variant refuses more than
 /// 100 ids and search terms over 256 characters (the reference takes any). Both pass, and the
 /// variant's refusals are observed, not failed.
@@ -629,35 +273,6 @@ async fn refusing_long_id_lists_and_search_terms_cleanly_passes() {
     }
 }
 
-/// A target whose partnerId column holds 255 characters: a longer id is a 500 (in the
-/// envelope), where an unknown id is a 404 and a refused length a clean 400/422.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_500_for_a_partner_id_over_255_characters_fails_partners_unknown() {
-    for imp in BOTH {
-        let b = broken_on(
-            imp,
-            6.0,
-            Defect::after(|inc, ans| {
-                let long = serde_json::from_slice::<Value>(&inc.body)
-                    .ok()
-                    .and_then(|v| v.get("partnerId")?.as_str().map(|s| s.chars().count()))
-                    .is_some_and(|n| n > 255);
-                if inc.path == "/partners/deactivate" && long {
-                    ans.status = 500;
-                    ans.body = serde_json::to_vec(&json!({"error": {
-                        "code": "internal_server_error",
-                        "message": "value too long for type character varying(255)"
-                    }}))
-                    .unwrap();
-                }
-            }),
-        )
-        .await;
-        let r = run_check(b.target(), &["partners.unknown"]).await;
-        assert_fails(&r, "partners.unknown");
-    }
-}
-
 /// An id length the spec does not bound is the target's to refuse: the variant refuses ids
 /// over 255 characters with 400 (the reference answers 404 for any unknown id). Both pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -670,4 +285,410 @@ async fn refusing_long_partner_ids_cleanly_passes_partners_unknown() {
         let refused = choices.contains("256 (400)");
         assert_eq!(refused, imp == Impl::Variant, "{imp:?}: {choices}");
     }
+}
+
+/// Every defect, what the runner runs in front of it, and what it must find, in front of both
+/// implementations (`links-disabled`: the reference's stand-in, which the second has none of).
+const DEFECTS: &[Row] = &[
+    Row::new(
+        "the last item of every page dropped",
+        drops_the_last_item,
+        &["pagination.walk"],
+        &[Fails("pagination.walk")],
+    ),
+    Row::new(
+        "one item too many on every page",
+        one_item_too_many,
+        &["pagination.page-size", "pagination.walk"],
+        &[Fails("pagination.page-size"), Fails("pagination.walk")],
+    ),
+    Row::new(
+        "sortOrder=desc served as asc",
+        ignores_desc,
+        &["pagination.sort"],
+        &[Fails("pagination.sort")],
+    ),
+    Row::new(
+        "the ids filter ignored",
+        ignores_ids,
+        &["pagination.ids"],
+        &[Fails("pagination.ids")],
+    ),
+    Row::new(
+        "a search returning a tag not in the list",
+        search_injects_a_tag,
+        &["pagination.search"],
+        &[Fails("pagination.search")],
+    ),
+    Row::new(
+        "an empty page for page=0",
+        empty_page_zero,
+        &["pagination.bounds"],
+        &[Fails("pagination.bounds")],
+    ),
+    Row::new(
+        "200 for unknown partners",
+        unknown_partner_200,
+        &["partners.unknown"],
+        &[Fails("partners.unknown")],
+    ),
+    Row::new(
+        "400 for a page past the last",
+        past_the_end_400,
+        &["pagination.bounds"],
+        &[Fails("pagination.bounds")],
+    ),
+    Row::new(
+        "the last page again past the last",
+        last_page_again,
+        &["pagination.bounds"],
+        &[Fails("pagination.bounds")],
+    ),
+    Row::new(
+        "a search ignoring terms that are not ASCII",
+        search_ignores_non_ascii,
+        &["pagination.search"],
+        &[Fails("pagination.search")],
+    ),
+    Row::new(
+        "a 500 for a null field",
+        null_field_500,
+        &["partners"],
+        // Only the null probes are broken.
+        &[Fails("partners.null"), DoesNotFail("partners.neither")],
+    ),
+    Row::new(
+        "a null beside a fixture acknowledged, not honoured",
+        null_beside_a_fixture_not_honoured,
+        &["partners"],
+        &[Fails("partners.deactivate")],
+    ),
+    Row::new(
+        "links left enabled",
+        links_left_enabled,
+        &["partners"],
+        &[
+            Fails("partners.links-disabled"),
+            DoesNotFail("partners.deactivate"),
+        ],
+    )
+    .on(&[Impl::Reference]),
+    Row::new(
+        "a deactivation naming another partner",
+        names_another_partner,
+        &["partners.deactivate"],
+        &[Fails("partners.deactivate")],
+    ),
+    Row::new(
+        "ids past the 50th dropped",
+        ids_past_the_50th_dropped,
+        &["pagination.ids"],
+        &[Fails("pagination.ids")],
+    ),
+    Row::new(
+        "search terms over 255 characters ignored",
+        long_search_terms_ignored,
+        &["pagination.search"],
+        &[Fails("pagination.search")],
+    ),
+    Row::new(
+        "page sizes 51 to 99 served as 50",
+        page_sizes_51_to_99_as_50,
+        &["pagination.page-size"],
+        &[Fails("pagination.page-size")],
+    ),
+    Row::new(
+        "a 500 for a partnerId over 255 characters",
+        partner_id_over_255_500,
+        &["partners.unknown"],
+        &[Fails("partners.unknown")],
+    ),
+];
+
+/// Legal choices behind the proxy: none may fail the target, each is observed.
+const CHOICES: &[Row] = &[Row::new(
+    "404 not_found in the envelope for every page past the last",
+    past_the_end_404,
+    &["pagination", "status"],
+    &[
+        NothingFails,
+        Passes("pagination.bounds"),
+        Passes("pagination.walk"),
+        Passes("status.valid-accepted"),
+        // Observed (the page past the end, or the one beyond 64 bits: findings kept are few).
+        Says("pagination.choices", "404 not_found"),
+    ],
+)];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_defect_fails_the_check_that_owns_it() {
+    run_table(DEFECTS).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legal_choices_fail_nothing() {
+    run_table(CHOICES).await;
+}
+
+/// The table's runner sees a row whose defect is not there: its run fails no check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[should_panic(expected = "no defect (Reference")]
+async fn a_row_whose_run_finds_nothing_fails_the_table() {
+    run_table(&[Row::new(
+        "no defect",
+        Defect::none,
+        &["pagination.walk"],
+        &[Fails("pagination.walk")],
+    )
+    .on(&[Impl::Reference])])
+    .await;
+}
+
+/// The page number a /tags request asks for, when it is a number.
+fn page_asked(inc: &Incoming) -> Option<f64> {
+    url::form_urlencoded::parse(inc.query.as_bytes())
+        .find(|(k, _)| k == "page")
+        .and_then(|(_, v)| v.parse::<f64>().ok())
+}
+
+/// Past the last page (an empty page after the first), 404 not_found in the envelope: the
+/// spec's other answer there (every operation may answer 404).
+fn past_the_end_404() -> Defect {
+    Defect::after(|inc, ans| {
+        if is_tags(inc, ans)
+            && page_asked(inc).is_some_and(|p| p > 1.0)
+            && ans.body.as_slice() == b"[]"
+        {
+            ans.status = 404;
+            ans.body = br#"{"error":{"code":"not_found","message":"no such page"}}"#.to_vec();
+            ans.set_header("content-type", "application/json");
+        }
+    })
+}
+
+/// Past the last page (an empty page after the first), the last page served for that page
+/// size again: a target that clamps the page number.
+fn last_page_again() -> Defect {
+    let last: std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>> = Default::default();
+    Defect::after(move |inc, ans| {
+        if !is_tags(inc, ans) || page_asked(inc).is_none() {
+            return;
+        }
+        let size = url::form_urlencoded::parse(inc.query.as_bytes())
+            .find(|(k, _)| k == "pageSize")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        let mut last = last.lock().unwrap();
+        if ans.body.as_slice() != b"[]" {
+            last.insert(size, ans.body.clone());
+        } else if page_asked(inc).is_some_and(|p| p > 1.0)
+            && let Some(body) = last.get(&size)
+        {
+            ans.body = body.clone();
+        }
+    })
+}
+
+fn drops_the_last_item() -> Defect {
+    Defect::after(|inc, ans| {
+        if is_tags(inc, ans) {
+            edit_array(ans, |v| {
+                v.pop();
+            });
+        }
+    })
+}
+
+fn one_item_too_many() -> Defect {
+    Defect::after(|inc, ans| {
+        if is_tags(inc, ans) {
+            edit_array(ans, |v| {
+                if let Some(last) = v.last().cloned() {
+                    v.push(last);
+                }
+            });
+        }
+    })
+}
+
+fn ignores_desc() -> Defect {
+    Defect::before(|inc| {
+        if inc.path == "/tags" {
+            inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
+        }
+    })
+}
+
+fn ignores_ids() -> Defect {
+    Defect::before(|inc| {
+        if inc.path == "/tags" {
+            inc.query = inc
+                .query
+                .split('&')
+                .filter(|p| !p.starts_with("ids="))
+                .collect::<Vec<_>>()
+                .join("&");
+        }
+    })
+}
+
+fn search_injects_a_tag() -> Defect {
+    Defect::after(|inc, ans| {
+        if is_tags(inc, ans) && inc.query.contains("search=") {
+            edit_array(ans, |v| {
+                v.push(json!({"id": "tag_injected_by_proxy", "name": "injected"}));
+            });
+        }
+    })
+}
+
+fn empty_page_zero() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/tags" && query_has(inc, "page=0") {
+            ans.status = 200;
+            ans.body = b"[]".to_vec();
+            ans.set_header("content-type", "application/json");
+        }
+    })
+}
+
+fn unknown_partner_200() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/partners/deactivate" && ans.status == 404 {
+            ans.status = 200;
+            ans.body = br#"{"partnerId":"pn_linkcert_does_not_exist"}"#.to_vec();
+        }
+    })
+}
+
+/// A target that answers 400 for a page past the last one (its empty page made an error).
+fn past_the_end_400() -> Defect {
+    Defect::after(|inc, ans| {
+        let paged = inc.query.split('&').any(|p| p.starts_with("page="));
+        if is_tags(inc, ans) && paged && ans.body.as_slice() == b"[]" {
+            ans.status = 400;
+            ans.body =
+                br#"{"error":{"code":"bad_request","message":"page out of range"}}"#.to_vec();
+        }
+    })
+}
+
+/// A target whose search ignores a term that is not ASCII: every tag comes back.
+fn search_ignores_non_ascii() -> Defect {
+    Defect::before(|inc| {
+        if inc.path != "/tags" {
+            return;
+        }
+        // UTF-8 beyond ASCII, percent-encoded: a lead byte %C2..%F4.
+        let non_ascii = |p: &str| {
+            ["%C", "%D", "%E", "%F", "%c", "%d", "%e", "%f"]
+                .iter()
+                .any(|b| p.contains(b))
+        };
+        inc.query = inc
+            .query
+            .split('&')
+            .filter(|p| !(p.starts_with("search=") && non_ascii(p)))
+            .collect::<Vec<_>>()
+            .join("&");
+    })
+}
+
+/// A target that crashes on `null` in a deactivation body.
+fn null_field_500() -> Defect {
+    Defect::after(|inc, ans| {
+        let null_field = serde_json::from_slice::<Value>(&inc.body)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .is_some_and(|o| o.values().any(Value::is_null));
+        if inc.path == "/partners/deactivate" && null_field && ans.status != 429 {
+            ans.status = 500;
+            ans.body = br#"{"error":{"code":"internal_server_error","message":"boom"}}"#.to_vec();
+        }
+    })
+}
+
+/// A target that acknowledges a fixture's id beside a null, naming some other partner, and
+/// deactivates nothing: an acceptance not honoured.
+fn null_beside_a_fixture_not_honoured() -> Defect {
+    Defect::after(|inc, ans| {
+        let body = serde_json::from_slice::<Value>(&inc.body).unwrap_or(Value::Null);
+        let fields = body.as_object().cloned().unwrap_or_default();
+        let beside = fields.values().any(Value::is_null)
+            && fields.values().any(|v| {
+                v.as_str()
+                    .is_some_and(|s| !s.contains("linkcert_does_not_exist"))
+            });
+        if inc.path == "/partners/deactivate" && beside && ans.status != 429 {
+            ans.status = 200;
+            ans.body = br#"{"partnerId":"pn_someone_else"}"#.to_vec();
+            ans.set_header("content-type", "application/json");
+        }
+    })
+}
+
+fn links_left_enabled() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/links" && ans.status == 200 {
+            let text = String::from_utf8_lossy(&ans.body)
+                .replace("\"disabled\":true", "\"disabled\":false");
+            ans.body = text.into_bytes();
+        }
+    })
+}
+
+fn names_another_partner() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/partners/deactivate" && ans.status == 200 {
+            ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
+        }
+    })
+}
+
+/// A target that acts on the first 50 ids of a list and silently drops the rest.
+fn ids_past_the_50th_dropped() -> Defect {
+    Defect::before(|inc| {
+        rewrite_tags_param(inc, "ids", |v| {
+            Some(v.split(',').take(50).collect::<Vec<_>>().join(","))
+        })
+    })
+}
+
+/// A target that ignores a search term longer than 255 characters (every tag comes back).
+fn long_search_terms_ignored() -> Defect {
+    Defect::before(|inc| {
+        rewrite_tags_param(inc, "search", |v| {
+            (v.chars().count() <= 255).then(|| v.to_string())
+        })
+    })
+}
+
+/// A target that serves a pageSize from 51 to 99 as 50 (rounding down to a size it likes):
+/// never too many items, but not the page asked for.
+fn page_sizes_51_to_99_as_50() -> Defect {
+    Defect::before(|inc| {
+        rewrite_tags_param(inc, "pageSize", |v| match v.parse::<u32>() {
+            Ok(51..=99) => Some("50".to_string()),
+            _ => Some(v.to_string()),
+        })
+    })
+}
+
+/// A target whose partnerId column holds 255 characters: a longer id is a 500 (in the
+/// envelope), where an unknown id is a 404 and a refused length a clean 400/422.
+fn partner_id_over_255_500() -> Defect {
+    Defect::after(|inc, ans| {
+        let long = serde_json::from_slice::<Value>(&inc.body)
+            .ok()
+            .and_then(|v| v.get("partnerId")?.as_str().map(|s| s.chars().count()))
+            .is_some_and(|n| n > 255);
+        if inc.path == "/partners/deactivate" && long {
+            ans.status = 500;
+            ans.body = serde_json::to_vec(&json!({"error": {
+                "code": "internal_server_error",
+                "message": "value too long for type character varying(255)"
+            }}))
+            .unwrap();
+        }
+    })
 }

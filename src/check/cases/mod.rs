@@ -8,6 +8,7 @@
 //! parameter whose name the spec does not show), the case only asks for a clean answer:
 //! `Expect::AcceptOrReject`. A failure must always be something the spec says.
 
+use crate::registry::{Check, check_id};
 use std::sync::Mutex;
 
 use proptest::prelude::*;
@@ -52,9 +53,6 @@ pub struct Case {
     /// Content type and bytes.
     pub body: Option<(String, Vec<u8>)>,
     pub expect: Expect,
-    /// Statuses the spec also allows here, in the error envelope (404 for a page that may be
-    /// past the last: the spec does not say what a page beyond the data gives).
-    pub tolerated: Vec<u16>,
     /// What the case is, e.g. "pageSize above its maximum 100 (101)".
     pub why: String,
     /// A choice the spec leaves open, worth recording informationally whatever the answer.
@@ -84,10 +82,14 @@ pub enum Property {
 
 impl Property {
     /// The catalogue id the property feeds.
+    /// The id of `check()`.
     pub fn id(self) -> &'static str {
+        self.check().id()
+    }
+    pub fn check(self) -> Check {
         match self {
-            Property::Valid => "status.valid-accepted",
-            Property::Invalid => "status.invalid-rejected",
+            Property::Valid => check_id!("status.valid-accepted"),
+            Property::Invalid => check_id!("status.invalid-rejected"),
         }
     }
     pub fn strategy(self, op: &Operation) -> Option<BoxedStrategy<Case>> {
@@ -195,8 +197,6 @@ struct Val {
     open: Option<String>,
     /// An edge worth naming in the case's `why`.
     note: Option<String>,
-    /// Another status the spec allows for this value (404 for a page maybe past the last).
-    tolerated: Option<u16>,
 }
 
 impl Val {
@@ -205,7 +205,6 @@ impl Val {
             text: text.into(),
             open: None,
             note: None,
-            tolerated: None,
         }
     }
     fn open(text: impl Into<String>, why: impl Into<String>) -> Val {

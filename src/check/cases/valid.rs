@@ -56,7 +56,6 @@ pub(super) fn valid_by_kind(p: &Param) -> BoxedStrategy<Val> {
 pub(super) fn valid_integer(p: &Param) -> BoxedStrategy<Val> {
     let (lo, hi) = int_bounds(p);
     let lo_v = lo.unwrap_or(0);
-    let page = p.pagination.as_deref() == Some("page");
     let (name, n2) = (p.name.clone(), p.name.clone());
     let mut edges = vec![lo_v, lo_v.saturating_add(1)];
     let top = match hi {
@@ -78,10 +77,6 @@ pub(super) fn valid_integer(p: &Param) -> BoxedStrategy<Val> {
         } else if hi == Some(v) {
             val = val.noted(format!("{name} at its maximum {v}"));
         }
-        if page && v > lo_v {
-            // A page past the last: the spec does not say whether it is empty or 404.
-            val.tolerated = Some(404);
-        }
         val
     });
     if hi.is_some() {
@@ -95,14 +90,11 @@ pub(super) fn valid_integer(p: &Param) -> BoxedStrategy<Val> {
         "99999999999999999999",
     ])
     .prop_map(move |v| {
-        let mut val = Val::open(
+        // Past the last page too, for a page number (`check::past_end`).
+        Val::open(
             v,
             format!("{n2} {v}: beyond 32/64 bits (the spec sets no maximum; representation is the target's)"),
-        );
-        if page {
-            val.tolerated = Some(404);
-        }
-        val
+        )
     });
     prop_oneof![9 => within, 1 => huge].boxed()
 }
@@ -420,13 +412,10 @@ pub fn valid(op: &Operation) -> BoxedStrategy<Case> {
             if !open.is_empty() {
                 why.push_str(&format!("; the spec leaves open: {}", open.join("; ")));
             }
-            let mut tolerated: Vec<u16> = vals.iter().filter_map(|(_, v)| v.tolerated).collect();
-            tolerated.dedup();
             Case {
                 params: vals.into_iter().map(|(k, v)| (k, v.text)).collect(),
                 body,
                 expect,
-                tolerated,
                 why,
                 observe: false,
             }

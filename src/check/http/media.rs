@@ -3,6 +3,7 @@
 //! request gets. With an unknown partner always; with `--allow-destructive`, also on a spare
 //! fixture, which must then be deactivated (200 with its id).
 
+use crate::registry::check_id;
 use serde_json::json;
 
 use super::{Judged, UNKNOWN_PARTNER, answer_text, record};
@@ -28,7 +29,7 @@ fn same_answer(a: &Resp, b: &Resp) -> bool {
 }
 
 pub async fn run(ctx: &Ctx) {
-    let id = "http.media-type";
+    let id = check_id!("http.media-type");
     let Some((op, key)) = ctx
         .op("deactivatePartner")
         .and_then(|op| ctx.key_for(op).map(|k| (op, k.clone())))
@@ -81,11 +82,11 @@ pub async fn run(ctx: &Ctx) {
 /// With `--allow-destructive` and a spare fixture bound to a plan: a real deactivation sent
 /// as `application/json; charset=utf-8` is served (200 with the partner's id).
 async fn fixture(ctx: &Ctx, op: &Operation) {
-    let id = "http.media-type";
+    let id = check_id!("http.media-type");
     let label = op.label();
     if !ctx.target.allow_destructive {
         ctx.rec.observe(
-            "http.choices",
+            check_id!("http.choices"),
             &label,
             "a real deactivation with a charset parameter: not tried (needs --allow-destructive)",
             None,
@@ -102,7 +103,7 @@ async fn fixture(ctx: &Ctx, op: &Operation) {
     });
     let (Some(f), Some(key)) = (spare, key) else {
         ctx.rec.observe(
-            "http.choices",
+            check_id!("http.choices"),
             &label,
             "a real deactivation with a charset parameter: not tried (needs a third --partner \
              PLAN=ID bound to a key that may deactivate)",

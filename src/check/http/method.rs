@@ -1,6 +1,7 @@
 //! `http.method`: every standard method a path does not define, HEAD and OPTIONS among them,
 //! gets 404, or 405 with `Allow` naming the path's methods, in the envelope.
 
+use crate::registry::check_id;
 use futures::StreamExt;
 use http::Method;
 
@@ -52,7 +53,7 @@ pub async fn run(ctx: &Ctx) {
             .find_map(|op| ctx.key_for(op).map(|k| (*op, k.clone())))
         else {
             ctx.rec.skip(
-                "http.method",
+                check_id!("http.method"),
                 &path,
                 "no key of a plan that may call an operation of this path",
             );
@@ -76,7 +77,7 @@ pub async fn run(ctx: &Ctx) {
     let mut answers = futures::stream::iter(pending).buffered(ctx.opts.concurrency.max(1));
     while let Some((path, op, defined, x)) = answers.next().await {
         let j = judge_method(&x.req.method, &defined, &x);
-        record(ctx, "http.method", &path, METHOD_EXPECTED, j, &x);
+        record(ctx, check_id!("http.method"), &path, METHOD_EXPECTED, j, &x);
         // A HEAD answer has no body: only its status is judged elsewhere.
         if let Some(r) = x.resp().filter(|r| r.status >= 400 && r.status != 429) {
             ctx.status_listed(op, &x, r);

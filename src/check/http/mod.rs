@@ -25,6 +25,7 @@ mod size;
 use super::Ctx;
 use super::probe::Exchange;
 use crate::http::{error_code, is_envelope};
+use crate::registry::{Check, check_id};
 
 /// A partner no target has: what the oversized and media-type requests name, so they change
 /// nothing.
@@ -45,25 +46,28 @@ enum Judged {
 }
 
 pub async fn run(ctx: &Ctx) {
-    if ctx.enabled("http.method") {
+    if ctx.enabled(check_id!("http.method")) {
         method::run(ctx).await;
     }
-    if ctx.enabled("http.body-size") {
+    if ctx.enabled(check_id!("http.body-size")) {
         size::run(ctx).await;
     }
-    if ctx.enabled("http.media-type") {
+    if ctx.enabled(check_id!("http.media-type")) {
         media::run(ctx).await;
     }
 }
 
 /// Record a judgement on `id` (choices go to `http.choices` as well).
-fn record(ctx: &Ctx, id: &str, label: &str, expected: &str, j: Judged, x: &Exchange) {
+fn record(ctx: &Ctx, id: Check, label: &str, expected: &str, j: Judged, x: &Exchange) {
     match j {
         Judged::Pass(choice) => {
             ctx.rec.pass(id, label);
-            ctx.rec.observe("http.choices", label, choice, Some(x));
+            ctx.rec
+                .observe(check_id!("http.choices"), label, choice, Some(x));
         }
-        Judged::Observe(what) => ctx.rec.observe("http.choices", label, what, Some(x)),
+        Judged::Observe(what) => ctx
+            .rec
+            .observe(check_id!("http.choices"), label, what, Some(x)),
         Judged::NonStrict(actual) => ctx.rec.non_strict(id, label, expected, actual, Some(x)),
         Judged::Fail(actual) => ctx.rec.violation(id, label, expected, actual, Some(x)),
         Judged::Throttled => {}

@@ -1,6 +1,7 @@
 //! `http.body-size`: a few bodies larger than any sane payload are refused cleanly or served,
 //! never a 5xx, a hang or a dropped connection.
 
+use crate::registry::check_id;
 use http::Method;
 use serde_json::json;
 
@@ -78,7 +79,7 @@ fn judge_size(x: &Exchange, size: usize, served_ok: bool) -> Judged {
 }
 
 pub async fn run(ctx: &Ctx) {
-    let id = "http.body-size";
+    let id = check_id!("http.body-size");
     let deactivate = ctx
         .op("deactivatePartner")
         .and_then(|op| ctx.key_for(op).map(|k| (op, k.clone())));
@@ -123,7 +124,7 @@ fn sized(ctx: &Ctx, op: &Operation, x: &Exchange, size: usize, served_ok: bool) 
     let label = op.label();
     record(
         ctx,
-        "http.body-size",
+        check_id!("http.body-size"),
         &label,
         SIZE_EXPECTED,
         judge_size(x, size, served_ok),

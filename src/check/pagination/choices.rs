@@ -1,11 +1,12 @@
 //! `pagination.choices`: what the target chose where the spec is silent (default order, page
-//! size, past the last page), recorded as observations.
+//! size) or leaves two answers (past the last page: `past_end`), recorded as observations.
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.choices`: the default page size and order, and a page past the end.
 pub(super) async fn choices(l: &Lister<'_>, main_field: &str, baseline: &Walk) {
-    let id = "pagination.choices";
+    let id = check_id!("pagination.choices");
     let (x, _, items) = l.list(&[], Expect::Accept).await;
     if let Some(items) = items {
         let total = baseline.items.len();
@@ -34,7 +35,7 @@ pub(super) async fn choices(l: &Lister<'_>, main_field: &str, baseline: &Walk) {
             None,
         );
     }
-    // Past the end: an empty page, or an error; the spec does not say.
+    // Past the end: an empty page or a 404, as the target chooses (`past_end`).
     if let (Some(page), Some(size), true) = (&l.page, &l.size, baseline.complete) {
         let last = baseline.items.len().div_ceil(l.size_max.max(1) as usize) as i64;
         let past = l.page_min.saturating_add(last);
@@ -42,17 +43,20 @@ pub(super) async fn choices(l: &Lister<'_>, main_field: &str, baseline: &Walk) {
             (size.clone(), l.size_max.to_string()),
             (page.clone(), past.to_string()),
         ];
-        let (x, o, items) = l.list(&params, Expect::Any).await;
-        let note = match (o, items, x.resp()) {
-            (_, Some(v), _) if v.is_empty() => "a page past the end: 200 with no items".to_string(),
-            (_, Some(v), _) => format!("a page past the end: 200 with {} items", v.len()),
+        let (x, o, _) = l.list(&params, Expect::Any).await;
+        let answer = match (o, l.past_end(&x), x.resp()) {
             (Outcome::Throttled | Outcome::Transport, _, _) | (_, _, None) => return,
-            (_, None, Some(r)) => format!(
-                "a page past the end: {} {}",
-                r.status,
-                error_code(r).unwrap_or_default()
-            ),
+            (_, Some(PastEnd::Empty), _) => "200 with no items".to_string(),
+            (_, Some(PastEnd::NotFound), _) => "404 not_found in the error envelope".to_string(),
+            // Not the target's to choose: pagination.bounds fails these.
+            (_, Some(PastEnd::Items(n)), _) => format!("200 with {n} items"),
+            (_, _, Some(r)) => format!("{} {}", r.status, error_code(r).unwrap_or_default()),
         };
-        l.ctx.rec.observe(id, &l.label, note, Some(&x));
+        l.ctx.rec.observe(
+            id,
+            &l.label,
+            format!("a page past the end: {answer}"),
+            Some(&x),
+        );
     }
 }

@@ -4,45 +4,26 @@
 //! list it accepts must be in the answer (over as many pages as it takes).
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.ids`: the ids filter returns exactly the requested existing tags.
 pub(super) async fn ids(l: &Lister<'_>, baseline: &Walk) {
-    let id = "pagination.ids";
+    let id = check_id!("pagination.ids");
     let Some(param) = l.op.param_with_role("ids").map(|p| p.name.clone()) else {
         l.ctx
             .rec
             .skip(id, &l.label, "the spec gives no ids parameter");
         return;
     };
-    // Ids a comma-separated list can carry.
-    let pool: Vec<&str> = baseline
-        .items
-        .iter()
-        .filter_map(id_of)
-        .filter(|i| !i.is_empty() && !i.contains(','))
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .collect();
-    let mut pool = pool;
-    pool.sort_unstable();
+    let pool = id_pool(baseline);
     if pool.is_empty() {
         l.ctx
             .rec
             .skip(id, &l.label, "the list has no item with an id to filter by");
         return;
     }
-    let seed = l.ctx.opts.seed;
     lengths(l, &param, &pool, baseline.complete).await;
-    let mut chosen: Vec<String> = Vec::new();
-    for salt in 0..12 {
-        if chosen.len() == 3 {
-            break;
-        }
-        let c = pool[pick(seed, 100 + salt, pool.len())].to_string();
-        if !chosen.contains(&c) {
-            chosen.push(c);
-        }
-    }
+    let chosen = chosen_ids(l.ctx.opts.seed, &pool);
     let requests: Vec<(Vec<String>, bool)> = vec![
         (chosen.clone(), false),
         (
@@ -69,78 +50,116 @@ pub(super) async fn ids(l: &Lister<'_>, baseline: &Walk) {
         };
         let (x, o, items) = l.list(&params, expect).await;
         let what = format!("{param}={}", ask.join(","));
-        let Some(items) = items else {
-            match (o, x.resp()) {
-                (Outcome::Throttled | Outcome::Transport, _) => {}
-                // Without the missing id, status.valid-accepted has judged the answer.
-                _ if !with_missing => {}
-                (Outcome::CleanRejection(s), _) => l.ctx.rec.observe(
-                    "pagination.choices",
-                    &l.label,
-                    format!("an unknown id in {param}: rejected with {s}"),
-                    Some(&x),
-                ),
-                (_, Some(r)) if r.status == 404 && is_envelope(r) => l.ctx.rec.observe(
-                    "pagination.choices",
-                    &l.label,
-                    format!(
-                        "an unknown id in {param}: 404 {}",
-                        error_code(r).unwrap_or_default()
-                    ),
-                    Some(&x),
-                ),
-                (Outcome::Accepted, _) => {} // not an array: schema.response
-                (_, r) => l.ctx.rec.violation(
-                    id,
-                    &l.label,
-                    format!("for {what}: 200 with the existing tags, or a clean rejection"),
-                    r.map_or("no answer".into(), |r| {
-                        format!("{} {}", r.status, error_code(r).unwrap_or_default())
-                    }),
-                    Some(&x),
-                ),
-            }
-            continue;
-        };
-        let got: Vec<&str> = items.iter().filter_map(id_of).collect();
-        let got_set: HashSet<&str> = got.iter().copied().collect();
-        let extra: Vec<&str> = got
-            .iter()
-            .copied()
-            .filter(|i| !want.contains(i))
-            .take(3)
-            .collect();
-        let missing: Vec<&str> = want
-            .iter()
-            .copied()
-            .filter(|i| !got_set.contains(i))
-            .collect();
-        if extra.is_empty() && missing.is_empty() && got.len() == got_set.len() {
-            l.ctx.rec.pass(id, &l.label);
-        } else {
-            let mut actual = format!("{} items", items.len());
-            if !missing.is_empty() {
-                actual.push_str(&format!("; missing {}", missing.join(", ")));
-            }
-            if !extra.is_empty() {
-                actual.push_str(&format!("; not requested {}", extra.join(", ")));
-            }
-            if got.len() != got_set.len() {
-                actual.push_str("; duplicates");
-            }
-            l.ctx.rec.violation(
-                id,
-                &l.label,
-                format!("for {what}: exactly {}", {
-                    let mut w: Vec<&str> = want.iter().copied().collect();
-                    w.sort_unstable();
-                    w.join(", ")
-                }),
-                actual,
-                Some(&x),
-            );
+        match items {
+            Some(items) => exactly(l, &what, &want, &items, &x),
+            None if with_missing => no_list_with_missing(l, &param, &what, &x, o),
+            // Without the missing id, status.valid-accepted has judged the answer.
+            None => {}
         }
     }
+}
+
+/// Ids a comma-separated list can carry, each once, sorted.
+fn id_pool(baseline: &Walk) -> Vec<&str> {
+    let mut pool: Vec<&str> = baseline
+        .items
+        .iter()
+        .filter_map(id_of)
+        .filter(|i| !i.is_empty() && !i.contains(','))
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    pool.sort_unstable();
+    pool
+}
+
+/// Up to three distinct ids of the pool, drawn with the run's seed.
+fn chosen_ids(seed: u64, pool: &[&str]) -> Vec<String> {
+    let mut chosen: Vec<String> = Vec::new();
+    for salt in 0..12 {
+        if chosen.len() == 3 {
+            break;
+        }
+        let c = pool[pick(seed, 100 + salt, pool.len())].to_string();
+        if !chosen.contains(&c) {
+            chosen.push(c);
+        }
+    }
+    chosen
+}
+
+/// A list with an unknown id answered without a list: a clean rejection or a 404 in the
+/// envelope is the target's choice (observed), anything else a violation.
+fn no_list_with_missing(l: &Lister<'_>, param: &str, what: &str, x: &Exchange, o: Outcome) {
+    match (o, x.resp()) {
+        (Outcome::Throttled | Outcome::Transport, _) => {}
+        (Outcome::CleanRejection(s), _) => l.ctx.rec.observe(
+            check_id!("pagination.choices"),
+            &l.label,
+            format!("an unknown id in {param}: rejected with {s}"),
+            Some(x),
+        ),
+        (_, Some(r)) if r.status == 404 && is_envelope(r) => l.ctx.rec.observe(
+            check_id!("pagination.choices"),
+            &l.label,
+            format!(
+                "an unknown id in {param}: 404 {}",
+                error_code(r).unwrap_or_default()
+            ),
+            Some(x),
+        ),
+        (Outcome::Accepted, _) => {} // not an array: schema.response
+        (_, r) => l.ctx.rec.violation(
+            check_id!("pagination.ids"),
+            &l.label,
+            format!("for {what}: 200 with the existing tags, or a clean rejection"),
+            r.map_or("no answer".into(), |r| {
+                format!("{} {}", r.status, error_code(r).unwrap_or_default())
+            }),
+            Some(x),
+        ),
+    }
+}
+
+/// The answer to `what` holds exactly the existing tags asked for (`want`), each once.
+fn exactly(l: &Lister<'_>, what: &str, want: &HashSet<&str>, items: &[Value], x: &Exchange) {
+    let id = check_id!("pagination.ids");
+    let got: Vec<&str> = items.iter().filter_map(id_of).collect();
+    let got_set: HashSet<&str> = got.iter().copied().collect();
+    let extra: Vec<&str> = got
+        .iter()
+        .copied()
+        .filter(|i| !want.contains(i))
+        .take(3)
+        .collect();
+    let missing: Vec<&str> = want
+        .iter()
+        .copied()
+        .filter(|i| !got_set.contains(i))
+        .collect();
+    if extra.is_empty() && missing.is_empty() && got.len() == got_set.len() {
+        l.ctx.rec.pass(id, &l.label);
+        return;
+    }
+    let mut actual = format!("{} items", items.len());
+    if !missing.is_empty() {
+        actual.push_str(&format!("; missing {}", missing.join(", ")));
+    }
+    if !extra.is_empty() {
+        actual.push_str(&format!("; not requested {}", extra.join(", ")));
+    }
+    if got.len() != got_set.len() {
+        actual.push_str("; duplicates");
+    }
+    let mut w: Vec<&str> = want.iter().copied().collect();
+    w.sort_unstable();
+    l.ctx.rec.violation(
+        id,
+        &l.label,
+        format!("for {what}: exactly {}", w.join(", ")),
+        actual,
+        Some(x),
+    );
 }
 
 /// The longest list of ids asked for.
@@ -174,7 +193,7 @@ fn sample_lengths(seed: u64, n: usize, page: usize) -> Vec<usize> {
 /// Lists of ids of sampled lengths: a clean rejection, or every id asked for in the answer,
 /// nothing else, once.
 async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
-    let id = "pagination.ids";
+    let id = check_id!("pagination.ids");
     let seed = l.ctx.opts.seed;
     // The pool in a seeded order, so a list of k ids is not the first k of the list.
     let mut order: Vec<&str> = pool.to_vec();
@@ -196,7 +215,7 @@ async fn lengths(l: &Lister<'_>, param: &str, pool: &[&str], whole: bool) {
             Listed::Items(items, complete) => (items, complete),
             Listed::Refused(s, x) => {
                 l.ctx.rec.observe(
-                    "pagination.choices",
+                    check_id!("pagination.choices"),
                     &l.label,
                     format!("{what}: rejected with {s}"),
                     Some(&x),
@@ -264,7 +283,8 @@ enum Listed {
 }
 
 /// Every page of the list filtered by `ask`, in pages of the largest size: the first page
-/// judged with `first`; once accepted, the next pages of the same request must be too.
+/// judged with `first`; once accepted, the next pages of the same request must be too, or be
+/// what `past_end` allows past the last page.
 async fn walk_ids(l: &Lister<'_>, param: &str, ask: &[&str], first: Expect) -> Listed {
     let mut items = Vec::new();
     let mut page = l.page_min;
@@ -278,6 +298,10 @@ async fn walk_ids(l: &Lister<'_>, param: &str, ask: &[&str], first: Expect) -> L
         let Some(got) = got else {
             return match o {
                 Outcome::CleanRejection(s) if n == 0 => Listed::Refused(s, Box::new(x)),
+                // Past the last page, the target may answer 404 (`past_end`).
+                _ if n > 0 && l.past_end(&x) == Some(PastEnd::NotFound) => {
+                    Listed::Items(items, true)
+                }
                 _ => Listed::Unjudged,
             };
         };

@@ -5,6 +5,7 @@
 //! reference document does not show the names of the sort, order, search and ids parameters:
 //! ours are the real service's, and a target is judged with those.
 
+use crate::registry::{Check, check_id};
 use std::collections::{HashMap, HashSet};
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,7 @@ use serde_json::Value;
 use super::Ctx;
 
 use super::conformance::{Expect, Outcome};
+use super::past_end::{self, PastEnd};
 use crate::http::{error_code, is_envelope};
 
 use super::probe::{Exchange, Req};
@@ -143,6 +145,12 @@ impl<'a> Lister<'a> {
         (x, o, items)
     }
 
+    /// How an answer reads as one to a page that may lie past the last (`past_end`).
+    fn past_end(&self, x: &Exchange) -> Option<PastEnd> {
+        let not_found = self.ctx.spec.errors.code(past_end::NOT_FOUND);
+        x.resp().map(|r| PastEnd::of(r, not_found))
+    }
+
     /// `params` plus the page size.
     fn sized(&self, params: &[(String, String)], size: u64) -> Params {
         let mut p = params.to_vec();
@@ -152,7 +160,8 @@ impl<'a> Lister<'a> {
         p
     }
 
-    /// Every page in turn, until an empty page, a page smaller than `size`, or the bound.
+    /// Every page in turn, until an empty page (or the 404 `past_end` allows past the last), a
+    /// page smaller than `size`, or the bound.
     async fn walk(&self, params: &[(String, String)], size: u64) -> Result<Walk, String> {
         let mut items = Vec::new();
         let mut pages = 0;
@@ -164,6 +173,14 @@ impl<'a> Lister<'a> {
             }
             let (x, o, got) = self.list(&p, Expect::Accept).await;
             let Some(got) = got else {
+                // Past the last page, the target may answer 404 (`past_end`).
+                if page > self.page_min && self.past_end(&x) == Some(PastEnd::NotFound) {
+                    return Ok(Walk {
+                        items,
+                        complete: true,
+                        pages: pages + 1,
+                    });
+                }
                 return Err(format!("page {page} could not be read: {}", why(&x, o)));
             };
             pages += 1;
@@ -252,14 +269,14 @@ fn pick(seed: u64, salt: u64, n: usize) -> usize {
     (z % n.max(1) as u64) as usize
 }
 
-const ALL: [&str; 7] = [
-    "pagination.bounds",
-    "pagination.page-size",
-    "pagination.walk",
-    "pagination.sort",
-    "pagination.ids",
-    "pagination.search",
-    "pagination.choices",
+const ALL: [Check; 7] = [
+    check_id!("pagination.bounds"),
+    check_id!("pagination.page-size"),
+    check_id!("pagination.walk"),
+    check_id!("pagination.sort"),
+    check_id!("pagination.ids"),
+    check_id!("pagination.search"),
+    check_id!("pagination.choices"),
 ];
 
 pub async fn run(ctx: &Ctx) {
@@ -282,12 +299,12 @@ pub async fn run(ctx: &Ctx) {
         .as_ref()
         .map_or_else(Vec::new, |s| s.params(&main_field, false));
 
-    if ctx.enabled("pagination.bounds") {
+    if ctx.enabled(check_id!("pagination.bounds")) {
         bounds(&l).await;
     }
     // pagination.bounds and page-size too: a page past the last, and a full page, need the
     // list's length.
-    let needs_baseline = ALL.iter().any(|id| ctx.enabled(id));
+    let needs_baseline = ALL.iter().any(|c| ctx.enabled(*c));
     if !needs_baseline {
         return;
     }
@@ -295,10 +312,10 @@ pub async fn run(ctx: &Ctx) {
     let baseline = match l.walk(&ordered, l.size_max).await {
         Ok(w) => w,
         Err(why) => {
-            if ctx.enabled("pagination.page-size") {
+            if ctx.enabled(check_id!("pagination.page-size")) {
                 page_size(&l, None).await;
             }
-            for id in ALL[2..].iter().filter(|id| ctx.enabled(id)) {
+            for id in ALL[2..].iter().copied().filter(|c| ctx.enabled(*c)) {
                 ctx.rec.skip(
                     id,
                     &l.label,
@@ -313,7 +330,7 @@ pub async fn run(ctx: &Ctx) {
     };
     if !baseline.complete {
         ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!(
                 "more than {MAX_ITEMS} items or {MAX_PAGES} pages: the checks judge the first {}",
@@ -322,32 +339,32 @@ pub async fn run(ctx: &Ctx) {
             None,
         );
     }
-    if ctx.enabled("pagination.page-size") {
+    if ctx.enabled(check_id!("pagination.page-size")) {
         page_size(&l, Some(&baseline)).await;
     }
-    if ctx.enabled("pagination.bounds") {
+    if ctx.enabled(check_id!("pagination.bounds")) {
         past_end(&l, &baseline).await;
     }
-    if ctx.enabled("pagination.walk") {
+    if ctx.enabled(check_id!("pagination.walk")) {
         walk(&l, &ordered, &main_field, &baseline).await;
     }
-    if ctx.enabled("pagination.sort") || ctx.enabled("pagination.choices") {
+    if ctx.enabled(check_id!("pagination.sort")) || ctx.enabled(check_id!("pagination.choices")) {
         match &sorting {
             Some(s) => sort(&l, s, &main_field, &baseline).await,
             None => ctx.rec.skip(
-                "pagination.sort",
+                check_id!("pagination.sort"),
                 &l.label,
                 "the spec gives no sort-by/sort-order parameters with asc and desc",
             ),
         }
     }
-    if ctx.enabled("pagination.ids") {
+    if ctx.enabled(check_id!("pagination.ids")) {
         ids(&l, &baseline).await;
     }
-    if ctx.enabled("pagination.search") {
+    if ctx.enabled(check_id!("pagination.search")) {
         search(&l, &baseline).await;
     }
-    if ctx.enabled("pagination.choices") {
+    if ctx.enabled(check_id!("pagination.choices")) {
         choices(&l, &main_field, &baseline).await;
     }
 }

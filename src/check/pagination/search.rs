@@ -3,10 +3,11 @@
 //! to thousands of characters), filter as the name does.
 
 use super::*;
+use crate::registry::check_id;
 
 /// `pagination.search`: a search for an existing tag's name finds it, and only tags of the list.
 pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
-    let id = "pagination.search";
+    let id = check_id!("pagination.search");
     let Some(param) = l.op.param_with_role("search").map(|p| p.name.clone()) else {
         l.ctx
             .rec
@@ -25,15 +26,13 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
             .skip(id, &l.label, "the list has no tag with an id and a name");
         return;
     }
-    let known: HashMap<&str, &str> = named.iter().copied().collect();
-    let seed = l.ctx.opts.seed;
-    type Named<'n> = Vec<(&'n str, &'n str)>;
-    let (ascii, non_ascii): (Named, Named) = named.iter().copied().partition(|(_, n)| n.is_ascii());
-    let first = if ascii.is_empty() { &named } else { &ascii };
-    let mut targets = vec![first[pick(seed, 200, first.len())]];
-    if !non_ascii.is_empty() {
-        targets.push(non_ascii[pick(seed, 201, non_ascii.len())]);
-    }
+    let s = Searched {
+        l,
+        param: &param,
+        baseline,
+        known: named.iter().copied().collect(),
+    };
+    let targets = search_targets(l.ctx.opts.seed, &named);
     // How the ASCII term was filtered: what a non-ASCII term, and a term of another length,
     // must match.
     let mut ascii_filter: Option<Filtered> = None;
@@ -51,6 +50,46 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
                 continue;
             }
         };
+        s.judge(tag_id, name, &w, &mut ascii_filter);
+        observe_matching(l, name, &w);
+    }
+    if let (Some(name), Some(f)) = (ascii_name, &ascii_filter)
+        && f.strangers.is_empty()
+    {
+        term_lengths(l, &param, name).await;
+    }
+    no_match(l, &param, baseline).await;
+    empty_term(l, &param, baseline).await;
+}
+
+/// The tags searched for by name, drawn with the run's seed: one with an ASCII name (any when
+/// none is), then one whose name is not ASCII, when the list has one.
+fn search_targets<'n>(seed: u64, named: &[(&'n str, &'n str)]) -> Vec<(&'n str, &'n str)> {
+    type Named<'n> = Vec<(&'n str, &'n str)>;
+    let (ascii, non_ascii): (Named, Named) = named.iter().copied().partition(|(_, n)| n.is_ascii());
+    let first = if ascii.is_empty() { named } else { &ascii };
+    let mut targets = vec![first[pick(seed, 200, first.len())]];
+    if !non_ascii.is_empty() {
+        targets.push(non_ascii[pick(seed, 201, non_ascii.len())]);
+    }
+    targets
+}
+
+/// A search for names, judged against the whole list.
+struct Searched<'a, 'l> {
+    l: &'a Lister<'l>,
+    param: &'a str,
+    baseline: &'a Walk,
+    /// The list's tags: id to name.
+    known: HashMap<&'a str, &'a str>,
+}
+
+impl Searched<'_, '_> {
+    /// The search for `name` finds the tag `tag_id` so named, only tags of the list, and (not
+    /// ASCII) filters as the ASCII term did; keeps the ASCII term's filtering in `ascii_filter`.
+    fn judge(&self, tag_id: &str, name: &str, w: &Walk, ascii_filter: &mut Option<Filtered>) {
+        let (l, param, baseline) = (self.l, self.param, self.baseline);
+        let id = check_id!("pagination.search");
         let got: Vec<&str> = w.items.iter().filter_map(id_of).collect();
         let mut ok = true;
         if !got.contains(&tag_id) && w.complete {
@@ -64,7 +103,7 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
             );
         }
         if baseline.complete
-            && let Some(stranger) = got.iter().find(|i| !known.contains_key(*i))
+            && let Some(stranger) = got.iter().find(|i| !self.known.contains_key(*i))
         {
             ok = false;
             l.ctx.rec.violation(
@@ -75,10 +114,10 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
                 None,
             );
         }
-        let f = Filtered::of(name, &w, baseline);
+        let f = Filtered::of(name, w, baseline);
         if name.is_ascii() {
-            ascii_filter = Some(f);
-        } else if let Some(a) = &ascii_filter
+            *ascii_filter = Some(f);
+        } else if let Some(a) = ascii_filter
             && let Some((want, got)) = a.unlike(&f, w.complete && baseline.complete)
         {
             ok = false;
@@ -93,37 +132,37 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
         if ok {
             l.ctx.rec.pass(id, &l.label);
         }
-        // How the target matches: recorded, not judged (the spec does not say).
-        let names: Vec<&str> = w
-            .items
-            .iter()
-            .filter_map(|v| v.get("name").and_then(Value::as_str))
-            .collect();
-        let note = if names.iter().all(|n| n.contains(name)) {
-            "every result contains the term as given"
-        } else if names
-            .iter()
-            .all(|n| n.to_lowercase().contains(&name.to_lowercase()))
-        {
-            "every result contains the term, ignoring case"
-        } else {
-            "some results do not contain the term (fuzzy or word matching?)"
-        };
-        l.ctx.rec.observe(
-            "pagination.choices",
-            &l.label,
-            format!("search: {note}"),
-            None,
-        );
     }
-    if let (Some(name), Some(f)) = (ascii_name, &ascii_filter)
-        && f.strangers.is_empty()
+}
+
+/// How the target matches: recorded, not judged (the spec does not say).
+fn observe_matching(l: &Lister<'_>, name: &str, w: &Walk) {
+    let names: Vec<&str> = w
+        .items
+        .iter()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    let note = if names.iter().all(|n| n.contains(name)) {
+        "every result contains the term as given"
+    } else if names
+        .iter()
+        .all(|n| n.to_lowercase().contains(&name.to_lowercase()))
     {
-        term_lengths(l, &param, name).await;
-    }
-    no_match(l, &param, baseline).await;
-    // An empty term: accepted or rejected cleanly; what it means is the target's choice.
-    let params = l.sized(&[(param.clone(), String::new())], l.size_max);
+        "every result contains the term, ignoring case"
+    } else {
+        "some results do not contain the term (fuzzy or word matching?)"
+    };
+    l.ctx.rec.observe(
+        check_id!("pagination.choices"),
+        &l.label,
+        format!("search: {note}"),
+        None,
+    );
+}
+
+/// An empty term: accepted or rejected cleanly; what it means is the target's choice.
+async fn empty_term(l: &Lister<'_>, param: &str, baseline: &Walk) {
+    let params = l.sized(&[(param.to_string(), String::new())], l.size_max);
     let (x, o, items) = l.list(&params, Expect::AcceptOrReject).await;
     let note = match (o, items) {
         (Outcome::CleanRejection(s), _) => format!("an empty {param}: rejected with {s}"),
@@ -141,7 +180,7 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
     };
     l.ctx
         .rec
-        .observe("pagination.choices", &l.label, note, Some(&x));
+        .observe(check_id!("pagination.choices"), &l.label, note, Some(&x));
 }
 
 /// What a search returned, measured against the term and the whole list.
@@ -212,7 +251,7 @@ impl Filtered {
 /// A term no name contains, in ASCII and not: where the ASCII one finds nothing, so must the
 /// other (a search that drops characters it does not know, or ignores such a term, finds more).
 async fn no_match(l: &Lister<'_>, param: &str, baseline: &Walk) {
-    let id = "pagination.search";
+    let id = check_id!("pagination.search");
     let terms = ["zqxjlinkcertnone", "zqxjŀinkcértñoneЖ✓"];
     let names: Vec<String> = baseline
         .items
@@ -260,7 +299,7 @@ async fn no_match(l: &Lister<'_>, param: &str, baseline: &Walk) {
 /// term. The spec bounds no term, so a target may refuse one cleanly; one it accepts must
 /// filter as the name did: every result contains the term (for a long term, no result).
 async fn term_lengths(l: &Lister<'_>, param: &str, name: &str) {
-    let id = "pagination.search";
+    let id = check_id!("pagination.search");
     let seed = l.ctx.opts.seed;
     let n = name.len();
     let mut terms: Vec<String> = vec![name[..1].to_string()];
@@ -322,7 +361,7 @@ async fn term_lengths(l: &Lister<'_>, param: &str, name: &str) {
     }
     if !refused.is_empty() {
         l.ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!(
                 "{param} terms refused, by length in characters: {}",

@@ -2,6 +2,7 @@
 //! apart from disorder.
 
 use super::*;
+use crate::registry::check_id;
 
 /// Where two sequences disagree beyond what ties explain: definitely (the items cannot tie
 /// under any plausible collation), or undecidably (an item has no sort key to tell).
@@ -139,7 +140,7 @@ impl Sorting {
 
 /// `pagination.sort`: desc is asc reversed, up to ties, for every sort field.
 pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline: &Walk) {
-    let id = "pagination.sort";
+    let id = check_id!("pagination.sort");
     for field in &s.fields {
         let asc_walk;
         let asc = if field == main_field {
@@ -164,79 +165,83 @@ pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline
             }
         };
         collation_notes(l, field, asc);
-        if !asc.complete || !desc.complete {
-            l.ctx.rec.skip(
-                id,
-                &l.label,
-                format!("sorting by {field}: the list is longer than the walk's bound"),
-            );
-            continue;
-        }
-        let a = keyed(&asc.items, field);
-        let d = keyed(&desc.items, field);
-        let what = format!("{}={field}", s.by);
-        if (a.len() != d.len() || id_set(&a) != id_set(&d))
-            && l.inconsistent.load(Ordering::Relaxed)
-        {
-            l.ctx.rec.observe(
-                id,
-                &l.label,
-                format!(
-                    "{what}: {} and {} list different items, but the pages are inconsistent already (pagination.walk): not judged here",
-                    s.asc, s.desc
-                ),
-                None,
-            );
-            continue;
-        }
-        if a.len() != d.len() || id_set(&a) != id_set(&d) {
-            l.ctx.rec.violation(
-                id,
-                &l.label,
-                format!("the same items with {}={} and {}", s.order, s.asc, s.desc),
-                format!(
-                    "{what}: {} with {}, {} with {}",
-                    asc.describe(),
-                    s.asc,
-                    desc.describe(),
-                    s.desc
-                ),
-                None,
-            );
-            continue;
-        }
-        let reversed: Vec<(String, Option<String>)> = a.iter().rev().cloned().collect();
-        match tie_diff(&d, &reversed, false) {
-            None => l.ctx.rec.pass(id, &l.label),
-            Some(Diff::Definite(i)) => l.ctx.rec.violation(
-                id,
-                &l.label,
-                format!(
-                    "{what}: {} equal to {} reversed (ties in any order)",
-                    s.desc, s.asc
-                ),
-                format!(
-                    "item {} is {} with {}, but {} with {} reversed",
-                    i + 1,
-                    d.get(i).map(show).unwrap_or_default(),
-                    s.desc,
-                    reversed.get(i).map(show).unwrap_or_default(),
-                    s.asc
-                ),
-                None,
+        reversed(l, s, field, asc, &desc);
+    }
+}
+
+/// Sorted by `field`, `desc` lists the items of `asc`, reversed up to ties.
+fn reversed(l: &Lister<'_>, s: &Sorting, field: &str, asc: &Walk, desc: &Walk) {
+    let id = check_id!("pagination.sort");
+    if !asc.complete || !desc.complete {
+        l.ctx.rec.skip(
+            id,
+            &l.label,
+            format!("sorting by {field}: the list is longer than the walk's bound"),
+        );
+        return;
+    }
+    let a = keyed(&asc.items, field);
+    let d = keyed(&desc.items, field);
+    let what = format!("{}={field}", s.by);
+    if (a.len() != d.len() || id_set(&a) != id_set(&d)) && l.inconsistent.load(Ordering::Relaxed) {
+        l.ctx.rec.observe(
+            id,
+            &l.label,
+            format!(
+                "{what}: {} and {} list different items, but the pages are inconsistent already (pagination.walk): not judged here",
+                s.asc, s.desc
             ),
-            Some(Diff::Undecidable(i)) => l.ctx.rec.observe(
-                id,
-                &l.label,
-                format!(
-                    "{what}: {} is not {} reversed at item {}, and the items carry no {field} to tell whether they tie",
-                    s.desc,
-                    s.asc,
-                    i + 1
-                ),
-                None,
+            None,
+        );
+        return;
+    }
+    if a.len() != d.len() || id_set(&a) != id_set(&d) {
+        l.ctx.rec.violation(
+            id,
+            &l.label,
+            format!("the same items with {}={} and {}", s.order, s.asc, s.desc),
+            format!(
+                "{what}: {} with {}, {} with {}",
+                asc.describe(),
+                s.asc,
+                desc.describe(),
+                s.desc
             ),
-        }
+            None,
+        );
+        return;
+    }
+    let reversed: Vec<(String, Option<String>)> = a.iter().rev().cloned().collect();
+    match tie_diff(&d, &reversed, false) {
+        None => l.ctx.rec.pass(id, &l.label),
+        Some(Diff::Definite(i)) => l.ctx.rec.violation(
+            id,
+            &l.label,
+            format!(
+                "{what}: {} equal to {} reversed (ties in any order)",
+                s.desc, s.asc
+            ),
+            format!(
+                "item {} is {} with {}, but {} with {} reversed",
+                i + 1,
+                d.get(i).map(show).unwrap_or_default(),
+                s.desc,
+                reversed.get(i).map(show).unwrap_or_default(),
+                s.asc
+            ),
+            None,
+        ),
+        Some(Diff::Undecidable(i)) => l.ctx.rec.observe(
+            id,
+            &l.label,
+            format!(
+                "{what}: {} is not {} reversed at item {}, and the items carry no {field} to tell whether they tie",
+                s.desc,
+                s.asc,
+                i + 1
+            ),
+            None,
+        ),
     }
 }
 
@@ -254,7 +259,7 @@ pub(super) fn collation_notes(l: &Lister<'_>, field: &str, asc: &Walk) {
             "not non-decreasing as text (another format, or not sorted by it)"
         };
         l.ctx.rec.observe(
-            "pagination.choices",
+            check_id!("pagination.choices"),
             &l.label,
             format!("{field} ascending: the values are {note}"),
             None,
@@ -271,7 +276,7 @@ pub(super) fn collation_notes(l: &Lister<'_>, field: &str, asc: &Walk) {
         "neither code-point nor case-insensitive order (a locale collation?)"
     };
     l.ctx.rec.observe(
-        "pagination.choices",
+        check_id!("pagination.choices"),
         &l.label,
         format!("{field} ascending follows {note}"),
         None,

@@ -5,6 +5,7 @@
 //! was deactivated?), a 5xx or an error outside the envelope fails. Nothing is deactivated,
 //! so this runs without --allow-destructive.
 
+use crate::registry::check_id;
 use serde_json::json;
 
 use super::{Deactivator, status_text};
@@ -54,7 +55,7 @@ fn unknown_of_len(len: usize) -> String {
 
 /// `partners.unknown` for ids of sampled lengths, in each field.
 pub(super) async fn lengths(d: &Deactivator<'_>) {
-    let id = "partners.unknown";
+    let id = check_id!("partners.unknown");
     for field in ["partnerId", "tenantId"] {
         let mut refused = Vec::new();
         for len in sample_lengths(d.ctx.opts.seed) {
@@ -82,7 +83,7 @@ pub(super) async fn lengths(d: &Deactivator<'_>) {
         }
         if !refused.is_empty() {
             d.ctx.rec.observe(
-                "partners.choices",
+                check_id!("partners.choices"),
                 &d.label,
                 format!(
                     "{field}: refused at lengths (characters) {}",

@@ -12,6 +12,7 @@
 //! the reason says how to bind it.
 //! With --allow-destructive the first request for a fixture carries `null` for the other field.
 
+use crate::registry::{Check, check_id};
 use serde_json::{Value, json};
 
 use super::Ctx;
@@ -30,10 +31,10 @@ const UNKNOWN_TENANT: &str = "tn_linkcert_does_not_exist";
 /// Pages of a partner's links read, at most.
 const MAX_LINK_PAGES: usize = 20;
 
-const DESTRUCTIVE: [&str; 3] = [
-    "partners.deactivate",
-    "partners.links-disabled",
-    "partners.choices",
+const DESTRUCTIVE: [Check; 3] = [
+    check_id!("partners.deactivate"),
+    check_id!("partners.links-disabled"),
+    check_id!("partners.choices"),
 ];
 
 struct Deactivator<'a> {
@@ -129,7 +130,7 @@ impl Deactivator<'_> {
 
     /// `partners.links-disabled`: after deactivation every link of the partner is disabled.
     async fn judge_links(&self, key: &PlanKey, partner_id: &str, before: Option<Links>) {
-        let id = "partners.links-disabled";
+        let id = check_id!("partners.links-disabled");
         let links_label = self
             .ctx
             .op("listLinks")
@@ -245,17 +246,17 @@ pub async fn run(ctx: &Ctx) {
         key,
         label,
     };
-    if ctx.enabled("partners.unknown") {
+    if ctx.enabled(check_id!("partners.unknown")) {
         unknown(&d).await;
         lengths::lengths(&d).await;
     }
-    if ctx.enabled("partners.neither") {
+    if ctx.enabled(check_id!("partners.neither")) {
         neither(&d).await;
     }
-    if ctx.enabled("partners.null") {
+    if ctx.enabled(check_id!("partners.null")) {
         nulls(&d).await;
     }
-    if !DESTRUCTIVE.iter().any(|id| ctx.enabled(id)) {
+    if !DESTRUCTIVE.iter().any(|c| ctx.enabled(*c)) {
         return;
     }
     if !ctx.target.allow_destructive {
@@ -280,14 +281,14 @@ pub async fn run(ctx: &Ctx) {
     }
     let owner = by_partner_id(&d).await;
     by_tenant_id(&d).await;
-    if ctx.enabled("partners.choices") {
+    if ctx.enabled(check_id!("partners.choices")) {
         both_ids(&d, owner).await;
     }
 }
 
 /// `partners.unknown`: an unknown partnerId or tenantId is 404 not_found.
 async fn unknown(d: &Deactivator<'_>) {
-    let id = "partners.unknown";
+    let id = check_id!("partners.unknown");
     for (field, value) in [("partnerId", UNKNOWN_PARTNER), ("tenantId", UNKNOWN_TENANT)] {
         let (x, o) = d.send(json!({ field: value }), Expect::Any).await;
         let Some(r) = x.resp() else { continue };
@@ -310,7 +311,7 @@ async fn unknown(d: &Deactivator<'_>) {
 
 /// `partners.neither`: a body naming neither id is rejected cleanly.
 async fn neither(d: &Deactivator<'_>) {
-    let id = "partners.neither";
+    let id = check_id!("partners.neither");
     let (x, o) = d.send(json!({}), Expect::Any).await;
     match o {
         Outcome::Throttled | Outcome::Transport => {}
@@ -333,7 +334,7 @@ fn judge_deactivation(
     what: &str,
     want: Option<&str>,
 ) -> Option<String> {
-    let id = "partners.deactivate";
+    let id = check_id!("partners.deactivate");
     match (o, x.resp()) {
         (Outcome::Throttled | Outcome::Transport, _) | (_, None) => {
             d.ctx.rec.not_judged(
@@ -412,7 +413,7 @@ async fn deactivate_fixture(
     f: &Fixture,
     what: &str,
 ) -> Option<(PlanKey, Exchange, Outcome)> {
-    let id = "partners.deactivate";
+    let id = check_id!("partners.deactivate");
     let flag = if field == "tenantId" {
         "--tenant"
     } else {
@@ -470,7 +471,10 @@ async fn deactivate_fixture(
 async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
     let ctx = d.ctx;
     let Some(fixture) = ctx.target.partner_ids.first() else {
-        for id in ["partners.deactivate", "partners.links-disabled"] {
+        for id in [
+            check_id!("partners.deactivate"),
+            check_id!("partners.links-disabled"),
+        ] {
             ctx.rec.skip(
                 id,
                 &d.label,
@@ -480,7 +484,7 @@ async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
         return None;
     };
     let pid = &fixture.id;
-    let links = ctx.enabled("partners.links-disabled");
+    let links = ctx.enabled(check_id!("partners.links-disabled"));
     // The links before are readable only with the owner's key, known in advance when bound.
     let before = match (links, owners_to_try(d, fixture).first(), &fixture.plan) {
         (true, Some(k), Some(_)) => Some(d.links_of(k, pid).await),
@@ -492,7 +496,7 @@ async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
     if links {
         d.judge_links(&key, pid, before).await;
     }
-    if ctx.enabled("partners.choices") {
+    if ctx.enabled(check_id!("partners.choices")) {
         let (x, o) = d
             .send_as(&key, json!({ "partnerId": pid }), Expect::Any)
             .await;
@@ -506,7 +510,7 @@ async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
             _ => format!("a repeat deactivation: {}", status_text(&x)),
         };
         ctx.rec
-            .observe("partners.choices", &d.label, note, Some(&x));
+            .observe(check_id!("partners.choices"), &d.label, note, Some(&x));
     }
     Some(key)
 }
@@ -516,7 +520,7 @@ async fn by_tenant_id(d: &Deactivator<'_>) {
     let ctx = d.ctx;
     let Some(fixture) = ctx.target.tenant_ids.first() else {
         ctx.rec.skip(
-            "partners.deactivate",
+            check_id!("partners.deactivate"),
             &d.label,
             "no fixture tenantId (--tenant ID): deactivation by tenantId not tried",
         );
@@ -529,7 +533,7 @@ async fn by_tenant_id(d: &Deactivator<'_>) {
     let Some(pid) = judge_deactivation(d, &x, o, &what, None) else {
         return;
     };
-    if ctx.enabled("partners.links-disabled") && !pid.is_empty() {
+    if ctx.enabled(check_id!("partners.links-disabled")) && !pid.is_empty() {
         d.judge_links(&key, &pid, None).await;
     }
 }
@@ -541,7 +545,7 @@ async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
     let (Some(pid), Some(tid)) = (ctx.target.partner_ids.get(1), ctx.target.tenant_ids.get(1))
     else {
         ctx.rec.observe(
-            "partners.choices",
+            check_id!("partners.choices"),
             &d.label,
             "both ids given: not tried (needs a second --partner and a second --tenant)",
             None,
@@ -574,5 +578,5 @@ async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
         _ => format!("both ids given: {}", status_text(&x)),
     };
     ctx.rec
-        .observe("partners.choices", &d.label, note, Some(&x));
+        .observe(check_id!("partners.choices"), &d.label, note, Some(&x));
 }

@@ -2,6 +2,7 @@
 //! no fixture run always; with --allow-destructive the first request for a fixture carries
 //! `null` for the other field, and what it accepts it must honour.
 
+use crate::registry::check_id;
 use serde_json::json;
 
 use super::{Deactivator, UNKNOWN_PARTNER, UNKNOWN_TENANT, status_text};
@@ -15,7 +16,7 @@ use crate::target::PlanKey;
 /// 404 not_found (null read as absent, the other id unknown) passes; a 2xx (what was
 /// deactivated?), a 5xx or an error outside the envelope fails.
 pub(super) async fn nulls(d: &Deactivator<'_>) {
-    let id = "partners.null";
+    let id = check_id!("partners.null");
     let bodies = [
         json!({ "partnerId": null }),
         json!({ "tenantId": null }),
@@ -57,7 +58,7 @@ pub(super) async fn null_beside(
     field: &str,
     value: &str,
 ) -> Option<(Exchange, Outcome)> {
-    let id = "partners.null";
+    let id = check_id!("partners.null");
     if !d.ctx.enabled(id) {
         return None;
     }
@@ -77,7 +78,7 @@ pub(super) async fn null_beside(
             let seen = note("accepted (null read as absent)");
             d.ctx
                 .rec
-                .observe("partners.choices", &d.label, seen, Some(&x));
+                .observe(check_id!("partners.choices"), &d.label, seen, Some(&x));
             Some((x, o))
         }
         Outcome::CleanRejection(s) => {
@@ -85,7 +86,7 @@ pub(super) async fn null_beside(
             let seen = note(&format!("rejected with {s}"));
             d.ctx
                 .rec
-                .observe("partners.choices", &d.label, seen, Some(&x));
+                .observe(check_id!("partners.choices"), &d.label, seen, Some(&x));
             None
         }
         _ if r.status == 409 => Some((x, o)),

@@ -2,6 +2,7 @@
 //! colour forms, capacity, logo), observed, never failed.
 
 use super::*;
+use crate::registry::check_id;
 
 impl Family<'_> {
     /// What the spec leaves open: observed; whatever is accepted must still be honoured.
@@ -81,7 +82,7 @@ impl Family<'_> {
                 && case.content == ContentWant::Strict
             {
                 self.ctx.rec.observe(
-                    "qr.choices",
+                    check_id!("qr.choices"),
                     &self.label,
                     format!("{}: accepted ({}x{})", case.what, insp.width, insp.height),
                     None,

@@ -2,6 +2,7 @@
 //! once, then judged by one function per check.
 
 use super::*;
+use crate::registry::check_id;
 
 impl Family<'_> {
     /// Send a render request and judge a 200; a clean rejection of an AcceptOrReject case is
@@ -17,7 +18,7 @@ impl Family<'_> {
                 if case.expect == Expect::AcceptOrReject {
                     let code = x.resp().and_then(error_code).unwrap_or_default();
                     self.ctx.rec.observe(
-                        "qr.choices",
+                        check_id!("qr.choices"),
                         &self.label,
                         format!("{}: rejected with {s} {code}", case.what),
                         Some(&x),
@@ -51,7 +52,7 @@ impl Family<'_> {
         let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
         if media != "image/png" {
             rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("Content-Type image/png ({what})"),
                 if media.is_empty() {
@@ -64,7 +65,7 @@ impl Family<'_> {
         }
         match image {
             Image::Truncated => rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("a complete PNG ({what})"),
                 format!(
@@ -74,20 +75,20 @@ impl Family<'_> {
                 Some(x),
             ),
             Image::Oversized { w, h, .. } if (*w).max(*h) > qr::MAX_SIDE => rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("a PNG within {} px a side ({what})", qr::MAX_SIDE),
                 format!("a PNG declaring {w}x{h} px"),
                 Some(x),
             ),
             Image::Invalid(e) => rec.violation(
-                "qr.png",
+                check_id!("qr.png"),
                 label,
                 format!("a valid PNG image ({what})"),
                 e.clone(),
                 Some(x),
             ),
-            Image::Decoded(_) => rec.pass("qr.png", label),
+            Image::Decoded(_) => rec.pass(check_id!("qr.png"), label),
             Image::Large { .. } | Image::Oversized { .. } => {}
         }
     }
@@ -99,14 +100,14 @@ impl Family<'_> {
             Image::Large { w, h } => {
                 self.size_verdict(case, x, *w, *h);
                 rec.observe(
-                    "qr.choices",
+                    check_id!("qr.choices"),
                     label,
                     format!("{what}: accepted ({w}x{h}, judged from its header)"),
                     Some(x),
                 );
             }
             Image::Oversized { w, h, asked } => rec.violation(
-                "qr.size",
+                check_id!("qr.size"),
                 label,
                 format!(
                     "{} ({what})",
@@ -129,10 +130,10 @@ impl Family<'_> {
             return;
         };
         if insp.exact_colour_fraction >= MIN_EXACT_COLOUR {
-            rec.pass("qr.colours", label)
+            rec.pass(check_id!("qr.colours"), label)
         } else {
             rec.violation(
-                "qr.colours",
+                check_id!("qr.colours"),
                 label,
                 format!(
                     "at least {:.0}% of pixels exactly {} or {} ({what})",
@@ -154,7 +155,7 @@ impl Family<'_> {
         match (&insp.decoded, case.content) {
             (_, ContentWant::Unread) => {}
             (_, ContentWant::Impossible) => rec.violation(
-                "qr.content",
+                check_id!("qr.content"),
                 label,
                 format!(
                     "a clean rejection: a {}-character url is beyond any QR code's capacity ({what})",
@@ -169,72 +170,18 @@ impl Family<'_> {
                 },
                 Some(x),
             ),
-            (Ok(d), ContentWant::Strict) => {
-                if d.content == url {
-                    rec.pass("qr.content", label);
-                } else {
-                    rec.violation(
-                        "qr.content",
-                        label,
-                        format!("the code to hold the {}-byte url ({what})", url.len()),
-                        format!(
-                            "{} bytes: {}",
-                            d.content.len(),
-                            String::from_utf8_lossy(&d.content)
-                                .chars()
-                                .take(120)
-                                .collect::<String>()
-                        ),
-                        Some(x),
-                    );
-                }
-            }
+            (Ok(d), ContentWant::Strict) => self.content_held(case, x, &d.content),
             (Err(DecodeFailure::ModulesTooSmall { module_px }), _) => rec.observe(
-                "qr.content",
+                check_id!("qr.content"),
                 label,
                 format!(
                     "{what}: modules about {module_px:.1} px wide, too small to decode reliably; content not judged"
                 ),
                 Some(x),
             ),
-            (Err(e), ContentWant::Strict) => {
-                // Only where modules are wide enough to read whatever version the target
-                // picked (the smallest possible code, measured against the image).
-                let side = insp.width.min(insp.height);
-                let margin = case
-                    .margin_value()
-                    .or_else(|| {
-                        self.op
-                            .param("margin")
-                            .and_then(|p| p.default())
-                            .and_then(serde_json::Value::as_f64)
-                    })
-                    .unwrap_or(2.0)
-                    .max(0.0);
-                let modules = case
-                    .level
-                    .and_then(|l| min_modules(url, l))
-                    .unwrap_or(177);
-                let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
-                if px >= 2.5 {
-                    rec.violation(
-                        "qr.content",
-                        label,
-                        format!("a readable code holding the url ({what})"),
-                        describe_failure(e),
-                        Some(x),
-                    );
-                } else {
-                    rec.observe(
-                        "qr.content",
-                        label,
-                        format!("{what}: not decoded ({e}); modules about {px:.1} px"),
-                        Some(x),
-                    );
-                }
-            }
+            (Err(e), ContentWant::Strict) => self.content_unread(case, x, insp, e),
             (decoded, ContentWant::Observe) => rec.observe(
-                "qr.choices",
+                check_id!("qr.choices"),
                 label,
                 match decoded {
                     Ok(d) if d.content == url => format!(
@@ -249,6 +196,69 @@ impl Family<'_> {
         }
     }
 
+    /// A decoded code that must hold the url: it does, byte for byte.
+    fn content_held(&self, case: &Case, x: &Exchange, content: &[u8]) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        let url = case.url.as_bytes();
+        if content == url {
+            rec.pass(check_id!("qr.content"), label);
+        } else {
+            rec.violation(
+                check_id!("qr.content"),
+                label,
+                format!("the code to hold the {}-byte url ({what})", url.len()),
+                format!(
+                    "{} bytes: {}",
+                    content.len(),
+                    String::from_utf8_lossy(content)
+                        .chars()
+                        .take(120)
+                        .collect::<String>()
+                ),
+                Some(x),
+            );
+        }
+    }
+
+    /// A code that must hold the url and could not be read: a failure only where modules are
+    /// wide enough to read whatever version the target picked (the smallest possible code,
+    /// measured against the image); observed otherwise.
+    fn content_unread(&self, case: &Case, x: &Exchange, insp: &Inspection, e: &DecodeFailure) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+        let side = insp.width.min(insp.height);
+        let margin = case
+            .margin_value()
+            .or_else(|| {
+                self.op
+                    .param("margin")
+                    .and_then(|p| p.default())
+                    .and_then(serde_json::Value::as_f64)
+            })
+            .unwrap_or(2.0)
+            .max(0.0);
+        let modules = case
+            .level
+            .and_then(|l| min_modules(case.url.as_bytes(), l))
+            .unwrap_or(177);
+        let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
+        if px >= 2.5 {
+            rec.violation(
+                check_id!("qr.content"),
+                label,
+                format!("a readable code holding the url ({what})"),
+                describe_failure(e),
+                Some(x),
+            );
+        } else {
+            rec.observe(
+                check_id!("qr.content"),
+                label,
+                format!("{what}: not decoded ({e}); modules about {px:.1} px"),
+                Some(x),
+            );
+        }
+    }
+
     /// `qr.level`: a code that must hold the url is at the level asked for or higher.
     fn qr_level(&self, case: &Case, x: &Exchange, insp: &Inspection) {
         let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
@@ -257,10 +267,10 @@ impl Family<'_> {
             return;
         };
         if d.level >= asked {
-            rec.pass("qr.level", label);
+            rec.pass(check_id!("qr.level"), label);
         } else {
             rec.violation(
-                "qr.level",
+                check_id!("qr.level"),
                 label,
                 format!("level {asked} or higher ({what})"),
                 format!("level {}", d.level),
@@ -286,7 +296,7 @@ impl Family<'_> {
             ),
             SizeWant::Unknown => {
                 rec.observe(
-                    "qr.choices",
+                    check_id!("qr.choices"),
                     label,
                     format!("{}: accepted, image {w}x{h} px", case.what),
                     Some(x),
@@ -295,10 +305,10 @@ impl Family<'_> {
             }
         };
         if holds {
-            rec.pass("qr.size", label);
+            rec.pass(check_id!("qr.size"), label);
         } else {
             rec.violation(
-                "qr.size",
+                check_id!("qr.size"),
                 label,
                 format!("{expected} ({})", case.what),
                 format!("{w}x{h} px"),

@@ -2,6 +2,7 @@
 //! send.
 
 use super::*;
+use crate::registry::check_id;
 
 /// The size the margins of `ranges` are drawn at.
 const MARGIN_SIZE_PX: u32 = ranges::MARGIN_SIZE;
@@ -25,7 +26,7 @@ impl Family<'_> {
         }
         if seen.len() < 2 {
             rec.skip(
-                "qr.margin",
+                check_id!("qr.margin"),
                 label,
                 "fewer than two margins were accepted and decoded",
             );
@@ -39,10 +40,10 @@ impl Family<'_> {
         // Strictly growing, by at least a pixel per step.
         let grows = seen.windows(2).all(|w| w[1].1 >= w[0].1 + 1.0);
         if grows {
-            rec.pass("qr.margin", label);
+            rec.pass(check_id!("qr.margin"), label);
         } else {
             rec.violation(
-                "qr.margin",
+                check_id!("qr.margin"),
                 label,
                 "a quiet zone that grows with margin (same size, url and level)",
                 shown.clone(),
@@ -57,7 +58,12 @@ impl Family<'_> {
         } else {
             "margin's unit is neither modules nor pixels"
         };
-        rec.observe("qr.choices", label, format!("{unit} ({shown})"), None);
+        rec.observe(
+            check_id!("qr.choices"),
+            label,
+            format!("{unit} ({shown})"),
+            None,
+        );
     }
 
     /// Over the margins sampled across the accepted range (same size, url and level), the
@@ -76,9 +82,9 @@ impl Family<'_> {
             return;
         }
         match read.windows(2).find(|w| w[1].1 < w[0].1 - 1.0) {
-            None => rec.pass("qr.margin", label),
+            None => rec.pass(check_id!("qr.margin"), label),
             Some(w) => rec.violation(
-                "qr.margin",
+                check_id!("qr.margin"),
                 label,
                 format!(
                     "a quiet zone that never shrinks as margin grows (size {MARGIN_SIZE_PX}, same url and level)"
@@ -118,7 +124,7 @@ impl Family<'_> {
                 "the margin changes"
             };
             self.ctx.rec.observe(
-                "qr.choices",
+                check_id!("qr.choices"),
                 &self.label,
                 format!("includeMargin=false: accepted; {verdict} ({b:.1} modules against {a:.1})"),
                 None,

@@ -10,9 +10,20 @@ impl Family<'_> {
 
     /// Accepted renders: sizes, margins, levels, colours, url lengths, and a few seeded ones.
     pub(super) fn matrix(&self) -> Vec<Case> {
+        let mut v = self.fixed_cases();
+        v.extend(self.level_cases());
+        // Seeded variety: one generator, drawn in this order.
+        let mut rng = Rng(self.ctx.opts.seed ^ 0x5152_4331);
+        v.extend(self.seeded_cases(&mut rng));
+        v.extend(self.seeded_url_cases(&mut rng));
+        v
+    }
+
+    /// Sizes, margins, levels, colours and urls chosen by hand.
+    fn fixed_cases(&self) -> Vec<Case> {
         use EcLevel::{H, L, M, Q};
         let t = TYPICAL_URL;
-        let mut v = vec![
+        vec![
             self.case("all defaults", t),
             self.case("size 600, level M", t).size(600.0).level(M),
             self.case("size 333, margin 4, level Q", t)
@@ -60,7 +71,14 @@ impl Family<'_> {
             self.case("non-ASCII url", "https://example.com/café?q=日本")
                 .level(M)
                 .expect(Expect::AcceptOrReject),
-        ];
+        ]
+    }
+
+    /// Each level, then the byte-mode capacity of each level, exactly and one more.
+    fn level_cases(&self) -> Vec<Case> {
+        use EcLevel::{H, L, M, Q};
+        let t = TYPICAL_URL;
+        let mut v = Vec::new();
         for level in [L, M, Q, H] {
             v.push(
                 self.case(format!("level {level}"), t)
@@ -85,8 +103,13 @@ impl Family<'_> {
                 );
             }
         }
-        // Seeded variety.
-        let mut rng = Rng(self.ctx.opts.seed ^ 0x5152_4331);
+        v
+    }
+
+    /// Six seeded renders: size, margin, level, colours (sometimes inverted) and url length.
+    fn seeded_cases(&self, rng: &mut Rng) -> Vec<Case> {
+        use EcLevel::{H, L, M, Q};
+        let mut v = Vec::new();
         for i in 0..6 {
             let size = 200 + rng.below(801) as u32;
             let margin = rng.below(9) as u32;
@@ -125,6 +148,13 @@ impl Family<'_> {
                 .colours(&hex(fg), &hex(bg), Some((fg, bg))),
             );
         }
+        v
+    }
+
+    /// Url lengths across the range each level holds, with a query string, seeded.
+    fn seeded_url_cases(&self, rng: &mut Rng) -> Vec<Case> {
+        use EcLevel::{H, L, M, Q};
+        let mut v = Vec::new();
         // Url lengths across the range each level holds, with a query string (a target that
         // rewrites long urls, e.g. drops their query, is seen), seeded: accepting one is a
         // promise the code holds it, byte for byte.

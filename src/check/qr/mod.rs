@@ -13,6 +13,7 @@ use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
 use crate::http::error_code;
 use crate::qr::{self, DecodeFailure, EcLevel, Inspection, Rgb};
+use crate::registry::check_id;
 use crate::spec::Operation;
 use crate::target::PlanKey;
 
@@ -260,24 +261,30 @@ pub async fn run(ctx: &Ctx) {
         key,
         label: op.label(),
     };
-    let renders = ["qr.png", "qr.size", "qr.colours", "qr.content", "qr.level"]
-        .iter()
-        .any(|id| ctx.enabled(id));
+    let renders = [
+        check_id!("qr.png"),
+        check_id!("qr.size"),
+        check_id!("qr.colours"),
+        check_id!("qr.content"),
+        check_id!("qr.level"),
+    ]
+    .iter()
+    .any(|c| ctx.enabled(*c));
     if renders {
         for case in f.matrix() {
             f.render(&case).await;
         }
     }
-    if ctx.enabled("qr.size") || ctx.enabled("qr.margin") {
+    if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
         f.ranges().await;
     }
-    if renders || ctx.enabled("qr.margin") {
+    if renders || ctx.enabled(check_id!("qr.margin")) {
         f.margins().await;
     }
-    if ctx.enabled("qr.rejects") {
+    if ctx.enabled(check_id!("qr.rejects")) {
         f.rejects().await;
     }
-    if ctx.enabled("qr.choices") || renders {
+    if ctx.enabled(check_id!("qr.choices")) || renders {
         f.choices().await;
     }
 }

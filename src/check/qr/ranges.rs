@@ -11,6 +11,7 @@
 //! are observed.
 
 use super::*;
+use crate::registry::check_id;
 
 /// Probes of a bisection, at most: enough to pin a bound in 0..=10000.
 const STEPS: usize = 14;
@@ -80,12 +81,12 @@ impl Family<'_> {
     pub(super) async fn ranges(&self) {
         // The two searches are independent: side by side, as their probes wait on renders.
         let size = async {
-            if self.ctx.enabled("qr.size") {
+            if self.ctx.enabled(check_id!("qr.size")) {
                 self.range(Dim::Size).await;
             }
         };
         let margin = async {
-            if self.ctx.enabled("qr.margin") && self.op.param("margin").is_some() {
+            if self.ctx.enabled(check_id!("qr.margin")) && self.op.param("margin").is_some() {
                 let seen = self.range(Dim::Margin).await;
                 self.margin_series(seen);
             }
@@ -117,7 +118,7 @@ impl Family<'_> {
         let past =
             |p: Option<u32>| p.map_or("none refused".to_string(), |p| format!("{p} refused"));
         self.ctx.rec.observe(
-            "qr.choices",
+            check_id!("qr.choices"),
             &self.label,
             format!(
                 "{}: accepted from {lo} to {hi} ({}; {})",

@@ -2,6 +2,7 @@
 //! envelope).
 
 use super::*;
+use crate::registry::check_id;
 
 impl Family<'_> {
     /// Requests the spec makes invalid.
@@ -56,10 +57,10 @@ impl Family<'_> {
             let (x, o) = self.ctx.exchange(op, req, Expect::Reject).await;
             let label = self.label.as_str();
             match o {
-                Outcome::CleanRejection(_) => self.ctx.rec.pass("qr.rejects", label),
+                Outcome::CleanRejection(_) => self.ctx.rec.pass(check_id!("qr.rejects"), label),
                 Outcome::Throttled | Outcome::Transport => {}
                 Outcome::Accepted | Outcome::Other(_) => self.ctx.rec.violation(
-                    "qr.rejects",
+                    check_id!("qr.rejects"),
                     label,
                     format!("400 or 422 in the error envelope for {what}"),
                     x.status().map_or("no answer".into(), |s| {

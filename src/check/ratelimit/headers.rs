@@ -2,6 +2,7 @@
 //! it gives (the same `load` gets), and how Remaining counts requests sent back to back.
 
 use super::*;
+use crate::registry::{Check, check_id};
 
 /// One answer of a burst: when it was sent and received (UTC epoch seconds), and the exchange.
 pub(crate) struct Seen {
@@ -38,14 +39,14 @@ pub(super) fn answers(seen: &[Seen]) -> Vec<Answer<'_>> {
 pub(crate) fn header_verdicts(
     seen: &[Seen],
     window: Duration,
-) -> Vec<(&'static str, rate_headers::Judged)> {
+) -> Vec<(Check, rate_headers::Judged)> {
     rate_headers::judge_shared(&answers(seen), window)
         .into_iter()
         .map(|(rule, j)| {
             let id = match rule {
-                "reset" => "ratelimit.reset",
-                "retry-after" => "ratelimit.retry-after",
-                _ => "ratelimit.remaining",
+                "reset" => check_id!("ratelimit.reset"),
+                "retry-after" => check_id!("ratelimit.retry-after"),
+                _ => check_id!("ratelimit.remaining"),
             };
             (id, j)
         })
@@ -53,7 +54,7 @@ pub(crate) fn header_verdicts(
 }
 
 /// Records a shared rule's verdict under `id`.
-pub(super) fn record(ctx: &Ctx, label: &str, id: &str, j: &rate_headers::Judged, seen: &[Seen]) {
+pub(super) fn record(ctx: &Ctx, label: &str, id: Check, j: &rate_headers::Judged, seen: &[Seen]) {
     let exchange = j.at.and_then(|i| seen.get(i)).map(|s| &s.exchange);
     match j.verdict {
         Verdict::Pass => {
@@ -74,7 +75,7 @@ pub(super) fn record(ctx: &Ctx, label: &str, id: &str, j: &rate_headers::Judged,
 /// Remaining falls by one per admission sent back to back (a burst is sequential, so this is
 /// `check`'s alone; `load`'s answers overtake each other). Returns whether it did, so the shared
 /// rule (Remaining 0 before the first 429) is judged only then.
-pub(super) fn judge_remaining_trend(ctx: &Ctx, label: &str, id: &str, seen: &[Seen]) -> bool {
+pub(super) fn judge_remaining_trend(ctx: &Ctx, label: &str, id: Check, seen: &[Seen]) -> bool {
     let admitted: Vec<&Seen> = seen
         .iter()
         .filter(|s| (200..300).contains(&s.status()))

@@ -4,6 +4,7 @@
 //! `linkcert load` measures throttling over time. What the headers mean (units, slack,
 //! consistency) is `crate::rate_headers`'s, shared with `load`.
 
+use crate::registry::{Check, check_id};
 use std::time::Duration;
 
 use super::Ctx;
@@ -68,7 +69,7 @@ pub async fn run(ctx: &Ctx) {
         let Some(op) = probe_op(ctx, class) else {
             if class != &ctx.spec.default_rate_class {
                 ctx.rec.skip(
-                    "ratelimit.analytics",
+                    check_id!("ratelimit.analytics"),
                     "*",
                     format!("the target serves no operation of the {class} class"),
                 );
@@ -84,7 +85,7 @@ pub async fn run(ctx: &Ctx) {
             .collect();
         if users.is_empty() {
             ctx.rec.skip(
-                check_id(ctx, class, "ratelimit.limit"),
+                class_check(ctx, class, check_id!("ratelimit.limit")),
                 &op.label(),
                 format!("no key of a plan with {class} access"),
             );
@@ -96,16 +97,16 @@ pub async fn run(ctx: &Ctx) {
 }
 
 /// The id a finding of this class goes to: the per-second classes have their own check.
-fn check_id(ctx: &Ctx, class: &str, standard_id: &'static str) -> &'static str {
+fn class_check(ctx: &Ctx, class: &str, standard: Check) -> Check {
     if class == ctx.spec.default_rate_class {
-        standard_id
+        standard
     } else {
-        "ratelimit.analytics"
+        check_id!("ratelimit.analytics")
     }
 }
 
 async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
-    let id = check_id(ctx, class, "ratelimit.limit");
+    let id = class_check(ctx, class, check_id!("ratelimit.limit"));
     if !ctx.enabled(id) {
         return;
     }
@@ -157,25 +158,56 @@ async fn limits(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
     }
 }
 
-async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
-    let standard = class == ctx.spec.default_rate_class;
-    let ids: &[&str] = if standard {
+/// The checks a burst of this class judges.
+fn burst_checks(standard: bool) -> &'static [Check] {
+    if standard {
         &[
-            "ratelimit.remaining",
-            "ratelimit.reset",
-            "ratelimit.throttles",
-            "ratelimit.retry-after",
-            "ratelimit.per-key",
-            "ratelimit.recovers",
+            check_id!("ratelimit.remaining"),
+            check_id!("ratelimit.reset"),
+            check_id!("ratelimit.throttles"),
+            check_id!("ratelimit.retry-after"),
+            check_id!("ratelimit.per-key"),
+            check_id!("ratelimit.recovers"),
         ]
     } else {
-        &["ratelimit.analytics"]
-    };
-    if !ids.iter().any(|id| ctx.enabled(id)) {
+        &[check_id!("ratelimit.analytics")]
+    }
+}
+
+/// A burst at the key cheapest to exhaust, past its limit; then, once throttled, another key
+/// (`per_key`) and the same key after the wait it was told.
+async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
+    let standard = class == ctx.spec.default_rate_class;
+    let ids = burst_checks(standard);
+    if !ids.iter().any(|c| ctx.enabled(*c)) {
         return;
     }
     let label = op.label();
-    // The key with the smallest fixed limit: the cheapest to exhaust.
+    let Some((key, limit)) = burst_key(ctx, class, keys, ids, &label) else {
+        return;
+    };
+    let b = Burst::send(ctx, op, class, label, key, limit).await;
+    b.judge_headers();
+    let Some(first_429) = b.seen.iter().find(|s| s.status() == 429) else {
+        b.judge_unthrottled();
+        return;
+    };
+    let wait = b.judge_throttled(first_429);
+    if standard && ctx.enabled(check_id!("ratelimit.per-key")) {
+        per_key(ctx, op, &b.key, keys).await;
+    }
+    b.recovers(wait, first_429.at).await;
+}
+
+/// The key with the smallest fixed limit, the cheapest to exhaust, and that limit; None (every
+/// check of the burst skipped, saying why) when there is none or it is too large to burst.
+fn burst_key(
+    ctx: &Ctx,
+    class: &str,
+    keys: &[PlanKey],
+    ids: &[Check],
+    label: &str,
+) -> Option<(PlanKey, u64)> {
     let Some((key, limit)) = keys
         .iter()
         .filter_map(|k| match plan_limit(ctx, k, class) {
@@ -184,65 +216,124 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
         })
         .min_by_key(|(_, n)| *n)
     else {
-        for id in ids {
+        for &id in ids {
             ctx.rec
-                .skip(id, &label, format!("no key with a fixed {class} limit"));
+                .skip(id, label, format!("no key with a fixed {class} limit"));
         }
-        return;
+        return None;
     };
     if limit > MAX_BURST_LIMIT {
-        for id in ids {
-            ctx.rec.skip(id, &label, format!("the lowest {class} limit among the keys is {limit}; pass a Free or Pro key (--key free=...) to burst it"));
+        for &id in ids {
+            ctx.rec.skip(id, label, format!("the lowest {class} limit among the keys is {limit}; pass a Free or Pro key (--key free=...) to burst it"));
         }
-        return;
+        return None;
     }
-    let window = ctx.target.window(&ctx.spec, class);
-    let cap = limit * 2 + 10;
-    let mut seen: Vec<Seen> = Vec::new();
-    let burst_started = now_epoch();
-    // Sent as fast as one connection allows, unpaced: this is the point.
-    for _ in 0..cap {
-        let sent = now_epoch();
-        let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
-        ctx.judge(op, &x, Expect::Any);
-        if x.resp().is_none() {
-            break;
+    Some((key, limit))
+}
+
+/// One burst sent and what came back.
+struct Burst<'a> {
+    ctx: &'a Ctx,
+    op: &'a Operation,
+    class: &'a str,
+    label: String,
+    key: PlanKey,
+    limit: u64,
+    window: Duration,
+    /// The most requests sent: twice the limit and some.
+    cap: u64,
+    started: f64,
+    seen: Vec<Seen>,
+    /// The header rules `check` shares with `load`, judged on `seen`.
+    shared: Vec<(Check, rate_headers::Judged)>,
+}
+
+impl<'a> Burst<'a> {
+    /// Requests to `key` as fast as one connection allows, unpaced (this is the point), until
+    /// the first 429, the cap, or no answer.
+    async fn send(
+        ctx: &'a Ctx,
+        op: &'a Operation,
+        class: &'a str,
+        label: String,
+        key: PlanKey,
+        limit: u64,
+    ) -> Burst<'a> {
+        let window = ctx.target.window(&ctx.spec, class);
+        let cap = limit * 2 + 10;
+        let mut seen: Vec<Seen> = Vec::new();
+        let started = now_epoch();
+        for _ in 0..cap {
+            let sent = now_epoch();
+            let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
+            ctx.judge(op, &x, Expect::Any);
+            if x.resp().is_none() {
+                break;
+            }
+            let s = Seen {
+                sent,
+                at: now_epoch(),
+                exchange: x.lighten(),
+            };
+            let stop = s.status() == 429;
+            seen.push(s);
+            if stop {
+                break;
+            }
         }
-        let s = Seen {
-            sent,
-            at: now_epoch(),
-            exchange: x.lighten(),
-        };
-        let stop = s.status() == 429;
-        seen.push(s);
-        if stop {
-            break;
+        let shared = header_verdicts(&seen, window);
+        Burst {
+            ctx,
+            op,
+            class,
+            label,
+            key,
+            limit,
+            window,
+            cap,
+            started,
+            seen,
+            shared,
         }
     }
-    let id = |standard_id: &'static str| check_id(ctx, class, standard_id);
-    let shared = header_verdicts(&seen, window);
-    let verdict_of = |rule: &str| shared.iter().find(|(r, _)| *r == rule).map(|(_, j)| j);
-    if judge_remaining_trend(ctx, &label, id("ratelimit.remaining"), &seen)
-        && let Some(j) = verdict_of("ratelimit.remaining")
-    {
-        record(ctx, &label, id("ratelimit.remaining"), j, &seen);
+
+    /// The check a finding of this burst goes to (`class_check`).
+    fn id(&self, standard: Check) -> Check {
+        class_check(self.ctx, self.class, standard)
     }
-    if let Some(j) = verdict_of("ratelimit.reset") {
-        record(ctx, &label, id("ratelimit.reset"), j, &seen);
+
+    /// Records a shared header rule's verdict, when the burst gave one.
+    fn record_shared(&self, rule: Check) {
+        if let Some((_, j)) = self.shared.iter().find(|(r, _)| *r == rule) {
+            record(self.ctx, &self.label, self.id(rule), j, &self.seen);
+        }
     }
-    let Some(first_429) = seen.iter().find(|s| s.status() == 429) else {
+
+    /// Remaining (its trend, then the shared rule, only when the trend held) and Reset.
+    fn judge_headers(&self) {
+        let remaining = check_id!("ratelimit.remaining");
+        if judge_remaining_trend(self.ctx, &self.label, self.id(remaining), &self.seen) {
+            self.record_shared(remaining);
+        }
+        self.record_shared(check_id!("ratelimit.reset"));
+    }
+
+    /// No 429 in the whole burst: a failure to throttle, unless the client could not outpace
+    /// the limit.
+    fn judge_unthrottled(&self) {
+        let (seen, limit, window) = (&self.seen, self.limit, self.window);
         let admitted = seen
             .iter()
             .filter(|s| (200..300).contains(&s.status()))
             .count();
         // A client that cannot outpace the limit (a slow round trip, a large limit) expects no
         // 429: that burst judges nothing.
-        let sent_rate = seen.len() as f64 / (now_epoch() - burst_started).max(1e-3);
+        let sent_rate = seen.len() as f64 / (now_epoch() - self.started).max(1e-3);
         let limit_rate = limit as f64 / window.as_secs_f64();
         if sent_rate < 1.5 * limit_rate {
-            ctx.rec.observe(
-                id("ratelimit.throttles"),
-                &label,
+            self.ctx.rec.observe(
+                self.id(check_id!("ratelimit.throttles")),
+                &self.label,
                 format!(
                     "burst not judged: sent {sent_rate:.1} req/s, not enough above the limit's {limit_rate:.1} req/s to expect a 429"
                 ),
@@ -251,64 +342,70 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
             return;
         }
         if let Some(last) = seen.last() {
-            ctx.rec.violation(
-                id("ratelimit.throttles"),
-                &label,
-                format!("a 429 within {cap} requests for a limit of {limit} per {window:?}"),
+            self.ctx.rec.violation(
+                self.id(check_id!("ratelimit.throttles")),
+                &self.label,
+                format!(
+                    "a 429 within {} requests for a limit of {limit} per {window:?}",
+                    self.cap
+                ),
                 format!("{admitted} of {} admitted", seen.len()),
                 Some(&last.exchange),
             );
         }
-        return;
-    };
-    let r429 = first_429.exchange.resp();
-    let expected = ctx.spec.errors.code(429).unwrap_or_default();
-    match r429.and_then(error_code) {
-        Some(c) if c == expected => ctx.rec.pass(id("ratelimit.throttles"), &label),
-        other => ctx.rec.violation(
-            id("ratelimit.throttles"),
-            &label,
-            format!("429 with code {expected}"),
-            format!(
-                "429 with code {}",
-                other.unwrap_or_else(|| "none (no envelope)".into())
+    }
+
+    /// The first 429: its code and Retry-After. Returns the wait Retry-After asked for, when
+    /// it is usable.
+    fn judge_throttled(&self, first_429: &Seen) -> Option<f64> {
+        let r429 = first_429.exchange.resp();
+        let expected = self.ctx.spec.errors.code(429).unwrap_or_default();
+        let throttles = self.id(check_id!("ratelimit.throttles"));
+        match r429.and_then(error_code) {
+            Some(c) if c == expected => self.ctx.rec.pass(throttles, &self.label),
+            other => self.ctx.rec.violation(
+                throttles,
+                &self.label,
+                format!("429 with code {expected}"),
+                format!(
+                    "429 with code {}",
+                    other.unwrap_or_else(|| "none (no envelope)".into())
+                ),
+                Some(&first_429.exchange),
             ),
-            Some(&first_429.exchange),
-        ),
+        }
+        self.record_shared(check_id!("ratelimit.retry-after"));
+        r429.and_then(|r| r.header(rate_headers::RETRY_AFTER))
+            .and_then(rate_headers::parse_retry_after)
+            .map(|ra| ra.wait_secs(first_429.at))
+            .filter(|w| *w <= self.window.as_secs_f64() + SLACK_SECS)
     }
-    if let Some(j) = verdict_of("ratelimit.retry-after") {
-        record(ctx, &label, id("ratelimit.retry-after"), j, &seen);
-    }
-    // The wait Retry-After asked for, when it is usable.
-    let wait = r429
-        .and_then(|r| r.header(rate_headers::RETRY_AFTER))
-        .and_then(rate_headers::parse_retry_after)
-        .map(|ra| ra.wait_secs(first_429.at))
-        .filter(|w| *w <= window.as_secs_f64() + SLACK_SECS);
-    if standard && ctx.enabled("ratelimit.per-key") {
-        per_key(ctx, op, &key, keys).await;
-    }
-    // Wait what the target said (bounded by a window and slack), then the key is admitted.
-    let wait = wait
-        .unwrap_or(window.as_secs_f64() + 1.0)
-        .min(window.as_secs_f64() + SLACK_SECS);
-    let elapsed = now_epoch() - first_429.at;
-    if wait > elapsed {
-        tokio::time::sleep(Duration::from_secs_f64(wait - elapsed)).await;
-    }
-    let x = ctx.probe.send_raw(cheap_request(op).key(&key)).await;
-    ctx.judge(op, &x, Expect::Any);
-    let rid = id("ratelimit.recovers");
-    match x.status() {
-        Some(s) if (200..300).contains(&s) => ctx.rec.pass(rid, &label),
-        Some(s) => ctx.rec.violation(
-            rid,
-            &label,
-            format!("admitted after waiting the {wait:.1} s Retry-After said"),
-            s.to_string(),
-            Some(&x),
-        ),
-        None => {}
+
+    /// Wait what the target said (bounded by a window and slack) from the first 429 at
+    /// `throttled_at`, then the key is admitted.
+    async fn recovers(&self, wait: Option<f64>, throttled_at: f64) {
+        let (ctx, op, window) = (self.ctx, self.op, self.window);
+        let wait = wait
+            .unwrap_or(window.as_secs_f64() + 1.0)
+            .min(window.as_secs_f64() + SLACK_SECS);
+        let elapsed = now_epoch() - throttled_at;
+        if wait > elapsed {
+            tokio::time::sleep(Duration::from_secs_f64(wait - elapsed)).await;
+        }
+        let x = ctx.probe.send_raw(cheap_request(op).key(&self.key)).await;
+        ctx.judge(op, &x, Expect::Any);
+        let rid = self.id(check_id!("ratelimit.recovers"));
+        match x.status() {
+            Some(s) if (200..300).contains(&s) => ctx.rec.pass(rid, &self.label),
+            Some(s) => ctx.rec.violation(
+                rid,
+                &self.label,
+                format!("admitted after waiting the {wait:.1} s Retry-After said"),
+                s.to_string(),
+                Some(&x),
+            ),
+            None => {}
+        }
     }
 }
 
@@ -322,7 +419,7 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
         .min_by_key(|k| k.plan != exhausted.plan);
     let Some(other) = other else {
         ctx.rec.skip(
-            "ratelimit.per-key",
+            check_id!("ratelimit.per-key"),
             &label,
             "needs a second key (two Free keys are best)",
         );
@@ -332,7 +429,7 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
     ctx.judge(op, &x, Expect::Any);
     match x.status() {
         Some(429) => ctx.rec.violation(
-            "ratelimit.per-key",
+            check_id!("ratelimit.per-key"),
             &label,
             format!(
                 "the {} key admitted while another {} key is exhausted",
@@ -341,7 +438,7 @@ async fn per_key(ctx: &Ctx, op: &Operation, exhausted: &PlanKey, keys: &[PlanKey
             "429",
             Some(&x),
         ),
-        Some(_) => ctx.rec.pass("ratelimit.per-key", &label),
+        Some(_) => ctx.rec.pass(check_id!("ratelimit.per-key"), &label),
         None => {}
     }
 }

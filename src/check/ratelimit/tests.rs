@@ -66,7 +66,7 @@ fn check_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
         .collect();
     let mut v: Vec<(&'static str, Verdict)> = header_verdicts(&seen, Duration::from_secs_f64(W))
         .into_iter()
-        .map(|(id, j)| (id.trim_start_matches("ratelimit."), j.verdict))
+        .map(|(id, j)| (id.id().trim_start_matches("ratelimit."), j.verdict))
         .collect();
     v.sort();
     v

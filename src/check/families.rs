@@ -30,81 +30,59 @@ pub(super) struct Family {
     pub runs: Runs,
 }
 
-/// Every family, in the order a run goes through them.
+impl Family {
+    /// A family run by its entry point.
+    const fn entry(name: &'static str, run: Entry) -> Family {
+        Family {
+            name,
+            runs: Runs::Entry {
+                run,
+                every_exchange: false,
+            },
+        }
+    }
+    /// A family run by its entry point whose checks `conformance` also judges on every
+    /// exchange.
+    const fn every_exchange(name: &'static str, run: Entry) -> Family {
+        Family {
+            name,
+            runs: Runs::Entry {
+                run,
+                every_exchange: true,
+            },
+        }
+    }
+    /// A family judged on every exchange, run through `fed_by`'s entry point.
+    const fn fed_by(name: &'static str, fed_by: &'static str) -> Family {
+        Family {
+            name,
+            runs: Runs::EveryExchange { fed_by },
+        }
+    }
+}
+
+/// An async entry point `run(&Ctx)` as an `Entry`.
+macro_rules! entry {
+    ($f:path) => {
+        |c| Box::pin($f(c))
+    };
+}
+
+/// Every family, in the order a run goes through them: one line each.
 pub(super) const FAMILIES: &[Family] = &[
-    Family {
-        name: "transport",
-        runs: Runs::Entry {
-            run: |c| Box::pin(transport::run(c)),
-            every_exchange: false,
-        },
-    },
-    Family {
-        name: "auth",
-        runs: Runs::Entry {
-            run: |c| Box::pin(auth::run(c)),
-            every_exchange: false,
-        },
-    },
-    Family {
-        name: "plan",
-        runs: Runs::Entry {
-            run: |c| Box::pin(auth::run_plans(c)),
-            every_exchange: false,
-        },
-    },
-    Family {
-        name: "status",
-        runs: Runs::Entry {
-            run: |c| Box::pin(status::run(c)),
-            every_exchange: true,
-        },
-    },
-    Family {
-        name: "schema",
-        runs: Runs::EveryExchange { fed_by: "status" },
-    },
-    Family {
-        name: "envelope",
-        runs: Runs::EveryExchange { fed_by: "status" },
-    },
+    Family::entry("transport", entry!(transport::run)),
+    Family::entry("auth", entry!(auth::run)),
+    Family::entry("plan", entry!(auth::run_plans)),
+    Family::every_exchange("status", entry!(status::run)),
+    Family::fed_by("schema", "status"),
+    Family::fed_by("envelope", "status"),
     // Before `partners`: it deactivates the fixture that family leaves alone.
-    Family {
-        name: "http",
-        runs: Runs::Entry {
-            run: |c| Box::pin(http::run(c)),
-            every_exchange: false,
-        },
-    },
-    Family {
-        name: "pagination",
-        runs: Runs::Entry {
-            run: |c| Box::pin(pagination::run(c)),
-            every_exchange: false,
-        },
-    },
-    Family {
-        name: "qr",
-        runs: Runs::Entry {
-            run: |c| Box::pin(qr::run(c)),
-            every_exchange: false,
-        },
-    },
-    Family {
-        name: "partners",
-        runs: Runs::Entry {
-            run: |c| Box::pin(partners::run(c)),
-            every_exchange: false,
-        },
-    },
+    Family::entry("http", entry!(http::run)),
+    Family::entry("pagination", entry!(pagination::run)),
+    Family::entry("qr", entry!(qr::run)),
+    Family::entry("partners", entry!(partners::run)),
     // Last: it exhausts keys' quotas on purpose.
-    Family {
-        name: "ratelimit",
-        runs: Runs::Entry {
-            run: |c| Box::pin(ratelimit::run(c)),
-            every_exchange: true,
-        },
-    },
+    Family::every_exchange("ratelimit", entry!(ratelimit::run)),
 ];
 
 // The table and the registry's families (read off the check ids) name the same families,

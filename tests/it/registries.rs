@@ -76,3 +76,59 @@ fn every_builtin_scenario_is_a_toml_file_of_scenarios_and_every_such_file_is_bui
         assert_eq!(on_disk.ok().as_deref(), Some(*text), "{name} is its file");
     }
 }
+
+/// The families of `src/check/families.rs`: (name, the module its entry point is in, if any).
+fn family_lines(text: &str) -> Vec<(String, Option<String>)> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("Family::")?;
+            let name = rest.split('"').nth(1)?.to_string();
+            let module = rest
+                .split("entry!(")
+                .nth(1)
+                .and_then(|r| r.split("::").next())
+                .map(str::to_string);
+            Some((name, module))
+        })
+        .collect()
+}
+
+#[test]
+fn every_check_family_is_one_line_of_the_table_and_its_module_is_a_family_module() {
+    let check = root().join("src/check");
+    let table = std::fs::read_to_string(check.join("families.rs")).unwrap();
+    let families = family_lines(&table);
+    let names: BTreeSet<String> = families.iter().map(|(n, _)| n.clone()).collect();
+    let declared: BTreeSet<String> = linkcert::registry::FAMILIES
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
+    assert!(names.len() >= 10, "the scan found the table: {families:?}");
+    assert_eq!(names.len(), families.len(), "each family on one line, once");
+    assert_eq!(
+        names, declared,
+        "the table and the registry's ids name the same families"
+    );
+    // The modules the table runs are the modules of src/check/ that have an entry point.
+    let run: BTreeSet<String> = families.iter().filter_map(|(_, m)| m.clone()).collect();
+    let with_entry: BTreeSet<String> = std::fs::read_dir(&check)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| {
+            let file = if p.is_dir() {
+                p.join("mod.rs")
+            } else {
+                p.clone()
+            };
+            let text = std::fs::read_to_string(&file).ok()?;
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            (stem != "mod" && text.contains("async fn run(")).then_some(stem)
+        })
+        .collect();
+    assert_eq!(
+        run, with_entry,
+        "a check family is its module under src/check/ (with `run`) and one line in FAMILIES"
+    );
+}

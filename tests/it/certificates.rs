@@ -551,7 +551,7 @@ async fn fail_on_new_waivers_and_github_annotations_from_the_command_line() {
         &profile,
         format!(
             "base_url = {:?}\naccept = \"accept.toml\"\n[keys]\n{}\n",
-            t.base_url,
+            t.base_url.as_str(),
             dedup_plans(&keys).join("\n")
         ),
     )

@@ -209,16 +209,8 @@ fn anchors(text: &str) -> HashSet<String> {
             .chars()
             .filter(|c| *c != '`' && *c != '*')
             .collect();
-        let id: String = rendered
-            .trim()
-            .to_lowercase()
-            .chars()
-            .filter_map(|c| match c {
-                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
-                c if c.is_whitespace() => Some('-'),
-                _ => None,
-            })
-            .collect();
+        // The slug the generated pages link with, one rule for both.
+        let id = linkcert::registry::listing::md_anchor(&rendered);
         let mut unique = id.clone();
         let mut n = 0;
         while !used.insert(unique.clone()) {

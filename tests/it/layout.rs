@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 600;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -34,7 +34,7 @@ fn top_module(src: &Path, file: &Path) -> String {
 }
 
 /// Code without comments and without its test module: what the library itself depends on.
-fn library_code(text: &str) -> String {
+pub(crate) fn library_code(text: &str) -> String {
     let text = text.split("#[cfg(test)]").next().unwrap_or("");
     text.lines()
         .map(|l| l.split("//").next().unwrap_or(""))
@@ -42,7 +42,7 @@ fn library_code(text: &str) -> String {
         .join("\n")
 }
 
-fn src() -> PathBuf {
+pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 

@@ -251,9 +251,7 @@ impl Target {
 
     /// The window of a rate class at this target: the spec's, scaled like the standard one.
     pub fn window(&self, spec: &Spec, class: &str) -> Duration {
-        let standard = spec
-            .window(&spec.default_rate_class)
-            .unwrap_or(Duration::from_secs(60));
+        let standard = spec.standard_window().unwrap_or(Duration::from_secs(60));
         let w = spec.window(class).unwrap_or(standard);
         self.rate_window.scale(w, standard)
     }

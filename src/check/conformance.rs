@@ -95,11 +95,9 @@ impl Ctx {
         // A page that may lie past the last: `past_end`'s 404 is the target's choice, whatever
         // else the request asks (as for the generated cases).
         let maybe_past_end = past_end::may_lie_past_the_last(op, &x.req.query);
-        let not_found = self.spec.errors.code(past_end::NOT_FOUND);
         match (expect, outcome) {
             (_, Outcome::Throttled) | (Expect::Any, _) => {}
-            (_, Outcome::Other(_))
-                if maybe_past_end && PastEnd::of(r, not_found) == PastEnd::NotFound => {}
+            (_, Outcome::Other(_)) if maybe_past_end && PastEnd::of(r) == PastEnd::NotFound => {}
             (Expect::Reject, Outcome::CleanRejection(_)) => {
                 self.rec.pass(check_id!("status.invalid-rejected"), &label)
             }

@@ -312,7 +312,7 @@ fn not_judged_after(
             });
         }
     }
-    let order = |id: &str| registry::CHECKS.iter().position(|d| d.id == id);
+    let order = |id: &str| registry::Check::find(id).map(registry::Check::rank);
     results.sort_by(|a, b| {
         order(&a.id)
             .cmp(&order(&b.id))

@@ -7,11 +7,12 @@
 //! 404 `not_found` in the error envelope (every operation may answer 404: "Nothing matches the
 //! request URI"). Which of the two is the target's choice: observed (`pagination.choices`),
 //! never failed. A 200 with items past the last page, any other status, or a 404 outside the
-//! envelope (or with another code) fails.
+//! envelope fails. The envelope's code is `envelope.code`'s to judge: a 404 with another code
+//! fails there, once, not here too.
 
 use serde_json::Value;
 
-use crate::http::{Resp, error_code, is_envelope};
+use crate::http::{Resp, is_envelope};
 use crate::spec::Operation;
 
 /// The status besides 200 a page past the last may get.
@@ -22,7 +23,7 @@ pub const NOT_FOUND: u16 = 404;
 pub enum PastEnd {
     /// 200 with no items.
     Empty,
-    /// 404 in the error envelope, with the code the spec's table gives 404.
+    /// 404 in the error envelope (its code is `envelope.code`'s to judge, not this rule's).
     NotFound,
     /// 200 with items: right only for a page that is not past the last.
     Items(usize),
@@ -33,8 +34,8 @@ pub enum PastEnd {
 }
 
 impl PastEnd {
-    /// How `r` answered; `not_found` is the code the spec's error table gives 404.
-    pub fn of(r: &Resp, not_found: Option<&str>) -> PastEnd {
+    /// How `r` answered.
+    pub fn of(r: &Resp) -> PastEnd {
         if r.is_success() {
             return match r.json() {
                 Some(Value::Array(a)) if a.is_empty() => PastEnd::Empty,
@@ -42,11 +43,7 @@ impl PastEnd {
                 _ => PastEnd::NotAList,
             };
         }
-        let code = error_code(r);
-        if r.status == NOT_FOUND
-            && is_envelope(r)
-            && not_found.is_none_or(|c| code.as_deref() == Some(c))
-        {
+        if r.status == NOT_FOUND && is_envelope(r) {
             return PastEnd::NotFound;
         }
         PastEnd::Other
@@ -125,17 +122,17 @@ mod tests {
 
     #[test]
     fn past_the_last_page_an_empty_page_or_a_404_in_the_envelope() {
-        let nf = Some("not_found");
-        let of = |s, b| PastEnd::of(&resp(s, b), nf);
+        let of = |s, b| PastEnd::of(&resp(s, b));
         assert_eq!(of(200, "[]"), PastEnd::Empty);
         let not_found = r#"{"error":{"code":"not_found","message":"m"}}"#;
         assert_eq!(of(404, not_found), PastEnd::NotFound);
         assert!(of(200, "[]").allowed() && of(404, not_found).allowed());
-        // Failures: items, a 404 outside the envelope or with another code, another status.
+        // Failures: items, a 404 outside the envelope, another status. A 404 in the envelope
+        // with another code is this rule's NotFound: `envelope.code` fails it, once.
         assert_eq!(of(200, r#"[{"id":"t"}]"#), PastEnd::Items(1));
         assert_eq!(of(404, "Not Found"), PastEnd::Other);
         let wrong = r#"{"error":{"code":"bad_request","message":"m"}}"#;
-        assert_eq!(of(404, wrong), PastEnd::Other);
+        assert_eq!(of(404, wrong), PastEnd::NotFound);
         let bad = r#"{"error":{"code":"bad_request","message":"page out of range"}}"#;
         assert_eq!(of(400, bad), PastEnd::Other);
         assert_eq!(of(200, "{}"), PastEnd::NotAList);

@@ -45,18 +45,16 @@ fn wanted(case: &Case, past_end: bool) -> String {
 }
 
 /// What the one rule for a page past the last (`past_end`) needs to judge a case: whether its
-/// page may lie past the last, and the code the spec's error table gives 404.
+/// page may lie past the last.
 #[derive(Clone, Copy)]
-struct PastEndRule<'a> {
+struct PastEndRule {
     maybe: bool,
-    not_found: Option<&'a str>,
 }
 
-impl<'a> PastEndRule<'a> {
-    fn of(ctx: &'a Ctx, op: &Operation, case: &Case) -> PastEndRule<'a> {
+impl PastEndRule {
+    fn of(op: &Operation, case: &Case) -> PastEndRule {
         PastEndRule {
             maybe: past_end::may_lie_past_the_last(op, &case.params),
-            not_found: ctx.spec.errors.code(past_end::NOT_FOUND),
         }
     }
 }
@@ -73,7 +71,7 @@ fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>, rule: PastEndRule) 
     if outcome == Outcome::Throttled {
         return Held::Throttled;
     }
-    if rule.maybe && PastEnd::of(r, rule.not_found) == PastEnd::NotFound {
+    if rule.maybe && PastEnd::of(r) == PastEnd::NotFound {
         return Held::Yes;
     }
     let ok = matches!(
@@ -176,7 +174,7 @@ fn property(
         // Cross-cutting checks on every answer; the status verdict is ours, so shrinking
         // does not record a finding per step.
         let outcome = x.resp().is_some().then(|| ctx.judge(op, &x, Expect::Any));
-        match held(&case, &x, outcome, PastEndRule::of(ctx, op, &case)) {
+        match held(&case, &x, outcome, PastEndRule::of(op, &case)) {
             Held::Yes => {
                 if case.observe {
                     ctx.rec.observe(
@@ -206,7 +204,7 @@ fn property(
                 // `exchange` ran the cross-cutting checks; recompute the outcome without them.
                 outcome_of(&x)
             });
-            let rule = PastEndRule::of(ctx, op, &minimal);
+            let rule = PastEndRule::of(op, &minimal);
             match held(&minimal, &x, outcome, rule) {
                 Held::No(actual) => {
                     ctx.rec
@@ -285,10 +283,7 @@ mod tests {
     fn verdicts_follow_what_the_spec_says() {
         let env = r#"{"error":{"code":"unprocessable_entity","message":"m"}}"#;
         let nf = r#"{"error":{"code":"not_found","message":"m"}}"#;
-        let rule = |maybe| PastEndRule {
-            maybe,
-            not_found: Some("not_found"),
-        };
+        let rule = |maybe| PastEndRule { maybe };
         let held_if = |c: &Case, x: &Exchange, past: bool| {
             matches!(held(c, x, Some(outcome_of(x)), rule(past)), Held::Yes)
         };

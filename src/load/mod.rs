@@ -185,10 +185,11 @@ pub async fn execute(
     let stop = crate::interrupt::process();
     // goose's own end of an attack too (it resets its killswitch when an attack starts: none
     // starts after the request).
-    let killswitch = tokio::spawn(async move {
+    // Ended with the run, however it ends (an error included).
+    let _killswitch = AbortOnDrop(tokio::spawn(async move {
         stop.until_requested().await;
         goose::trigger_killswitch("linkcert was interrupted");
-    });
+    }));
     // The report's `started_at`: the wall clock now, not when the report is put together.
     let started_epoch = crate::clock::now_epoch_secs();
     let mut running = FuturesUnordered::new();
@@ -202,7 +203,6 @@ pub async fn execute(
         let again = !stop.requested() && !watch.gone();
         conductor.finished(j, began, ran.transpose()?, stop.interrupted(), again);
     }
-    killswitch.abort();
     let ending = Ending {
         outage: watch.outage().map(|(_, o)| o),
         interrupted: stop.interrupted(),
@@ -210,6 +210,15 @@ pub async fn execute(
         stop_requested: stop.requested(),
     };
     conductor.finish(&spec, &target, started_epoch, ending)
+}
+
+/// A task that ends when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// One scenario, once its keys' quota is back: its job, when it began, and its run (None when

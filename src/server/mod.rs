@@ -116,7 +116,7 @@ pub struct App {
 impl App {
     fn new(spec: Arc<Spec>, keys: KeySet, window: Option<RateWindow>) -> Result<App, ServerError> {
         let standard = spec
-            .window(&spec.default_rate_class)
+            .standard_window()
             .ok_or_else(|| ServerError::Spec("the default rate class has no window".into()))?;
         // None: the spec's own windows.
         let window = match window {

@@ -133,6 +133,11 @@ impl Spec {
         }
     }
 
+    /// The standard class's window (the spec's minute): what every other class scales with.
+    pub fn standard_window(&self) -> Option<Duration> {
+        self.window(&self.default_rate_class)
+    }
+
     pub fn window(&self, class: &str) -> Option<Duration> {
         self.rate_classes.get(class).copied()
     }

@@ -147,8 +147,7 @@ impl<'a> Lister<'a> {
 
     /// How an answer reads as one to a page that may lie past the last (`past_end`).
     fn past_end(&self, x: &Exchange) -> Option<PastEnd> {
-        let not_found = self.ctx.spec.errors.code(past_end::NOT_FOUND);
-        x.resp().map(|r| PastEnd::of(r, not_found))
+        x.resp().map(PastEnd::of)
     }
 
     /// `params` plus the page size.

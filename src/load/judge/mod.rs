@@ -53,7 +53,10 @@
 //! rules, `behaviour.rs` names the limiter); `measure.rs` takes the answers one at a time into
 //! the figures the rules and the report read (generator, per-second buckets, per-key figures,
 //! header trace); `order.rs` hands them to the rules' own small state in send order;
-//! `result.rs` is the data a judged scenario is and its roll-up. This file runs them per key.
+//! `result.rs` is the data a judged scenario is and its roll-up; `rule.rs` is what a rule is
+//! (the `Rule` trait). This file registers the rules (`rules![...]`: one line each, in the
+//! order of each key's findings) and runs them: the generator first, then every rule per key,
+//! then the rules judged across keys (isolation).
 //!
 //! Memory: no rule holds the list of answers. Rule state is counts, firsts and lowests, plus
 //! what one window or the answers in flight hold (rolling-window count, echoes, Reset order,
@@ -110,7 +113,7 @@ pub struct Judging {
     r: Resolved,
     measure: Measure,
     order: order::SendOrder,
-    /// Per key, the state of every rule that judges it (`rule::RULES`).
+    /// Per key, the state of every rule that judges it (`RULES`).
     rules: Vec<Vec<Box<dyn KeyRule>>>,
 }
 

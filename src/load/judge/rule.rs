@@ -1,8 +1,8 @@
 //! What a load rule is. A rule is one file: a type implementing `Rule`, and one line in the
 //! registry (`rules!` in `judge/mod.rs`). It judges each key on its own (`for_key`: state fed that
 //! key's answers in send order, judged when the run is over), across the scenario's keys from
-//! each key's own results (`across`: isolation), or both. Each key's results (`KeyStats` and
-//! its findings) serialise, so runs of different keys can be judged apart and merged.
+//! each key's own results (`across`: isolation, from each key's `KeyStats`), or both: rules
+//! across keys read only what each key's results hold, so keys can be judged apart.
 
 use std::time::Duration;
 

@@ -200,11 +200,12 @@ impl Probe {
         if let Some(why) = self.given_up(&route) {
             return Err(why);
         }
+        let sent = Instant::now();
         let result = self.transmit_once(req, url).await;
         match result {
             Ok(r) => {
                 self.route_answered(&route);
-                self.watch.answered();
+                self.watch.answered_to(sent);
                 Ok(r)
             }
             Err(e) if crate::http::is_bad_answer(&e) => {

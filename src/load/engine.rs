@@ -305,7 +305,7 @@ async fn send<A: Sink>(
             Err(_) => {}
         }
     }
-    s.watch.answered();
+    s.watch.answered_to(sent);
     rec
 }
 

@@ -94,10 +94,22 @@ impl Watch {
 
     /// An HTTP answer came back: the target is there.
     pub fn answered(&self) {
+        self.answered_to(Instant::now());
+    }
+
+    /// An HTTP answer came back to a request sent at `sent`. Sent before the first failure of
+    /// the streak under way, it says only that the target was there then (an answer in flight
+    /// when it went away): the streak goes on, so what failed in it stays held for the
+    /// outage to take, however the answers and failures of requests at once interleave.
+    pub fn answered_to(&self, sent: Instant) {
+        let sent = sent.saturating_duration_since(self.started);
         self.with(|s| {
             s.answered_once = true;
-            s.in_a_row = 0;
             s.bad_in_a_row = 0;
+            if s.first.as_ref().is_some_and(|f| sent < f.1) {
+                return;
+            }
+            s.in_a_row = 0;
             s.first = None;
         });
     }
@@ -457,6 +469,23 @@ mod tests {
         assert_eq!(o.failures_in_a_row, 3);
         assert!(w.gone());
         assert_eq!(w.broken(), None);
+    }
+
+    #[test]
+    fn an_answer_sent_before_the_streak_began_does_not_end_it() {
+        let w = Watch::new();
+        w.answered();
+        let before = Instant::now();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(!w.failed("request failed: connection reset by peer"));
+        let streak = w.open_streak();
+        assert!(streak.is_some());
+        // In flight when the target went away: the streak goes on.
+        w.answered_to(before);
+        assert_eq!(w.open_streak(), streak);
+        // Sent after the failure and answered: the target is there, the streak is over.
+        w.answered_to(Instant::now());
+        assert_eq!(w.open_streak(), None);
     }
 
     #[test]

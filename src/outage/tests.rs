@@ -1,0 +1,165 @@
+//! The watch: streaks, outages, broken targets, and the probe's readings.
+
+use super::*;
+
+#[test]
+fn a_streak_after_answers_is_suspected_and_confirmed_or_cleared() {
+    let w = Watch::new();
+    // Never answered: failures are the target's, never an outage.
+    assert!(!w.failed("could not connect: Connection refused"));
+    assert!(!w.failed("could not connect: Connection refused"));
+    assert_eq!(w.open_streak(), None);
+    w.answered();
+    assert!(!w.failed("request failed: connection reset by peer"));
+    assert!(w.open_streak().is_some());
+    assert!(w.failed("timed out"), "a timeout is asked about at once");
+    w.confirmed(&Diagnosis::Answered);
+    assert_eq!(w.open_streak(), None, "alive: the streak is over");
+    assert!(!w.failed("request failed: connection reset by peer"));
+    assert!(w.failed("timed out"));
+    w.confirmed(&Diagnosis::Refused("Connection refused".into()));
+    let (_, o) = w.outage().unwrap();
+    assert_eq!(
+        o.kind,
+        TransportKind::Refused,
+        "how it is now, not how it began"
+    );
+    assert_eq!(o.first_error, "request failed: connection reset by peer");
+    assert_eq!(o.failures_in_a_row, 3);
+    assert!(w.gone());
+    assert_eq!(w.broken(), None);
+}
+
+#[test]
+fn an_answer_sent_before_the_streak_began_does_not_end_it() {
+    let w = Watch::new();
+    w.answered();
+    let before = Instant::now();
+    std::thread::sleep(Duration::from_millis(2));
+    assert!(!w.failed("request failed: connection reset by peer"));
+    let streak = w.open_streak();
+    assert!(streak.is_some());
+    // In flight when the target went away: the streak goes on.
+    w.answered_to(before);
+    assert_eq!(w.open_streak(), streak);
+    // Sent after the failure and answered: the target is there, the streak is over.
+    w.answered_to(Instant::now());
+    assert_eq!(w.open_streak(), None);
+}
+
+#[test]
+fn bad_answers_in_a_row_make_a_broken_target_and_a_good_one_resets_them() {
+    let w = Watch::new();
+    for _ in 1..BAD_ANSWERS_IN_A_ROW {
+        w.bad_answer("the body was still arriving after 4 MB");
+    }
+    w.answered();
+    for _ in 1..BAD_ANSWERS_IN_A_ROW {
+        w.bad_answer("the body was still arriving after 4 MB");
+    }
+    assert!(!w.gone(), "a good answer between");
+    w.bad_answer("the body was still arriving after 4 MB");
+    assert!(w.gone() && w.outage().is_none());
+    assert!(w.broken().unwrap().contains("still arriving after 4 MB"));
+}
+
+#[test]
+fn a_target_that_trickles_or_never_answered_is_broken_not_gone() {
+    let w = Watch::new();
+    assert!(
+        w.failed("timed out"),
+        "never answered, but a timeout cost time"
+    );
+    assert!(w.confirming());
+    w.confirmed(&Diagnosis::Silent { secs: 5.0 });
+    assert!(w.gone() && w.outage().is_none());
+    assert!(w.broken().unwrap().contains("never answered"));
+    let w = Watch::new();
+    w.answered();
+    assert!(w.failed("the body trickled: 30 bytes in 30 s"));
+    w.confirmed(&Diagnosis::Trickled {
+        bytes: 5,
+        secs: 5.0,
+    });
+    assert!(w.outage().is_none());
+    let words = w.found().unwrap();
+    assert!(
+        words.contains("trickled: 5 bytes in 5 s (about 1 byte a second)"),
+        "{words}"
+    );
+}
+
+fn reading(bytes: &[u8], closed: bool, secs: f64, silent: f64) -> RawReading {
+    RawReading {
+        bytes: bytes.to_vec(),
+        received: bytes.len() as u64,
+        closed,
+        secs,
+        silent_secs: silent,
+        complete: false,
+    }
+}
+
+#[test]
+fn the_raw_bytes_say_what_the_target_did() {
+    let b = PROBE_BUDGET;
+    let of = |r| Diagnosis::of(Ok(r), b);
+    assert_eq!(
+        of(reading(b"HTTP/1.1 404 Not Found\r\n\r\n", true, 0.1, 0.0)),
+        Diagnosis::Answered
+    );
+    assert_eq!(
+        of(reading(b"HTTP/", false, 5.0, 0.4)),
+        Diagnosis::Trickled {
+            bytes: 5,
+            secs: 5.0
+        }
+    );
+    let short = of(reading(
+        b"HTTP/1.1 200 OK\r\ncontent-length: 5000\r\n\r\n0123456789",
+        false,
+        5.0,
+        4.9,
+    ));
+    assert!(
+        short
+            .to_string()
+            .starts_with("got a Content-Length of 5000 with 10 bytes sent"),
+        "{short}"
+    );
+    // A large page on a slow link, still coming at the end of the budget: an answer.
+    let mut page = b"HTTP/1.1 200 OK\r\ncontent-length: 300000\r\n\r\n".to_vec();
+    page.resize(40_000, b'x');
+    assert_eq!(of(reading(&page, false, 5.0, 0.1)), Diagnosis::Answered);
+    let garbage = of(reading(b"\x00\xffSPDY/9", true, 0.0, 0.0));
+    assert!(garbage.to_string().contains("not HTTP"), "{garbage}");
+    assert_eq!(
+        of(reading(b"", false, 5.0, 5.0)),
+        Diagnosis::Silent { secs: 5.0 }
+    );
+}
+
+#[test]
+fn kinds_are_read_from_the_error() {
+    for (e, k) in [
+        (
+            "could not connect: tcp connect error: Connection refused (os error 111)",
+            TransportKind::Refused,
+        ),
+        (
+            "request failed: connection closed before message completed",
+            TransportKind::Reset,
+        ),
+        (
+            "request failed: Connection reset by peer (os error 104)",
+            TransportKind::Reset,
+        ),
+        ("timed out: operation timed out", TransportKind::Timeout),
+        (
+            "request failed: invalid HTTP version parsed",
+            TransportKind::Other,
+        ),
+    ] {
+        assert_eq!(TransportKind::of(e), k, "{e}");
+    }
+}

@@ -30,6 +30,7 @@ escape() {
 }
 
 keys=()
+plans=()
 # Every key value, so that any text this script shows can have them cut out first.
 redact() {
   local s="$1" k
@@ -69,6 +70,9 @@ shown=("$mode")
 add() { args+=("$@"); shown+=("$@"); }
 
 if [ -n "${LINKCERT_ACTION_TARGET:-}" ]; then add --target "$LINKCERT_ACTION_TARGET"; fi
+# Keys go to linkcert in a file only this user reads (--key-file), never on its command
+# line: the process list of a shared runner shows argv.
+keyfile=""
 n=0
 while IFS= read -r line; do
   n=$((n + 1))
@@ -77,10 +81,18 @@ while IFS= read -r line; do
   if [ "$plan" = "$line" ] || [ -z "$plan" ] || [ -z "$key" ]; then
     cannot_run "keys: line $n is not PLAN=KEY"
   fi
+  if [ -z "$keyfile" ]; then
+    keyfile="$(umask 077 && mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/linkcert-keys.XXXXXX")"
+    trap 'rm -f "$keyfile"' EXIT
+  fi
   keys+=("$key")
-  args+=(--key "$plan=$key")
-  shown+=(--key "$plan=***")
+  plans+=("$plan")
+  printf '%s=%s\n' "$plan" "$key" >>"$keyfile"
 done < <(lines "${LINKCERT_ACTION_KEYS:-}")
+if [ -n "$keyfile" ]; then
+  args+=(--key-file "$keyfile")
+  shown+=(--key-file "<keys: ${plans[*]}>")
+fi
 if [ -n "${LINKCERT_ACTION_PROFILE:-}" ]; then add --profile "$LINKCERT_ACTION_PROFILE"; fi
 if [ -n "${LINKCERT_ACTION_RATE_WINDOW:-}" ]; then add --rate-window "$LINKCERT_ACTION_RATE_WINDOW"; fi
 if truthy "${LINKCERT_ACTION_INSECURE:-}"; then add --insecure; fi
@@ -111,7 +123,7 @@ add --out "$out"
 
 echo "linkcert action: $(redact "$bin ${shown[*]}")" >&2
 errlog="$(mktemp)"
-trap 'rm -f "$errlog"' EXIT
+trap 'rm -f "$errlog" ${keyfile:+"$keyfile"}' EXIT
 # stderr shown as it comes and kept, for the reason of a run that could not start.
 # A failing run is an outcome to report, not this script's error: no -e around it.
 set +e

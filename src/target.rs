@@ -25,6 +25,17 @@ pub enum TargetError {
     KeySyntax(String),
     #[error("unknown plan {plan:?} in a key; plans: {known}")]
     UnknownPlan { plan: String, known: String },
+    #[error("cannot read the key file {path}")]
+    KeyFileIo {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the key file {path}, line {line}: {problem}")]
+    KeyFile {
+        path: String,
+        line: usize,
+        problem: String,
+    },
     #[error(transparent)]
     Url(#[from] BaseUrlError),
     #[error("cannot build the HTTP client")]
@@ -168,6 +179,48 @@ pub fn parse_key_flag(s: &str) -> Result<PlanKey, TargetError> {
         plan: plan.trim().to_ascii_lowercase(),
         key: key.to_string(),
     })
+}
+
+/// `--key-file`: one `PLAN=KEY` a line, the format of the Action's `keys` input; blank lines
+/// and lines starting with `#` are skipped. A malformed line, an unknown plan or a key given
+/// twice is refused with its line number; the key itself is never part of the error.
+pub fn read_key_file(path: &std::path::Path, plans: &[&str]) -> Result<Vec<PlanKey>, TargetError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| TargetError::KeyFileIo {
+        path: shown.clone(),
+        source,
+    })?;
+    parse_key_file(&text, plans).map_err(|(line, problem)| TargetError::KeyFile {
+        path: shown,
+        line,
+        problem,
+    })
+}
+
+/// The keys of a key file's text, or the first bad line's number and what is wrong with it.
+fn parse_key_file(text: &str, plans: &[&str]) -> Result<Vec<PlanKey>, (usize, String)> {
+    let mut keys = Vec::new();
+    let mut first_seen: std::collections::HashMap<&str, usize> = Default::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let n = i + 1;
+        let k = parse_key_flag(line).map_err(|_| (n, "not PLAN=KEY".to_string()))?;
+        if !plans.contains(&k.plan.as_str()) {
+            return Err((
+                n,
+                format!("unknown plan {:?}; plans: {}", k.plan, plans.join(", ")),
+            ));
+        }
+        let key = line.split_once('=').map_or("", |(_, key)| key);
+        if let Some(first) = first_seen.insert(key, n) {
+            return Err((n, format!("the same key as line {first}")));
+        }
+        keys.push(k);
+    }
+    Ok(keys)
 }
 
 /// A malformed `--key` value may still hold a secret: show only its shape.
@@ -340,6 +393,31 @@ mod tests {
         assert_eq!(keys.len(), 3);
         assert_eq!(keys.iter().filter(|k| k.plan == "free").count(), 2);
         assert!(toml::from_str::<Profile>("typo_field = 1").is_err());
+    }
+
+    #[test]
+    fn a_key_file_is_refused_at_its_bad_line_without_showing_the_key() {
+        let plans = ["free", "pro"];
+        let ok = parse_key_file("# fleet\nfree=sk_a\n\n PRO=sk_b \nfree=sk_c\n", &plans).unwrap();
+        let got: Vec<(&str, &str)> = ok
+            .iter()
+            .map(|k| (k.plan.as_str(), k.key.as_str()))
+            .collect();
+        assert_eq!(got, [("free", "sk_a"), ("pro", "sk_b"), ("free", "sk_c")]);
+        for (text, line, says) in [
+            ("free=sk_a\nsk_secret_no_plan\n", 2, "not PLAN=KEY"),
+            ("free=sk_a\n\ngold=sk_secret\n", 3, "unknown plan \"gold\""),
+            (
+                "free=sk_secret\npro=sk_secret\n",
+                2,
+                "the same key as line 1",
+            ),
+            ("free=\n", 1, "not PLAN=KEY"),
+        ] {
+            let (n, problem) = parse_key_file(text, &plans).unwrap_err();
+            assert_eq!((n, problem.contains(says)), (line, true), "{problem}");
+            assert!(!problem.contains("sk_"), "{problem}");
+        }
     }
 
     #[test]

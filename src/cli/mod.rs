@@ -82,6 +82,10 @@ pub struct TargetArgs {
     /// also for one plan: two Free keys let the runner check that limits are per key.
     #[arg(long = "key", value_name = "PLAN=KEY")]
     keys: Vec<String>,
+    /// Keys from a file, one PLAN=KEY a line (`#` comments and blank lines skipped), added to
+    /// any --key: thousands of keys, and none of them in the process list.
+    #[arg(long = "key-file", value_name = "FILE")]
+    key_file: Option<PathBuf>,
     /// The same settings as TOML (see examples/profile.toml); flags override it.
     #[arg(long, value_name = "FILE")]
     profile: Option<PathBuf>,
@@ -175,8 +179,12 @@ struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8443")]
     addr: SocketAddr,
     /// Workspaces, plans and keys as TOML (docs/src/server.md). Default: the development set.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "dev_keys")]
     keys: Option<PathBuf>,
+    /// The development set with N keys for each plan, lk_<plan>_1 to lk_<plan>_N (the first
+    /// ones are the development keys; Free keeps at least two): for fleets of keys in `load`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    dev_keys: Option<u32>,
     /// Length of the standard rate-limit window in seconds (default: the spec's 60); the
     /// analytics window shrinks in proportion. For tests that must not wait a minute.
     #[arg(long, value_name = "SECONDS", value_parser = rate_window)]
@@ -254,9 +262,10 @@ pub fn main() -> ExitCode {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
-    let keys = match &args.keys {
-        Some(path) => Some(KeySet::from_file(&spec, path)?),
-        None => None,
+    let keys = match (&args.keys, args.dev_keys) {
+        (Some(path), _) => Some(KeySet::from_file(&spec, path)?),
+        (None, Some(n)) => Some(KeySet::development_fleet(&spec, n as usize)),
+        (None, None) => None,
     };
     let tls = match (args.tls_cert, args.tls_key, args.plain_http) {
         (_, _, true) => TlsMode::Plain,
@@ -272,6 +281,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let running = server::start(spec.clone(), config).await?;
     println!("listening {}", running.base_url);
     print_keys(&running, args.keys.is_none());
+    if let Some(n) = args.dev_keys {
+        println!("  ({n} keys per plan: lk_<plan>_1 to lk_<plan>_{n})");
+    }
     if let Some(pem) = &running.self_signed_pem {
         let path = std::env::temp_dir().join(format!("linkcert-{}.pem", running.addr.port()));
         std::fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
@@ -317,11 +329,16 @@ fn print_keys(running: &server::RunningServer, development: bool) {
                 },
             )
             .collect();
+        // A fleet's keys are summed up, not listed: thousands of lines say nothing.
+        let shown = match w.keys.as_slice() {
+            [first, _, _, _, .., last] => format!("{first} … {last} ({})", w.keys.len()),
+            all => all.join(", "),
+        };
         println!(
             "  {:<10} workspace {:<14} keys {}  limits: {}",
             w.plan,
             w.name,
-            w.keys.join(", "),
+            shown,
             limits.join(", ")
         );
         if let Some(data) = running.workspace_data(i) {
@@ -361,6 +378,10 @@ pub async fn resolve_target(
     let mut keys = Vec::new();
     for k in &args.keys {
         keys.push(parse_key_flag(k)?);
+    }
+    if let Some(path) = &args.key_file {
+        let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
+        keys.extend(crate::target::read_key_file(path, &plans)?);
     }
     if keys.is_empty() {
         keys = profile.plan_keys();

@@ -1,6 +1,7 @@
 //! Workspaces, their plans and API keys: from a TOML keys file, or the development set.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasher, RandomState};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -64,6 +65,46 @@ pub struct KeySet {
     pub workspaces: Vec<Workspace>,
     /// (key, workspace index); the key index is the position here.
     keys: Vec<(String, usize)>,
+    /// Key indices by a keyed hash of the key (`lookup`).
+    index: KeyIndex,
+}
+
+/// Finds a key without comparing every key in turn, and without timing that depends on the
+/// keys' contents: buckets are chosen by SipHash under a key drawn at start (an attacker
+/// cannot steer a guess into a real key's bucket), and the few keys in a bucket are compared
+/// in constant time, all of them.
+#[derive(Clone, Debug)]
+struct KeyIndex {
+    hasher: RandomState,
+    buckets: HashMap<u64, Vec<usize>>,
+}
+
+impl KeyIndex {
+    fn new(keys: &[(String, usize)]) -> KeyIndex {
+        let hasher = RandomState::new();
+        let mut buckets: HashMap<u64, Vec<usize>> = HashMap::with_capacity(keys.len());
+        for (i, (k, _)) in keys.iter().enumerate() {
+            buckets
+                .entry(hasher.hash_one(k.as_bytes()))
+                .or_default()
+                .push(i);
+        }
+        KeyIndex { hasher, buckets }
+    }
+
+    fn find(&self, keys: &[(String, usize)], presented: &str) -> Option<usize> {
+        let bucket = self
+            .buckets
+            .get(&self.hasher.hash_one(presented.as_bytes()))?;
+        let mut found = None;
+        for &i in bucket {
+            let eq: bool = keys[i].0.as_bytes().ct_eq(presented.as_bytes()).into();
+            if eq {
+                found = Some(i);
+            }
+        }
+        found
+    }
 }
 
 impl KeySet {
@@ -137,6 +178,7 @@ impl KeySet {
     fn new(workspaces: Vec<Workspace>) -> Result<KeySet, KeysError> {
         let mut keys = Vec::new();
         let mut seen = HashSet::new();
+        let mut seen_keys = HashSet::new();
         for (i, w) in workspaces.iter().enumerate() {
             if !seen.insert(w.name.clone()) {
                 return Err(KeysError::Workspace {
@@ -145,7 +187,7 @@ impl KeySet {
                 });
             }
             for k in &w.keys {
-                if keys.iter().any(|(other, _)| other == k) {
+                if !seen_keys.insert(k.as_str()) {
                     return Err(KeysError::Workspace {
                         workspace: w.name.clone(),
                         problem: "reuses a key of another workspace".into(),
@@ -154,7 +196,12 @@ impl KeySet {
                 keys.push((k.clone(), i));
             }
         }
-        Ok(KeySet { workspaces, keys })
+        let index = KeyIndex::new(&keys);
+        Ok(KeySet {
+            workspaces,
+            keys,
+            index,
+        })
     }
 
     /// The development set: one workspace per plan, and two keys on Free (limits are per key).
@@ -164,17 +211,24 @@ impl KeySet {
         KeySet::from_toml(spec, text).unwrap_or_else(|e| panic!("development keys: {e}"))
     }
 
-    /// Find a key in constant time with respect to the keys' contents: every key is compared.
+    /// The development set with `n` keys per plan, `lk_<plan>_1` to `lk_<plan>_<n>`, for
+    /// fleets: the development set's workspaces and limits, its keys first (Free keeps at
+    /// least its two).
+    pub fn development_fleet(spec: &Spec, n: usize) -> KeySet {
+        let mut set = KeySet::development(spec);
+        for w in &mut set.workspaces {
+            let count = n.max(w.keys.len());
+            w.keys = (1..=count).map(|i| format!("lk_{}_{i}", w.plan)).collect();
+        }
+        // The names follow one pattern per plan, and plans are distinct: no key repeats.
+        KeySet::new(set.workspaces).unwrap_or_else(|e| panic!("development fleet: {e}"))
+    }
+
+    /// Find a key without timing that depends on the keys' contents (`KeyIndex`).
     /// Returns (key index, workspace index).
     pub fn lookup(&self, presented: &str) -> Option<(usize, usize)> {
-        let mut found: Option<usize> = None;
-        for (i, (k, _)) in self.keys.iter().enumerate() {
-            let eq: bool = k.as_bytes().ct_eq(presented.as_bytes()).into();
-            if eq {
-                found = Some(i);
-            }
-        }
-        found.map(|i| (i, self.keys[i].1))
+        let i = self.index.find(&self.keys, presented)?;
+        Some((i, self.keys[i].1))
     }
 
     pub fn key_count(&self) -> usize {
@@ -243,6 +297,39 @@ mod tests {
         assert_eq!(set.workspaces[ws].limits["standard"], Limit::Fixed(100000));
         assert!(set.lookup("lk_enterprise_").is_none());
         assert!(set.lookup("").is_none());
+    }
+
+    #[test]
+    fn a_fleet_keeps_the_development_keys_first_and_finds_every_key() {
+        let spec = Spec::embedded().unwrap();
+        let dev = KeySet::development(&spec);
+        let fleet = KeySet::development_fleet(&spec, 3000);
+        assert_eq!(fleet.key_count(), 5 * 3000);
+        for (k, w) in dev.keys() {
+            let (_, ws) = fleet.lookup(k).unwrap();
+            assert_eq!(fleet.workspaces[ws].plan, w.plan, "{k}");
+        }
+        for (i, (k, w)) in fleet.keys().enumerate() {
+            assert_eq!(
+                fleet.lookup(k),
+                Some((i, fleet.keys[i].1)),
+                "{k} of {}",
+                w.plan
+            );
+        }
+        for miss in [
+            "lk_free_0",
+            "lk_free_3001",
+            "lk_pro_1 ",
+            "LK_PRO_1",
+            "lk_pro_10000",
+        ] {
+            assert!(fleet.lookup(miss).is_none(), "{miss}");
+        }
+        // Free keeps its two development keys even in a fleet of one.
+        let one = KeySet::development_fleet(&spec, 1);
+        assert_eq!(one.keys().filter(|(_, w)| w.plan == "free").count(), 2);
+        assert_eq!(one.key_count(), 6);
     }
 
     #[test]

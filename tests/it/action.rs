@@ -151,7 +151,7 @@ fn run_action(name: &str, with: &[(&str, &str)]) -> Run {
     for (var, expr) in &a.env {
         let input = input_of(expr).unwrap_or_else(|| panic!("{var}: {expr}"));
         let value = match input {
-            "binary" => BIN,
+            "binary" => given.get("binary").copied().unwrap_or(BIN),
             _ => given
                 .get(input)
                 .copied()
@@ -243,13 +243,61 @@ fn the_action_passes_the_reference_and_the_second_implementation() {
     assert_eq!(report["target"], v.url.as_str(), "{report}");
     // The command line it shows says which plans have keys, never the keys.
     assert!(
-        r.stderr.contains("--key free=*** --key free=***"),
+        r.stderr.contains("--key-file <keys: free free"),
         "{}",
         r.stderr
     );
     for k in &t.keys {
         r.assert_never_shows(&k.key);
     }
+    keys_never_reach_argv(&v.url, &keys, &t.keys);
+}
+
+/// The Action hands linkcert its keys in a file: a binary that records its own arguments
+/// (then runs linkcert) shows none of them, and the file is gone after the step.
+fn keys_never_reach_argv(url: &str, keys: &str, given: &[linkcert::target::PlanKey]) {
+    let dir = std::env::temp_dir().join(format!("linkcert-action-wrapper-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (argv, wrapper) = (dir.join("argv"), dir.join("linkcert"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/usr/bin/env bash\nprintf '%s\\n' \"$0\" \"$@\" > '{}'\nexec '{BIN}' \"$@\"\n",
+            argv.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = run_action(
+        "argv",
+        &[
+            ("target", url),
+            ("keys", keys),
+            ("rate-window", "6"),
+            ("args", "--only auth --cases 4"),
+            ("binary", wrapper.to_str().unwrap()),
+        ],
+    );
+    assert_passed(&r);
+    let args = std::fs::read_to_string(&argv).unwrap();
+    assert!(args.contains("--key-file"), "{args}");
+    for k in given {
+        assert!(
+            !args.contains(&k.key),
+            "a key in linkcert's arguments: {args}"
+        );
+    }
+    let file = args
+        .lines()
+        .skip_while(|a| *a != "--key-file")
+        .nth(1)
+        .unwrap();
+    assert!(
+        !Path::new(file).exists(),
+        "the key file {file} outlived the step"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Error answers whose code is wrong: `envelope.code` fails, on any implementation.

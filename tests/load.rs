@@ -181,7 +181,7 @@ async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placemen
     let before = linkcert::clock::now_epoch_secs();
     let report = run_in(
         far,
-        Scenario::builtin().expect("built-ins"),
+        Scenario::default_run().expect("built-ins"),
         &format!(
             "{imp:?}-{sequential}-{}-{window}",
             delay.map_or(0, |d| d.as_millis())

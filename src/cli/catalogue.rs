@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::load::scenario::{BUILTIN, Scenario};
+use crate::load::scenario::{BUILTIN, Scenario, Shape};
 use crate::registry::listing::{generated_note, markdown_pages, md_escape};
 
 #[derive(clap::Args)]
@@ -78,8 +78,22 @@ fn scenario_md(o: &mut String, s: &Scenario) {
             .map_or(String::new(), |f| format!(" over {f} of a window"));
         let _ = write!(o, "; burst {}{span}", times(b));
     }
-    if let Some(r) = s.other_key_rate {
-        let _ = write!(o, "; the second key at {}", times(r));
+    match (s.shape, s.other_key_rate) {
+        (Shape::Fleet, Some(r)) => {
+            let noisy = s.noisy.unwrap_or(0.1);
+            let _ = write!(
+                o,
+                "; every key of the plan given, a share {noisy} of them noisy, the others at {}",
+                times(r)
+            );
+        }
+        (_, Some(r)) => {
+            let _ = write!(o, "; the second key at {}", times(r));
+        }
+        (_, None) => {}
+    }
+    if s.only_when_named {
+        let _ = write!(o, "\n- runs only when named (`--scenario {}`)", s.name);
     }
     let ops: Vec<String> = s
         .operations
@@ -100,8 +114,8 @@ fn scenario_md(o: &mut String, s: &Scenario) {
 fn scenarios_md() -> anyhow::Result<String> {
     let all = builtin()?;
     let mut o = format!(
-        "# Built-in scenarios\n\n{}\nThe {} scenarios `linkcert load` runs without \
-         `--scenario` (those whose plan has a key), in this order: a key's scenarios run in it, \
+        "# Built-in scenarios\n\n{}\nThe {} scenarios of `linkcert load`. Without \
+         `--scenario` it runs those whose plan has a key, but those that run only when named, in this order: a key's scenarios run in it, \
          scenarios on other keys alongside. Each is a file of `scenarios/`, compiled in; their \
          format is in `scenarios/README.md`. Rates are multiples of the plan's limit N per \
          window.\n",
@@ -119,14 +133,16 @@ fn scenarios_md() -> anyhow::Result<String> {
 pub(super) fn scenario_help() -> String {
     let mut o = String::from(
         "A scenario: a built-in name, a name in ./scenarios/, or a path to a TOML file. Repeat \
-         it; without it, every built-in scenario whose plan has a key.\n\nBuilt-in scenarios:",
+         it; without it, every built-in scenario whose plan has a key (but those marked \
+         'only when named').\n\nBuilt-in scenarios:",
     );
     for (name, text) in BUILTIN {
         // A built-in that does not parse is caught by the tests; the help still names it.
-        let description = Scenario::from_toml(text, name)
-            .map(|s| s.description)
+        let (description, named) = Scenario::from_toml(text, name)
+            .map(|s| (s.description, s.only_when_named))
             .unwrap_or_default();
-        let _ = write!(o, "\n  {name}: {description}");
+        let named = if named { " (only when named)" } else { "" };
+        let _ = write!(o, "\n  {name}: {description}{named}");
     }
     o
 }

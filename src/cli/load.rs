@@ -21,7 +21,7 @@ pub const LOAD_REFERENCE_WINDOW_SECS: f64 = 6.0;
 #[command(after_long_help = "\
 Scenarios are TOML files (scenarios/README.md): a plan, a rate class, an operation mix, an
 offered rate as a multiple of the plan's limit, a duration in windows and a shape (steady,
-burst-then-steady, straddle, two-keys, retry-after). The built-in ones: --scenario above.
+burst-then-steady, straddle, two-keys, retry-after, fleet). The built-in ones: --scenario above.
 
 Every request goes through goose, at an open arrival rate: each is sent at its due time
 whether or not earlier answers have come back, with up to the scenario's peak rate times
@@ -89,7 +89,7 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     crate::interrupt::install().context("handling SIGINT and SIGTERM")?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let scenarios = if args.scenarios.is_empty() {
-        Scenario::builtin()?
+        Scenario::default_run()?
     } else {
         args.scenarios
             .iter()

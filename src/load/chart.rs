@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use super::judge::fleet::{Band, FleetSummary};
 use super::judge::{ScenarioResult, Second};
 use crate::report::escape as esc;
 
@@ -108,8 +109,11 @@ fn legend(out: &mut String, items: &[(&str, &str)]) {
 }
 
 /// The three charts of a scenario, one SVG per key: answers per second, the header trace, and
-/// the target's latency per second.
+/// the target's latency per second. A fleet gets one chart for all its keys (`fleet_svg`).
 pub fn svg(r: &ScenarioResult) -> String {
+    if let Some(fl) = &r.fleet {
+        return fleet_svg(r, fl);
+    }
     let mut all = String::new();
     for (key, k) in r.keys.iter().enumerate() {
         let secs: Vec<_> = r.seconds.iter().filter(|s| s.key == key).collect();
@@ -336,4 +340,56 @@ mod tests {
         // Two polylines for the latency panel, drawn in its colours.
         assert!(svg.contains("#0f766e") && svg.contains("#b91c1c"), "{svg}");
     }
+}
+
+/// A fleet in one chart: per second, the spread across keys (p10, p50, p90) of what each key
+/// was admitted, against one key's limit per second.
+fn fleet_svg(r: &ScenarioResult, fl: &FleetSummary) -> String {
+    let limit_per_sec = if r.window_secs > 0.0 {
+        r.limit as f64 / r.window_secs
+    } else {
+        0.0
+    };
+    let t_max = fl.bands.last().map_or(1.0, |b| b.t as f64 + 1.0);
+    let peak = fl.bands.iter().map(|b| b.p90).fold(limit_per_sec, f64::max);
+    let f = Frame {
+        t_max,
+        y_max: (peak * 1.15).max(1.0),
+    };
+    let mut out = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif">"##
+    );
+    axes(
+        &mut out,
+        &f,
+        &format!("{} · {} keys: admitted per key and second", r.name, fl.keys),
+        "req/s",
+    );
+    let series = |pick: &dyn Fn(&Band) -> f64| -> Vec<(f64, f64)> {
+        fl.bands
+            .iter()
+            .flat_map(|b| [(b.t as f64, pick(b)), (b.t as f64 + 1.0, pick(b))])
+            .collect()
+    };
+    polyline(&mut out, &f, &series(&|b| b.p90), "#d62828", true);
+    polyline(&mut out, &f, &series(&|b| b.p50), "#2a9d3a", false);
+    polyline(&mut out, &f, &series(&|b| b.p10), "#888", true);
+    polyline(
+        &mut out,
+        &f,
+        &[(0.0, limit_per_sec), (t_max, limit_per_sec)],
+        "#1d4ed8",
+        true,
+    );
+    legend(
+        &mut out,
+        &[
+            ("p90 of keys", "#d62828"),
+            ("p50", "#2a9d3a"),
+            ("p10", "#888"),
+            ("one key's limit", "#1d4ed8"),
+        ],
+    );
+    out.push_str("</svg>\n");
+    out
 }

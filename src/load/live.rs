@@ -135,7 +135,7 @@ impl Progress {
                 "{}: {} plan on {}, {} x {} per {:.2} s, {} for {} windows{}",
                 r.scenario.name,
                 r.scenario.plan,
-                keys.join(", "),
+                crate::load::judge::fleet::labels(keys),
                 r.scenario.rate,
                 r.limit,
                 r.window.as_secs_f64(),

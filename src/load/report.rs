@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use askama::Template;
 use serde::Serialize;
 
+use super::judge::fleet::{FleetSummary, LISTED_KEYS};
 use super::judge::{KeyStats, ScenarioResult, ScenarioVerdict};
 use super::scheduler::Plan;
 use crate::registry::{Command, Coverage, Judgement};
@@ -267,6 +268,19 @@ impl LoadReport {
         page.render().expect("load.html renders")
     }
 
+    /// Admitted over sent per plan, with the plan's count of keys.
+    fn per_plan(&self) -> Vec<String> {
+        let mut plans: BTreeMap<&str, (u64, u64, usize)> = BTreeMap::new();
+        for k in &self.keys {
+            let e = plans.entry(k.plan.as_str()).or_default();
+            (e.0, e.1, e.2) = (e.0 + k.admitted, e.1 + k.sent, e.2 + 1);
+        }
+        plans
+            .into_iter()
+            .map(|(p, (a, s, n))| format!("{p} {a}/{s} ({n} keys)"))
+            .collect()
+    }
+
     /// A few lines for the terminal.
     pub fn summary(&self) -> String {
         let mut o = String::new();
@@ -278,7 +292,16 @@ impl LoadReport {
         }
         for s in &self.scenarios {
             let _ = writeln!(o, "{}", one_line(s));
-            for f in s.findings.iter().filter(|f| f.verdict == Verdict::Fail) {
+            if let Some(fl) = &s.fleet {
+                let _ = write!(o, "{}", fleet_lines(fl, s.limit));
+            }
+            let failed = s.findings.iter().filter(|f| f.verdict == Verdict::Fail);
+            let shown = if s.fleet.is_some() { FLEET_FAILS_SHOWN } else { usize::MAX };
+            let more = failed.clone().count().saturating_sub(shown);
+            if more > 0 {
+                let _ = writeln!(o, "    ... and {more} more failures (load.md lists them)");
+            }
+            for f in failed.take(shown) {
                 let _ = writeln!(
                     o,
                     "    FAIL {}{}: {} (expected {}; got {})",
@@ -293,12 +316,16 @@ impl LoadReport {
                 );
             }
         }
-        let keys: Vec<String> = self
-            .keys
-            .iter()
-            .map(|k| format!("{} {}/{}", k.label, k.admitted, k.sent))
-            .collect();
-        let _ = writeln!(o, "admitted/sent per key: {}", keys.join(", "));
+        if self.keys.len() > 2 * LISTED_KEYS {
+            let _ = writeln!(o, "admitted/sent per plan: {}", self.per_plan().join(", "));
+        } else {
+            let keys: Vec<String> = self
+                .keys
+                .iter()
+                .map(|k| format!("{} {}/{}", k.label, k.admitted, k.sent))
+                .collect();
+            let _ = writeln!(o, "admitted/sent per key: {}", keys.join(", "));
+        }
         if let Some(p) = &self.plan {
             let _ = writeln!(
                 o,
@@ -410,6 +437,81 @@ pub fn one_line(s: &ScenarioResult) -> String {
 }
 
 /// One scenario's section of load.md: its keys' figures and its findings.
+/// Failures listed on the terminal for a fleet scenario; load.md has them all.
+const FLEET_FAILS_SHOWN: usize = 10;
+
+/// A fleet on the terminal: each group's spread of admitted-to-limit, and the worst keys.
+fn fleet_lines(fl: &FleetSummary, limit: u64) -> String {
+    let mut o = String::new();
+    for g in &fl.groups {
+        let a = &g.admitted_to_limit;
+        let _ = writeln!(
+            o,
+            "    {} keys at {}x: admitted per window / {limit}: min {:.2} p10 {:.2} p50 {:.2} p90 {:.2} max {:.2}; {} throttled",
+            g.keys, g.rate, a.min, a.p10, a.p50, a.p90, a.max, g.throttled_keys
+        );
+    }
+    if !fl.worst.is_empty() {
+        let worst: Vec<String> = fl
+            .worst
+            .iter()
+            .map(|w| format!("{} ({})", w.label, w.why))
+            .collect();
+        let _ = writeln!(o, "    worst: {}", worst.join("; "));
+    }
+    o
+}
+
+/// A fleet in load.md: the groups, the worst keys, the bands over time, and the findings
+/// counted per rule (every failure listed).
+fn fleet_markdown(fl: &FleetSummary, s: &ScenarioResult) -> String {
+    let mut o = format!(
+        "{} keys. Admitted per window loaded, over the limit ({}), across each group's keys:\n\n\
+         | rate | keys | min | p10 | p50 | p90 | max | keys throttled |\n|---|---|---|---|---|---|---|---|\n",
+        fl.keys, s.limit
+    );
+    for g in &fl.groups {
+        let a = &g.admitted_to_limit;
+        let _ = writeln!(
+            o,
+            "| {}x | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
+            g.rate, g.keys, a.min, a.p10, a.p50, a.p90, a.max, g.throttled_keys
+        );
+    }
+    if !fl.worst.is_empty() {
+        o.push_str("\nWorst keys:\n\n");
+        for w in &fl.worst {
+            let _ = writeln!(o, "- {}: {}", w.label, w.why);
+        }
+    }
+    o.push_str("\nAdmitted per key and second, across the keys (p10 / p50 / p90):\n\n| second | p10 | p50 | p90 |\n|---|---|---|---|\n");
+    for b in &fl.bands {
+        let _ = writeln!(o, "| {} | {} | {} | {} |", b.t, b.p10, b.p50, b.p90);
+    }
+    let mut per_rule: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for f in &s.findings {
+        *per_rule.entry((f.check.as_str(), f.verdict.as_str())).or_default() += 1;
+    }
+    o.push_str("\n| rule | verdict | findings |\n|---|---|---|\n");
+    for ((rule, verdict), n) in per_rule {
+        let _ = writeln!(o, "| `{rule}` | {verdict} | {n} |");
+    }
+    o.push('\n');
+    for f in s.findings.iter().filter(|f| f.verdict != Verdict::Pass) {
+        let _ = writeln!(
+            o,
+            "- `{}` **{}** ({}): {} (expected {}; got {})",
+            f.check,
+            f.verdict.as_str(),
+            f.key.as_deref().unwrap_or("all"),
+            f.message,
+            f.expected,
+            f.actual
+        );
+    }
+    o
+}
+
 fn scenario_markdown(s: &ScenarioResult) -> String {
     let mut o = format!(
         "\n## {} ({})\n\n{}\n\n",
@@ -419,6 +521,10 @@ fn scenario_markdown(s: &ScenarioResult) -> String {
     );
     if let Some(why) = &s.skipped {
         let _ = writeln!(o, "Skipped: {why}");
+        return o;
+    }
+    if let Some(fl) = &s.fleet {
+        o.push_str(&fleet_markdown(fl, s));
         return o;
     }
     o.push_str(

@@ -30,6 +30,7 @@ pub const BUILTIN: &[(&str, &str)] = builtin![
     "advanced-overload",
     "analytics-advanced-overload",
     "two-keys-isolation",
+    "free-fleet",
 ];
 
 /// How arrivals are laid out over the run.
@@ -49,6 +50,9 @@ pub enum Shape {
     /// `burst` x N requests over `burst_span`; the first throttled request waits its
     /// Retry-After and is retried once.
     RetryAfter,
+    /// Every key of the plan given, each at its own rate: a share `noisy` of them at `rate`,
+    /// the others at `other_key_rate` (under their limit).
+    Fleet,
 }
 
 impl Shape {
@@ -59,13 +63,14 @@ impl Shape {
             Shape::Straddle => "straddle",
             Shape::TwoKeys => "two-keys",
             Shape::RetryAfter => "retry-after",
+            Shape::Fleet => "fleet",
         }
     }
     /// Shapes that keep the key over its limit for the whole run.
     pub fn sustained_overload(self) -> bool {
         matches!(
             self,
-            Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys
+            Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys | Shape::Fleet
         )
     }
 }
@@ -117,6 +122,12 @@ pub struct Scenario {
     /// target has fewer. Lets scenarios alternate keys so windows clear between them.
     #[serde(default)]
     pub key: Option<usize>,
+    /// fleet: the share of the plan's keys loaded at `rate` (noisy); at least one key.
+    #[serde(default)]
+    pub noisy: Option<f64>,
+    /// Run only when named (`--scenario`), not in the default run of every built-in.
+    #[serde(default)]
+    pub only_when_named: bool,
     pub operations: Vec<OpMix>,
 }
 
@@ -128,7 +139,7 @@ pub struct Resolved {
     /// N: requests per window.
     pub limit: u64,
     pub window: Duration,
-    /// One key, or two for `two-keys`.
+    /// One key, two for `two-keys`, every key of the plan for `fleet`.
     pub keys: Vec<PlanKey>,
     /// Per operation of the mix: path with query, and a report label.
     pub requests: Vec<(String, String)>,
@@ -163,6 +174,33 @@ impl Scenario {
             .iter()
             .map(|(name, text)| Scenario::from_toml(text, name))
             .collect()
+    }
+
+    /// The built-in scenarios a run without `--scenario` runs.
+    pub fn default_run() -> Result<Vec<Scenario>, LoadError> {
+        Ok(Scenario::builtin()?
+            .into_iter()
+            .filter(|s| !s.only_when_named)
+            .collect())
+    }
+
+    /// The rate of the scenario's `key`-th key of `keys`, as a multiple of the limit.
+    pub fn key_rate(&self, key: usize, keys: usize) -> f64 {
+        let other = self.other_key_rate.unwrap_or(0.5);
+        match self.shape {
+            Shape::TwoKeys if key == 1 => other,
+            Shape::Fleet if !self.noisy_key(key, keys) => other,
+            _ => self.rate,
+        }
+    }
+
+    /// fleet: whether the `key`-th of `keys` is one of the noisy ones: `noisy` x keys of them
+    /// (at least one), spread evenly over the keys, the first among them.
+    pub fn noisy_key(&self, key: usize, keys: usize) -> bool {
+        let keys = keys.max(1);
+        let m = ((self.noisy.unwrap_or(0.1) * keys as f64).round() as usize).clamp(1, keys);
+        // Key i is noisy when the count of noisy keys up to it steps up there.
+        (key * m).div_ceil(keys) < ((key + 1) * m).div_ceil(keys)
     }
 
     /// A path to a file, a built-in name, or a name in `scenarios/` of the working directory.
@@ -239,6 +277,14 @@ impl Scenario {
         if self.shape == Shape::TwoKeys && self.other_key_rate.is_none_or(|r| r >= 1.0) {
             return Err(self.bad("two-keys needs other_key_rate below 1 (the key under its limit)"));
         }
+        if self.shape == Shape::Fleet
+            && (self.other_key_rate.is_none_or(|r| r >= 1.0)
+                || self.noisy.is_none_or(|f| !(0.0..=1.0).contains(&f)))
+        {
+            return Err(self.bad(
+                "fleet needs other_key_rate below 1 (the quiet keys) and noisy, the share of keys at rate, in 0..=1",
+            ));
+        }
         if self.operations.is_empty() || self.operations.iter().all(|o| o.weight == 0) {
             return Err(self.bad("needs at least one operation with a weight above 0"));
         }
@@ -296,7 +342,9 @@ impl Scenario {
         if self.keys_needed() == 1 && preferred < keys.len() {
             keys.rotate_left(preferred);
         }
-        keys.truncate(self.keys_needed());
+        if self.shape != Shape::Fleet {
+            keys.truncate(self.keys_needed());
+        }
         if keys.len() < self.keys_needed() {
             return Err(format!(
                 "needs {} key(s) of the {} plan, {} given (--key {}=...)",

@@ -3,7 +3,8 @@
 //! length holds only the slots taken and not yet answered; `Summary` is what the judge and
 //! the scheduler need of a whole schedule (counts per key and second, the peak rate).
 
-use std::collections::VecDeque;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
 use super::scenario::{Resolved, Shape};
@@ -17,6 +18,24 @@ pub struct Slot {
     pub key: usize,
     /// Index into the operation mix.
     pub op: usize,
+}
+
+/// A due time, ordered (they are finite: rates and spans are validated).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Due(f64);
+
+impl Eq for Due {}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Due) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Due) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 /// `count` evenly spaced arrivals over `[start, start + span)` for `key`.
@@ -63,8 +82,11 @@ pub struct Schedule {
     segments: Vec<Segment>,
     weights: Vec<i64>,
     total: i64,
-    /// Round-robin state per key (at most two keys).
-    current: [Vec<i64>; 2],
+    /// Round-robin state per key.
+    current: Vec<Vec<i64>>,
+    /// Each segment's next arrival, earliest first (ties: the segment laid out first), so a
+    /// fleet of thousands of keys costs a heap step per slot, not a scan.
+    next: BinaryHeap<Reverse<(Due, usize)>>,
 }
 
 impl Schedule {
@@ -91,19 +113,27 @@ impl Schedule {
                 spread(&mut t, 0, w + gap, span, burst);
                 steady(&mut t, 0, w + gap + span, end, rate);
             }
-            Shape::TwoKeys => {
-                steady(&mut t, 0, 0.0, end, rate);
-                let other = s.other_key_rate.unwrap_or(0.5) * n / w;
-                steady(&mut t, 1, 0.0, end, other);
+            Shape::TwoKeys | Shape::Fleet => {
+                for key in 0..r.keys.len().max(1) {
+                    let rate = s.key_rate(key, r.keys.len()) * n / w;
+                    steady(&mut t, key, 0.0, end, rate);
+                }
             }
             Shape::RetryAfter => spread(&mut t, 0, 0.0, span, burst),
         }
         let weights: Vec<i64> = s.operations.iter().map(|o| i64::from(o.weight)).collect();
+        let keys = t.iter().map(|seg| seg.key + 1).max().unwrap_or(1);
+        let next = t
+            .iter()
+            .enumerate()
+            .filter_map(|(i, seg)| Some(Reverse((Due(seg.next_at()?), i))))
+            .collect();
         Schedule {
             segments: t,
             total: weights.iter().sum(),
-            current: [vec![0; weights.len()], vec![0; weights.len()]],
+            current: vec![vec![0; weights.len()]; keys],
             weights,
+            next,
         }
     }
 }
@@ -112,19 +142,14 @@ impl Iterator for Schedule {
     type Item = Slot;
 
     fn next(&mut self) -> Option<Slot> {
-        let mut first: Option<(usize, f64)> = None;
-        for (i, seg) in self.segments.iter().enumerate() {
-            if let Some(at) = seg.next_at()
-                && first.is_none_or(|(_, f)| at < f)
-            {
-                first = Some((i, at));
-            }
-        }
-        let (i, secs) = first?;
+        let Reverse((Due(secs), i)) = self.next.pop()?;
         let seg = &mut self.segments[i];
         seg.i += 1;
+        if let Some(at) = seg.next_at() {
+            self.next.push(Reverse((Due(at), i)));
+        }
         let key = seg.key;
-        let cur = &mut self.current[key.min(1)];
+        let cur = &mut self.current[key];
         let mut best = 0;
         for (i, w) in self.weights.iter().enumerate() {
             cur[i] += w;
@@ -294,6 +319,41 @@ mod tests {
             assert_eq!(sum.first_due, s.first().map(|x| x.due.as_secs_f64()));
             assert_eq!(sum.last_due, s.last().map(|x| x.due.as_secs_f64()));
         }
+    }
+
+    #[test]
+    fn a_fleet_loads_every_key_at_its_own_rate() {
+        let spec = Spec::embedded().unwrap();
+        let t = Target {
+            base_url: crate::http::BaseUrl::parse("https://x").unwrap(),
+            rate_window: crate::window::RateWindow::from_secs(6.0).unwrap(),
+            keys: (0..40)
+                .map(|i| PlanKey {
+                    plan: if i % 2 == 0 { "free" } else { "pro" }.into(),
+                    key: format!("k{i}"),
+                })
+                .collect(),
+            ..Target::default()
+        };
+        let r = Scenario::load("free-fleet")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        assert_eq!(r.keys.len(), 20, "every Free key, no other");
+        let noisy: Vec<usize> = (0..20)
+            .filter(|k| r.scenario.noisy_key(*k, 20))
+            .collect();
+        assert_eq!(noisy, [0, 10], "a tenth, spread, the first among them");
+        let s = build(&r);
+        assert!(s.windows(2).all(|w| w[0].due <= w[1].due));
+        for key in 0..20 {
+            let n = s.iter().filter(|x| x.key == key).count();
+            // 1.5 windows of 60: 3x is 270, 0.5x is 45.
+            assert_eq!(n, if noisy.contains(&key) { 270 } else { 45 }, "key {key}");
+        }
+        // At least one noisy key, however few keys.
+        assert!(r.scenario.noisy_key(0, 1) && r.scenario.noisy_key(0, 3));
+        assert!(!r.scenario.noisy_key(1, 3) && !r.scenario.noisy_key(2, 3));
     }
 
     /// The peak over any 100 ms, counted the plain way.

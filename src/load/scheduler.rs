@@ -254,7 +254,7 @@ impl Plan {
             o.push_str(&format!(
                 "| {} | {} | {}-{} | {ran} |\n",
                 s.name,
-                s.keys.join(", "),
+                crate::load::judge::fleet::labels(&s.keys),
                 mmss(s.start),
                 mmss(s.end)
             ));
@@ -296,7 +296,7 @@ impl fmt::Display for Plan {
                 mmss(s.start),
                 mmss(s.end),
                 s.name,
-                s.keys.join(", "),
+                crate::load::judge::fleet::labels(&s.keys),
                 if with.is_empty() {
                     String::new()
                 } else {

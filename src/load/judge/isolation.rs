@@ -1,33 +1,70 @@
-//! load.isolation (two-keys): the key under its limit gets no 429 while the other is overloaded.
+//! load.isolation (two-keys, fleet): no key under its limit gets a 429 while others are
+//! overloaded. Judged from each key's own figures, so a fleet of thousands costs one pass.
 
 use super::rule::{Across, Judge, Rule};
 use crate::load::scenario::Shape;
 
-/// load.isolation, across the keys of a two-keys scenario.
+/// load.isolation, across the keys of a two-keys or fleet scenario.
 pub(super) struct Isolation;
+
+/// The worst quiet keys named in a failure, at most.
+const WORST: usize = 5;
 
 impl Rule for Isolation {
     fn across(&self, s: &Across, j: &mut Judge) {
-        if s.shape() != Shape::TwoKeys {
+        if !matches!(s.shape(), Shape::TwoKeys | Shape::Fleet) {
             return;
         }
-        // The second key is the one kept under its limit.
-        let Some(k) = s.keys.get(1) else { return };
-        let lbl = Some(k.label.as_str());
-        if k.throttled == 0 {
+        let n = s.keys.len();
+        // The keys kept under their limit, by their position in the scenario.
+        let mut quiet: Vec<_> = s
+            .keys
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| s.scenario.key_rate(*i, n) < 1.0)
+            .map(|(_, k)| k)
+            .collect();
+        if quiet.is_empty() {
+            return;
+        }
+        let label = (quiet.len() == 1).then(|| quiet[0].label.clone());
+        let lbl = label.as_deref();
+        let hit: u64 = quiet.iter().filter(|k| k.throttled > 0).count() as u64;
+        if hit == 0 {
             j.pass(
                 "load.isolation",
                 lbl,
-                "the key under its limit was never throttled while the other was overloaded".into(),
+                format!(
+                    "{} under their limit, never throttled while others were overloaded",
+                    keys(quiet.len())
+                ),
             );
-        } else {
-            j.fail(
-                "load.isolation",
-                lbl,
-                "one key's overload throttled another key: limits must be per key".into(),
-                "no 429 for the key under its limit".into(),
-                format!("{} of {} throttled", k.throttled, k.records()),
-            );
+            return;
         }
+        quiet.sort_by(|a, b| b.throttled.cmp(&a.throttled));
+        let worst: Vec<String> = quiet
+            .iter()
+            .filter(|k| k.throttled > 0)
+            .take(WORST)
+            .map(|k| format!("{}: {} of {}", k.label, k.throttled, k.records()))
+            .collect();
+        j.fail(
+            "load.isolation",
+            lbl,
+            format!(
+                "others' overload throttled {hit} of {} under their limit: limits must be per key",
+                keys(quiet.len())
+            ),
+            "no 429 for a key under its limit".into(),
+            format!("throttled (worst first): {}", worst.join(", ")),
+        );
+    }
+}
+
+fn keys(n: usize) -> String {
+    if n == 1 {
+        "the key".into()
+    } else {
+        format!("{n} keys")
     }
 }

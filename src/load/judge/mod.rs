@@ -76,6 +76,7 @@ pub use lateness::{LATE_SECS, Lateness, SATURATION_SHARE, lateness};
 pub use result::*;
 
 mod bounds;
+pub mod fleet;
 pub mod histogram;
 mod lateness;
 mod measure;
@@ -201,7 +202,7 @@ impl Judging {
         generator(&mut j, &m.generator);
         for (key, ((label, target_key), rules)) in labels.iter().zip(self.rules).enumerate() {
             let Some(f) = m.keys.get(key) else { continue };
-            let overloaded = overloaded(s, key);
+            let overloaded = overloaded(r, key);
             let bounds = bounds::Bounds::of(f.sends.secs(), n, w, overloaded);
             let view = KeyView {
                 label: Some(label.as_str()),
@@ -237,6 +238,13 @@ impl Judging {
         result.seconds = m.seconds;
         result.trace = m.trace;
         result.roll_up(j.findings);
+        let keys = result.keys.len();
+        result.fleet = fleet::summarise(&result, |i| s.key_rate(i, keys));
+        if result.fleet.is_some() {
+            // A fleet's report draws no key's header trace; the first keys' is kept for
+            // whoever reads load.json.
+            result.trace.retain(|p| p.key < fleet::LISTED_KEYS);
+        }
         result
     }
 }

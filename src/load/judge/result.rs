@@ -262,6 +262,10 @@ pub struct ScenarioResult {
     pub trace: Vec<TracePoint>,
     pub findings: Vec<Finding>,
     pub goose_reports: Vec<String>,
+    /// Over more than a few keys: the fleet summed up (`fleet.rs`), which the reports show
+    /// instead of every key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<super::fleet::FleetSummary>,
 }
 
 impl ScenarioResult {
@@ -288,6 +292,7 @@ impl ScenarioResult {
             trace: Vec::new(),
             findings: Vec::new(),
             goose_reports: Vec::new(),
+            fleet: None,
         }
     }
 

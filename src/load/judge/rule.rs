@@ -44,13 +44,14 @@ pub(super) struct Setup<'a> {
 impl Setup<'_> {
     /// The scenario keeps this key over its limit for the whole run.
     pub fn overloaded(&self) -> bool {
-        overloaded(&self.r.scenario, self.key)
+        overloaded(self.r, self.key)
     }
 }
 
 /// The scenario keeps its `key`-th key over its limit for the whole run.
-pub(super) fn overloaded(s: &Scenario, key: usize) -> bool {
-    s.shape.sustained_overload() && key == 0 && s.rate > 1.0
+pub(super) fn overloaded(r: &Resolved, key: usize) -> bool {
+    let s = &r.scenario;
+    s.shape.sustained_overload() && s.key_rate(key, r.keys.len()) > 1.0
 }
 
 /// What the rules judged for one key leave for the rules after them and for the key's figures.

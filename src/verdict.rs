@@ -1,10 +1,10 @@
 //! Verdict levels, shared by every judge (`check`, `load`, the rate-limit headers) and the
 //! reports: a leaf that depends on nothing.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Verdicts, as the Autobahn testsuite names them; ordered from best to worst.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Pass,

@@ -318,6 +318,7 @@ mod tests {
             rolling_max: 2,
             admitted_bounds: [0.0, 60.0],
             first_throttled_at: None,
+                rate: 1.0,
         });
         for t in 0..2 {
             r.seconds.push(Second {

@@ -16,6 +16,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod scheduler;
 pub mod sending;
+pub mod shard;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -149,6 +149,22 @@ pub struct Resolved {
     pub throttled_code: String,
     /// The class is the spec's standard (per-minute) one.
     pub standard: bool,
+    /// A fleet's share in a shard: each key's position in the whole fleet, and its size
+    /// (`load::shard`), so that a key's rate is the one it has in the whole run.
+    pub fleet_share: Option<(Vec<usize>, usize)>,
+}
+
+impl Resolved {
+    /// The rate of the `key`-th key, as a multiple of the limit.
+    pub fn key_rate(&self, key: usize) -> f64 {
+        match &self.fleet_share {
+            Some((positions, size)) => {
+                let at = positions.get(key).copied().unwrap_or(key);
+                self.scenario.key_rate(at, *size)
+            }
+            None => self.scenario.key_rate(key, self.keys.len()),
+        }
+    }
 }
 
 impl Scenario {
@@ -383,6 +399,7 @@ impl Scenario {
             extension_only,
             throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
             standard: class == spec.default_rate_class,
+            fleet_share: None,
         })
     }
 }

@@ -115,7 +115,7 @@ impl Schedule {
             }
             Shape::TwoKeys | Shape::Fleet => {
                 for key in 0..r.keys.len().max(1) {
-                    let rate = s.key_rate(key, r.keys.len()) * n / w;
+                    let rate = r.key_rate(key) * n / w;
                     steady(&mut t, key, 0.0, end, rate);
                 }
             }

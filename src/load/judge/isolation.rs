@@ -15,15 +15,8 @@ impl Rule for Isolation {
         if !matches!(s.shape(), Shape::TwoKeys | Shape::Fleet) {
             return;
         }
-        let n = s.keys.len();
-        // The keys kept under their limit, by their position in the scenario.
-        let mut quiet: Vec<_> = s
-            .keys
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| s.scenario.key_rate(*i, n) < 1.0)
-            .map(|(_, k)| k)
-            .collect();
+        // The keys kept under their limit.
+        let mut quiet: Vec<_> = s.keys.iter().filter(|k| k.rate < 1.0).collect();
         if quiet.is_empty() {
             return;
         }

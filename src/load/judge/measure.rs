@@ -121,6 +121,7 @@ impl KeyFigures {
         target_key: usize,
         b: &super::bounds::Bounds,
         rolling_max: u64,
+        rate: f64,
     ) -> KeyStats {
         KeyStats {
             label: label.to_string(),
@@ -139,6 +140,7 @@ impl KeyFigures {
             rolling_max,
             admitted_bounds: [b.lower, b.upper],
             first_throttled_at: self.throttled_sends.first,
+            rate,
         }
     }
 }
@@ -152,6 +154,8 @@ pub(super) struct Measurements {
     pub generator: Generator,
     /// The target's latency over every answer of the run.
     pub latency_ms: Percentiles,
+    /// The same, as a mergeable histogram (`Latencies::serialize`; empty if that failed).
+    pub latency_histogram: String,
     pub keys: Vec<KeyFigures>,
     pub seconds: Vec<Second>,
     pub trace: Vec<TracePoint>,
@@ -261,6 +265,7 @@ impl Measure {
             rejected_cleanly: self.rejected_cleanly,
             generator,
             latency_ms: self.latency.percentiles(),
+            latency_histogram: self.latency.serialize().unwrap_or_default(),
             keys: Vec::new(),
             seconds: Vec::new(),
             trace: Vec::new(),

@@ -224,7 +224,7 @@ impl Judging {
             }
             result
                 .keys
-                .push(f.stats(label, *target_key, &bounds, notes.rolling));
+                .push(f.stats(label, *target_key, &bounds, notes.rolling, r.key_rate(key)));
         }
         let across = Across {
             scenario: s,
@@ -235,11 +235,11 @@ impl Judging {
         }
         result.generator = Some(m.generator);
         result.latency_ms = m.latency_ms;
+        result.latency_histogram = m.latency_histogram;
         result.seconds = m.seconds;
         result.trace = m.trace;
         result.roll_up(j.findings);
-        let keys = result.keys.len();
-        result.fleet = fleet::summarise(&result, |i| s.key_rate(i, keys));
+        result.fleet = fleet::summarise(&result, |i| r.key_rate(i));
         if result.fleet.is_some() {
             // A fleet's report draws no key's header trace; the first keys' is kept for
             // whoever reads load.json.

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::verdict::Verdict;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ScenarioVerdict {
     Pass,
@@ -35,7 +35,7 @@ impl ScenarioVerdict {
 }
 
 /// A limiter as observed from outside (load.behaviour).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limiter {
     FixedWindow,
@@ -58,7 +58,7 @@ impl Limiter {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Finding {
     pub check: String,
     pub verdict: Verdict,
@@ -70,7 +70,7 @@ pub struct Finding {
     pub actual: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,
@@ -78,7 +78,7 @@ pub struct Percentiles {
     pub max: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KeyStats {
     /// `plan#n`: the n-th key of the plan given (keys are never shown).
     pub label: String,
@@ -109,6 +109,9 @@ pub struct KeyStats {
     /// Seconds from the start to the first 429 sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_throttled_at: Option<f64>,
+    /// The rate the scenario offered this key, as a multiple of the limit.
+    #[serde(default)]
+    pub rate: f64,
 }
 
 impl KeyStats {
@@ -124,7 +127,7 @@ impl KeyStats {
 }
 
 /// One second of one key.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Second {
     pub t: u64,
     pub key: usize,
@@ -142,7 +145,7 @@ pub struct Second {
 }
 
 /// One answer's rate-limit headers, for the trace chart.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TracePoint {
     pub t: f64,
     pub key: usize,
@@ -154,7 +157,7 @@ pub struct TracePoint {
     pub reset_in: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Generator {
     pub scheduled: u64,
     pub sent: u64,
@@ -233,7 +236,7 @@ impl Generator {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ScenarioResult {
     pub name: String,
     pub description: String,
@@ -266,6 +269,10 @@ pub struct ScenarioResult {
     /// instead of every key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fleet: Option<super::fleet::FleetSummary>,
+    /// The run's latencies, ms, as a histogram in its standard serialised form (V2, deflate,
+    /// base64): shards of one run merge it without loss (`load::merge`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub latency_histogram: String,
 }
 
 impl ScenarioResult {
@@ -293,6 +300,7 @@ impl ScenarioResult {
             findings: Vec::new(),
             goose_reports: Vec::new(),
             fleet: None,
+            latency_histogram: String::new(),
         }
     }
 

@@ -50,8 +50,7 @@ impl Setup<'_> {
 
 /// The scenario keeps its `key`-th key over its limit for the whole run.
 pub(super) fn overloaded(r: &Resolved, key: usize) -> bool {
-    let s = &r.scenario;
-    s.shape.sustained_overload() && s.key_rate(key, r.keys.len()) > 1.0
+    r.scenario.shape.sustained_overload() && r.key_rate(key) > 1.0
 }
 
 /// What the rules judged for one key leave for the rules after them and for the key's figures.

@@ -80,10 +80,79 @@ pub(super) struct LoadArgs {
     /// timeout ask for.
     #[arg(long, value_name = "N", default_value_t = crate::load::engine::DEFAULT_MAX_IN_FLIGHT)]
     max_in_flight: usize,
+    #[command(flatten)]
+    sharding: ShardArgs,
+    #[command(subcommand)]
+    command: Option<LoadCommand>,
+}
+
+/// A run split over processes or machines by key (docs/src/sharding.md).
+#[derive(clap::Args)]
+struct ShardArgs {
+    /// Run shard I of N (1-based): a share of the keys, the same for every shard given the
+    /// same keys; a key and its scenarios stay in one shard. --out is then the run's
+    /// directory: this shard writes DIR/shard-I-of-N/, and `load merge` joins them.
+    /// --max-rate is per shard.
+    #[arg(long, value_name = "I/N", value_parser = shard_arg, conflicts_with = "shards", requires = "start_at")]
+    shard: Option<crate::load::shard::Shard>,
+    /// N shards, this one's index read from JOB_COMPLETION_INDEX (0-based, as Kubernetes
+    /// Indexed Jobs set it): a static manifest needs no arithmetic.
+    #[arg(long, value_name = "N", requires = "start_at")]
+    shards: Option<usize>,
+    /// When every shard starts its schedule: UTC epoch seconds or RFC 3339
+    /// (2026-11-26T03:00:00Z). A shard that cannot start within 2 s of it refuses: its part
+    /// is incomplete (exit 3), and so is the merged run.
+    #[arg(long, value_name = "TIME", value_parser = crate::load::shard::parse_start_at)]
+    start_at: Option<f64>,
+    /// The run's name, the same for every shard (`merge` refuses shards of another run).
+    /// Default: derived from --start-at, the target, the scenarios and the shard count.
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+}
+
+#[derive(clap::Subcommand)]
+enum LoadCommand {
+    /// Join the shards of one run into one verdict: load.json, load.md and load.html as if
+    /// one process had run it all. Exit 0 pass, 1 fail, 3 incomplete (a shard missing,
+    /// failed or started late), 2 shards that are not of one run.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+pub(super) struct MergeArgs {
+    /// The shards' directories (DIR/shard-I-of-N), each once; or the run's directory DIR,
+    /// whose shard-I-of-N directories are taken.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged reports go.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+fn shard_arg(s: &str) -> Result<crate::load::shard::Shard, String> {
+    crate::load::shard::Shard::parse(s).map_err(|e| e.to_string())
+}
+
+impl ShardArgs {
+    /// The shard this process runs, if any (`--shards` reads JOB_COMPLETION_INDEX).
+    fn shard(&self) -> anyhow::Result<Option<crate::load::shard::Shard>> {
+        use crate::load::shard::{INDEX_ENV, Shard};
+        Ok(match (self.shard, self.shards) {
+            (Some(s), _) => Some(s),
+            (None, Some(n)) => Some(Shard::from_index(
+                n,
+                std::env::var(INDEX_ENV).ok().as_deref(),
+            )?),
+            (None, None) => None,
+        })
+    }
 }
 
 pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     use crate::load::{self, LoadOptions, Scenario};
+    if let Some(LoadCommand::Merge(m)) = args.command {
+        return super::merge::merge(m);
+    }
     // Before anything else, and before any goose attack: goose's own Ctrl-C handler then
     // finds ours and stands aside, so it never decides a verdict.
     crate::interrupt::install().context("handling SIGINT and SIGTERM")?;
@@ -98,9 +167,14 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let (target, _reference) =
         resolve_target(&spec, &args.target, LOAD_REFERENCE_WINDOW_SECS).await?;
-    let out = args
+    let shard = args.sharding.shard()?;
+    let run_out = args
         .out
         .unwrap_or_else(|| PathBuf::from("reports").join(format!("{}-load", timestamp())));
+    let out = match shard {
+        Some(sh) => run_out.join(sh.dir_name()),
+        None => run_out,
+    };
     eprintln!(
         "linkcert load: {} (standard window {} s), {} scenario(s), reports in {}",
         target.base_url,
@@ -131,11 +205,31 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             request_timeout: Duration::from_secs_f64(args.request_timeout),
             max_in_flight: args.max_in_flight,
         },
+        shard,
+        start_at: args.sharding.start_at,
         ..LoadOptions::new(out.clone())
     };
+    let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
     let prepared = load::prepare(&spec, &target, scenarios, &opts)?;
     eprint!("{}", prepared.plan);
-    let report = load::execute(spec, target, prepared, &opts).await?;
+    let meta = match shard {
+        Some(sh) => Some(
+            super::merge::shard_meta(&target, sh, &args.sharding.run_id, opts.start_at, names)
+                .await,
+        ),
+        None => None,
+    };
+    let labels = prepared.labels.clone();
+    let report = match load::execute(spec, target, prepared, &opts).await {
+        Err(load::LoadError::LateStart { late_secs }) if meta.is_some() => {
+            let why = load::LoadError::LateStart { late_secs }.to_string();
+            return super::merge::refused_shard(meta, labels, &out, &why);
+        }
+        other => other?,
+    };
+    if let Some(m) = meta {
+        super::merge::write_shard(m, &report, labels, &out)?;
+    }
     let written = report
         .write(&out)
         .with_context(|| format!("writing the reports to {}", out.display()))?;

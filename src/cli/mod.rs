@@ -4,6 +4,7 @@
 mod catalogue;
 mod generate;
 mod load;
+mod merge;
 
 use catalogue::CatalogueArgs;
 use generate::CompletionsArgs;

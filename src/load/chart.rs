@@ -290,59 +290,6 @@ fn latency(out: &mut String, secs: &[&Second], t_max: f64) {
     out.push_str("</g>");
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::load::judge::{KeyStats, Percentiles, ScenarioResult, Second};
-
-    #[test]
-    fn the_chart_draws_the_targets_latency_per_second() {
-        let s = crate::load::Scenario::load("free-overload").expect("built-in");
-        let mut r = ScenarioResult::of(&s, "standard");
-        r.limit = 60;
-        r.window_secs = 6.0;
-        r.keys.push(KeyStats {
-            label: "free#1".into(),
-            target_key: 0,
-            scheduled: 2,
-            sent: 2,
-            admitted: 2,
-            throttled: 0,
-            other: Default::default(),
-            errors: 0,
-            refused_locally: 0,
-            late: 0,
-            unsent: 0,
-            latency_ms: Percentiles::default(),
-            windows_loaded: 1.0,
-            rolling_max: 2,
-            admitted_bounds: [0.0, 60.0],
-            first_throttled_at: None,
-                rate: 1.0,
-        });
-        for t in 0..2 {
-            r.seconds.push(Second {
-                t,
-                key: 0,
-                offered: 1,
-                sent: 1,
-                admitted: 1,
-                p50_ms: 250.0,
-                p99_ms: 400.0,
-                ..Second::default()
-            });
-        }
-        let svg = svg(&r);
-        assert!(
-            svg.contains("the target&#39;s latency per second")
-                || svg.contains("the target's latency per second"),
-            "{svg}"
-        );
-        // Two polylines for the latency panel, drawn in its colours.
-        assert!(svg.contains("#0f766e") && svg.contains("#b91c1c"), "{svg}");
-    }
-}
-
 /// A fleet in one chart: per second, the spread across keys (p10, p50, p90) of what each key
 /// was admitted, against one key's limit per second.
 fn fleet_svg(r: &ScenarioResult, fl: &FleetSummary) -> String {
@@ -393,4 +340,57 @@ fn fleet_svg(r: &ScenarioResult, fl: &FleetSummary) -> String {
     );
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::judge::{KeyStats, Percentiles, ScenarioResult, Second};
+
+    #[test]
+    fn the_chart_draws_the_targets_latency_per_second() {
+        let s = crate::load::Scenario::load("free-overload").expect("built-in");
+        let mut r = ScenarioResult::of(&s, "standard");
+        r.limit = 60;
+        r.window_secs = 6.0;
+        r.keys.push(KeyStats {
+            label: "free#1".into(),
+            target_key: 0,
+            scheduled: 2,
+            sent: 2,
+            admitted: 2,
+            throttled: 0,
+            other: Default::default(),
+            errors: 0,
+            refused_locally: 0,
+            late: 0,
+            unsent: 0,
+            latency_ms: Percentiles::default(),
+            windows_loaded: 1.0,
+            rolling_max: 2,
+            admitted_bounds: [0.0, 60.0],
+            first_throttled_at: None,
+            rate: 1.0,
+        });
+        for t in 0..2 {
+            r.seconds.push(Second {
+                t,
+                key: 0,
+                offered: 1,
+                sent: 1,
+                admitted: 1,
+                p50_ms: 250.0,
+                p99_ms: 400.0,
+                ..Second::default()
+            });
+        }
+        let svg = svg(&r);
+        assert!(
+            svg.contains("the target&#39;s latency per second")
+                || svg.contains("the target's latency per second"),
+            "{svg}"
+        );
+        // Two polylines for the latency panel, drawn in its colours.
+        assert!(svg.contains("#0f766e") && svg.contains("#b91c1c"), "{svg}");
+    }
 }

@@ -27,7 +27,7 @@ pub struct Prepared {
     /// Per scenario: its resolved form, or why it cannot run here.
     pub(super) resolved: Vec<Result<Resolved, String>>,
     pub(super) jobs: Vec<Job>,
-    pub(super) labels: Vec<String>,
+    pub labels: Vec<String>,
 }
 
 /// What a run's records go to as they come: the judge, and each key's quota account.
@@ -335,12 +335,19 @@ impl Conductor {
             crate::registry::Command::Load,
             &report::rule_judgements(&report.scenarios),
         );
-        // Nothing could run at all; an interrupted run still writes its reports.
+        // Nothing could run at all; an interrupted run still writes its reports, and so does
+        // a shard whose scenarios all run in other shards.
+        let elsewhere = |s: &ScenarioResult| {
+            s.skipped
+                .as_deref()
+                .is_some_and(|w| w.starts_with(super::shard::ELSEWHERE))
+        };
         if report.interrupted.is_none()
             && report
                 .scenarios
                 .iter()
                 .all(|s| s.verdict == ScenarioVerdict::Skipped)
+            && !report.scenarios.iter().all(elsewhere)
         {
             let why: Vec<String> = report
                 .scenarios

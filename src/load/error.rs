@@ -17,4 +17,8 @@ pub enum LoadError {
     },
     #[error("no scenario can run at this target: {0}")]
     NothingToRun(String),
+    #[error(
+        "could not start within 2 s of --start-at: {late_secs:.1} s late; this shard's part of the run is incomplete (start the shards earlier, or give a later --start-at)"
+    )]
+    LateStart { late_secs: f64 },
 }

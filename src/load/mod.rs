@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod judge;
 pub mod live;
+pub mod merge;
 pub mod record;
 pub mod report;
 pub mod scenario;
@@ -49,6 +50,10 @@ pub struct LoadOptions {
     pub max_rate: f64,
     /// The request timeout and the in-flight ceiling (`--request-timeout`, `--max-in-flight`).
     pub sending: engine::Sending,
+    /// This process's share of the keys (`--shard`, `--shards`).
+    pub shard: Option<shard::Shard>,
+    /// When the run starts, UTC epoch seconds (`--start-at`): every shard at once.
+    pub start_at: Option<f64>,
 }
 
 /// The default of `--max-rate`: the highest combined rate at which scenarios running together
@@ -68,6 +73,8 @@ impl LoadOptions {
             sequential: false,
             max_rate: DEFAULT_MAX_RATE,
             sending: engine::Sending::default(),
+            shard: None,
+            start_at: None,
         }
     }
     fn mode(&self) -> Mode {
@@ -105,8 +112,11 @@ pub fn prepare(
         s.validate(spec)?;
     }
     let labels = key_labels(target);
-    let resolved: Vec<Result<Resolved, String>> =
+    let mut resolved: Vec<Result<Resolved, String>> =
         scenarios.iter().map(|s| s.resolve(spec, target)).collect();
+    if let Some(sh) = opts.shard {
+        shard::take_share(target, &mut resolved, sh);
+    }
     let mut steps = Vec::new();
     let mut jobs = Vec::new();
     for (i, (s, r)) in scenarios.iter().zip(&resolved).enumerate() {
@@ -176,6 +186,10 @@ pub async fn execute(
         path: opts.out.display().to_string(),
         source,
     })?;
+    let late = match opts.start_at {
+        Some(at) => Some(start_together(at).await?),
+        None => None,
+    };
     let total = prepared.scenarios.len();
     let progress = Progress::new(opts.progress, total);
     let mut conductor = Conductor::new(&spec, prepared, opts.mode(), progress);
@@ -210,7 +224,27 @@ pub async fn execute(
         broken: watch.broken(),
         stop_requested: stop.requested(),
     };
-    conductor.finish(&spec, &target, started_epoch, ending)
+    let mut report = conductor.finish(&spec, &target, started_epoch, ending)?;
+    report.start_late_secs = late;
+    Ok(report)
+}
+
+/// Wait for the agreed start (`--start-at`) and say how late it began, or refuse: a shard that starts more than
+/// `START_TOLERANCE_SECS` late would load the target at another time than the others.
+async fn start_together(at: f64) -> Result<f64, LoadError> {
+    let now = crate::clock::now_epoch();
+    if now < at {
+        let stop = crate::interrupt::process();
+        tokio::select! {
+            () = tokio::time::sleep(std::time::Duration::from_secs_f64(at - now)) => {}
+            () = stop.until_requested() => {}
+        }
+    }
+    let late = crate::clock::now_epoch() - at;
+    if late > shard::START_TOLERANCE_SECS {
+        return Err(LoadError::LateStart { late_secs: late });
+    }
+    Ok(late)
 }
 
 /// A task that ends when this is dropped.

@@ -66,6 +66,15 @@ pub struct LoadReport {
     pub interrupted: Option<crate::interrupt::Interrupted>,
     /// Clauses of the spec document exercised by this run (by the load rules).
     pub coverage: Coverage,
+    /// A run merged from shards: each shard, where and when it ran (`load::merge`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<crate::load::shard::ShardMeta>,
+    /// Why a merged run is incomplete: a shard missing, failed or started late.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    /// With `--start-at`: how long after it this run began, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_late_secs: Option<f64>,
 }
 
 impl LoadReport {
@@ -83,6 +92,9 @@ impl LoadReport {
             outage: None,
             interrupted: None,
             coverage: Coverage::default(),
+            shards: Vec::new(),
+            incomplete: None,
+            start_late_secs: None,
         }
     }
 
@@ -112,7 +124,7 @@ impl LoadReport {
         }
         self.keys = keys.into_values().collect();
         let v = |x| self.scenarios.iter().any(|s| s.verdict == x);
-        self.verdict = if self.interrupted.is_some() {
+        self.verdict = if self.interrupted.is_some() || self.incomplete.is_some() {
             ScenarioVerdict::Incomplete
         } else if v(ScenarioVerdict::Fail) {
             ScenarioVerdict::Fail
@@ -186,6 +198,12 @@ impl LoadReport {
                 i.sentence()
             );
         }
+        if let Some(why) = &self.incomplete {
+            let _ = writeln!(o, "**Incomplete**: {why}.\n");
+        }
+        if !self.shards.is_empty() {
+            o.push_str(&shards_markdown(&self.shards));
+        }
         if let Some(out) = &self.outage {
             let _ = writeln!(
                 o,
@@ -201,7 +219,17 @@ impl LoadReport {
             o,
             "\n## Keys\n\n| key | sent | admitted | throttled |\n|---|---|---|---|"
         );
-        for k in &self.keys {
+        // A fleet's keys are in its scenario's summary; here, the plans.
+        if self.keys.len() > 2 * LISTED_KEYS {
+            for (plan, [n, sent, adm, thr]) in self.per_plan() {
+                let _ = writeln!(o, "| {plan} ({n} keys) | {sent} | {adm} | {thr} |");
+            }
+        }
+        for k in self
+            .keys
+            .iter()
+            .take_while(|_| self.keys.len() <= 2 * LISTED_KEYS)
+        {
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} |",
@@ -268,17 +296,19 @@ impl LoadReport {
         page.render().expect("load.html renders")
     }
 
-    /// Admitted over sent per plan, with the plan's count of keys.
-    fn per_plan(&self) -> Vec<String> {
-        let mut plans: BTreeMap<&str, (u64, u64, usize)> = BTreeMap::new();
+    /// Per plan: its keys, and what they sent, got admitted and throttled.
+    fn per_plan(&self) -> BTreeMap<&str, [u64; 4]> {
+        let mut plans: BTreeMap<&str, [u64; 4]> = BTreeMap::new();
         for k in &self.keys {
             let e = plans.entry(k.plan.as_str()).or_default();
-            (e.0, e.1, e.2) = (e.0 + k.admitted, e.1 + k.sent, e.2 + 1);
+            *e = [
+                e[0] + 1,
+                e[1] + k.sent,
+                e[2] + k.admitted,
+                e[3] + k.throttled,
+            ];
         }
         plans
-            .into_iter()
-            .map(|(p, (a, s, n))| format!("{p} {a}/{s} ({n} keys)"))
-            .collect()
     }
 
     /// A few lines for the terminal.
@@ -286,6 +316,9 @@ impl LoadReport {
         let mut o = String::new();
         if let Some(i) = &self.interrupted {
             let _ = writeln!(o, "INCOMPLETE: {}, before the run finished", i.sentence());
+        }
+        if let Some(why) = &self.incomplete {
+            let _ = writeln!(o, "INCOMPLETE: {why}");
         }
         if let Some(out) = &self.outage {
             let _ = writeln!(o, "INCOMPLETE: {}", out.sentence());
@@ -296,7 +329,11 @@ impl LoadReport {
                 let _ = write!(o, "{}", fleet_lines(fl, s.limit));
             }
             let failed = s.findings.iter().filter(|f| f.verdict == Verdict::Fail);
-            let shown = if s.fleet.is_some() { FLEET_FAILS_SHOWN } else { usize::MAX };
+            let shown = if s.fleet.is_some() {
+                FLEET_FAILS_SHOWN
+            } else {
+                usize::MAX
+            };
             let more = failed.clone().count().saturating_sub(shown);
             if more > 0 {
                 let _ = writeln!(o, "    ... and {more} more failures (load.md lists them)");
@@ -317,7 +354,12 @@ impl LoadReport {
             }
         }
         if self.keys.len() > 2 * LISTED_KEYS {
-            let _ = writeln!(o, "admitted/sent per plan: {}", self.per_plan().join(", "));
+            let plans: Vec<String> = self
+                .per_plan()
+                .into_iter()
+                .map(|(p, [n, sent, adm, _])| format!("{p} {adm}/{sent} ({n} keys)"))
+                .collect();
+            let _ = writeln!(o, "admitted/sent per plan: {}", plans.join(", "));
         } else {
             let keys: Vec<String> = self
                 .keys
@@ -437,6 +479,29 @@ pub fn one_line(s: &ScenarioResult) -> String {
 }
 
 /// One scenario's section of load.md: its keys' figures and its findings.
+/// The shards of a merged run: where each ran, when it started against the agreed time, and
+/// its clock against the target's.
+fn shards_markdown(shards: &[crate::load::shard::ShardMeta]) -> String {
+    let mut o = format!(
+        "Merged from {} shards of run `{}`:\n\n| shard | host | start offset | clock offset (target - shard) |\n|---|---|---|---|\n",
+        shards.len(),
+        shards.first().map_or("", |s| s.run_id.as_str())
+    );
+    let secs = |v: Option<f64>, none: &str| v.map_or(none.to_string(), |v| format!("{v:+.3} s"));
+    for s in shards {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            s.shard.label(),
+            crate::registry::listing::md_escape(&s.host),
+            secs(s.start_offset_secs, "did not start"),
+            secs(s.clock_offset_secs, "no Date header")
+        );
+    }
+    o.push('\n');
+    o
+}
+
 /// Failures listed on the terminal for a fleet scenario; load.md has them all.
 const FLEET_FAILS_SHOWN: usize = 10;
 
@@ -490,7 +555,9 @@ fn fleet_markdown(fl: &FleetSummary, s: &ScenarioResult) -> String {
     }
     let mut per_rule: BTreeMap<(&str, &str), u64> = BTreeMap::new();
     for f in &s.findings {
-        *per_rule.entry((f.check.as_str(), f.verdict.as_str())).or_default() += 1;
+        *per_rule
+            .entry((f.check.as_str(), f.verdict.as_str()))
+            .or_default() += 1;
     }
     o.push_str("\n| rule | verdict | findings |\n|---|---|---|\n");
     for ((rule, verdict), n) in per_rule {

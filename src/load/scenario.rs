@@ -66,6 +66,19 @@ impl Shape {
             Shape::Fleet => "fleet",
         }
     }
+    /// The shape `as_str` names.
+    pub fn named(name: &str) -> Option<Shape> {
+        [
+            Shape::Steady,
+            Shape::BurstThenSteady,
+            Shape::Straddle,
+            Shape::TwoKeys,
+            Shape::RetryAfter,
+            Shape::Fleet,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
     /// Shapes that keep the key over its limit for the whole run.
     pub fn sustained_overload(self) -> bool {
         matches!(

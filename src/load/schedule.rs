@@ -340,9 +340,7 @@ mod tests {
             .resolve(&spec, &t)
             .unwrap();
         assert_eq!(r.keys.len(), 20, "every Free key, no other");
-        let noisy: Vec<usize> = (0..20)
-            .filter(|k| r.scenario.noisy_key(*k, 20))
-            .collect();
+        let noisy: Vec<usize> = (0..20).filter(|k| r.scenario.noisy_key(*k, 20)).collect();
         assert_eq!(noisy, [0, 10], "a tenth, spread, the first among them");
         let s = build(&r);
         assert!(s.windows(2).all(|w| w[0].due <= w[1].due));

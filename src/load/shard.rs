@@ -189,7 +189,10 @@ mod tests {
         );
         assert!(Shard::from_index(3, Some("3")).is_err());
         let e = Shard::from_index(3, None).unwrap_err().to_string();
-        assert!(e.contains("JOB_COMPLETION_INDEX") && e.contains("not set"), "{e}");
+        assert!(
+            e.contains("JOB_COMPLETION_INDEX") && e.contains("not set"),
+            "{e}"
+        );
         assert_eq!(Shard::from_index(0, Some("0")), Err(ShardError::Count));
     }
 
@@ -199,7 +202,12 @@ mod tests {
     fn every_key_and_scenario_lands_in_exactly_one_shard() {
         let spec = Spec::embedded().unwrap();
         let t = fleet_target(300);
-        let names = ["free-overload", "two-keys-isolation", "pro-overload", "free-fleet"];
+        let names = [
+            "free-overload",
+            "two-keys-isolation",
+            "pro-overload",
+            "free-fleet",
+        ];
         let scenarios: Vec<Scenario> = names.iter().map(|n| Scenario::load(n).unwrap()).collect();
         let whole: Vec<_> = scenarios.iter().map(|s| s.resolve(&spec, &t)).collect();
         let fleet = whole[3].as_ref().unwrap();
@@ -225,10 +233,172 @@ mod tests {
             }
         }
         assert_eq!(fleet_keys, 300);
-        assert_eq!(ran, [1, 1, 1, 3], "each scenario once, the fleet in every shard");
+        assert_eq!(
+            ran,
+            [1, 1, 1, 3],
+            "each scenario once, the fleet in every shard"
+        );
         // The two-keys scenario shares lk_free_1 with free-overload: they run in one shard.
         let owner = owners(&t, &whole, 3);
         let p = |k: &str| t.keys.iter().position(|x| x.key == k).unwrap();
         assert_eq!(owner[p("lk_free_1")], owner[p("lk_free_2")]);
+    }
+}
+
+/// A shard of a run as it writes it beside its reports (`shard.json`): who it was, when it
+/// started against the agreed time, and its scenarios' results, which `merge` reads.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ShardRecord {
+    pub meta: ShardMeta,
+    pub verdict: super::ScenarioVerdict,
+    /// Why this shard's part is incomplete (an outage, an interrupt, a late start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    /// Labels of the target's keys, by position (`plan#n`).
+    pub labels: Vec<String>,
+    /// How long the shard ran, seconds.
+    #[serde(default)]
+    pub duration_secs: f64,
+    pub scenarios: Vec<super::ScenarioResult>,
+}
+
+/// What names a shard and its run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShardMeta {
+    pub run_id: String,
+    pub shard: Shard,
+    pub host: String,
+    pub target: String,
+    /// The run's scenarios, in order: every shard of a run is given the same.
+    pub scenarios: Vec<String>,
+    /// How many keys the run has (every shard reads the same key file).
+    pub keys: usize,
+    /// The agreed start, UTC epoch seconds.
+    pub start_at: f64,
+    /// When this shard started, seconds after `start_at` (None: it refused to start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_offset_secs: Option<f64>,
+    /// The target's clock (its Date header) minus this machine's, seconds (Date has whole
+    /// seconds: +-0.5 s); None when the target sent no Date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_secs: Option<f64>,
+}
+
+/// How late a shard may start and still be part of the run.
+pub const START_TOLERANCE_SECS: f64 = 2.0;
+
+/// The run id when none is given: from what every shard of the run shares.
+pub fn derive_run_id(start_at: f64, target: &str, scenarios: &[String], count: usize) -> String {
+    let text = format!("{start_at}|{target}|{}|{count}", scenarios.join(","));
+    format!("run-{:016x}", stable_hash(&text))
+}
+
+/// This machine's name, for the merged report (`HOSTNAME`, else the kernel's).
+pub fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// `--start-at`: epoch seconds, or RFC 3339 (`2026-11-26T03:00:00Z`, offsets allowed).
+pub fn parse_start_at(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    if let Ok(v) = s.parse::<f64>() {
+        return if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{s:?} is not a time"))
+        };
+    }
+    rfc3339(s).ok_or_else(|| {
+        format!("{s:?} is neither epoch seconds nor RFC 3339 (like 2026-11-26T03:00:00Z)")
+    })
+}
+
+fn rfc3339(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse().ok() };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut frac = 0.0;
+    if let Some(r) = rest.strip_prefix('.') {
+        let digits = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+        frac = format!("0.{}", &r[..digits]).parse().ok()?;
+        rest = &r[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        o if o.len() == 6 && (o.starts_with('+') || o.starts_with('-')) && &o[3..4] == ":" => {
+            let (oh, om): (i64, i64) = (o[1..3].parse().ok()?, o[4..6].parse().ok()?);
+            let v = oh * 3600 + om * 60;
+            if o.starts_with('-') { -v } else { v }
+        }
+        _ => return None,
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y2, m2) = if mo <= 2 {
+        (y - 1, mo + 9)
+    } else {
+        (y, mo - 3)
+    };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * m2 + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60 + sec - offset) as f64 + frac)
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::*;
+
+    #[test]
+    fn start_times_read_as_epoch_seconds_or_rfc_3339() {
+        assert_eq!(parse_start_at("1764126000"), Ok(1_764_126_000.0));
+        assert_eq!(parse_start_at("2025-11-26T03:00:00Z"), Ok(1_764_126_000.0));
+        assert_eq!(
+            parse_start_at("2025-11-26T04:00:00+01:00"),
+            Ok(1_764_126_000.0)
+        );
+        assert_eq!(
+            parse_start_at("2025-11-26T03:00:00.25Z"),
+            Ok(1_764_126_000.25)
+        );
+        assert_eq!(parse_start_at("1970-01-01T00:00:00Z"), Ok(0.0));
+        assert_eq!(parse_start_at("2000-02-29T00:00:00Z"), Ok(951_782_400.0));
+        for bad in [
+            "tomorrow",
+            "2025-13-01T00:00:00Z",
+            "2025-11-26 03:00",
+            "-5",
+            "NaN",
+        ] {
+            assert!(parse_start_at(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_derived_run_id_changes_with_what_the_shards_share() {
+        let s = vec!["free-fleet".to_string()];
+        let a = derive_run_id(1.0, "https://x", &s, 3);
+        assert_eq!(a, derive_run_id(1.0, "https://x", &s, 3));
+        assert_ne!(a, derive_run_id(2.0, "https://x", &s, 3));
+        assert_ne!(a, derive_run_id(1.0, "https://y", &s, 3));
+        assert_ne!(a, derive_run_id(1.0, "https://x", &s, 2));
+        assert_ne!(a, derive_run_id(1.0, "https://x", &[], 3));
     }
 }

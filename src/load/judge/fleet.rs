@@ -100,7 +100,11 @@ pub fn summarise(s: &ScenarioResult, rate_of: impl Fn(usize) -> f64) -> Option<F
     let mut groups: BTreeMap<u64, (f64, Vec<&KeyStats>)> = BTreeMap::new();
     for (i, k) in s.keys.iter().enumerate() {
         let rate = rate_of(i);
-        groups.entry(rate.to_bits()).or_insert((rate, Vec::new())).1.push(k);
+        groups
+            .entry(rate.to_bits())
+            .or_insert((rate, Vec::new()))
+            .1
+            .push(k);
     }
     let per_window = |k: &KeyStats| {
         let windows = k.windows_loaded.max(f64::MIN_POSITIVE);
@@ -155,10 +159,17 @@ fn worst(s: &ScenarioResult, rate_of: &impl Fn(usize) -> f64) -> Vec<Worst> {
             }
             let n = rules.map_or(0, |r| r.len() as u64);
             let label = k.label.clone();
-            Some((n, k.throttled, Worst { label, why: why.join("; ") }))
+            Some((
+                n,
+                k.throttled,
+                Worst {
+                    label,
+                    why: why.join("; "),
+                },
+            ))
         })
         .collect();
-    scored.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    scored.sort_by_key(|w| std::cmp::Reverse((w.0, w.1)));
     scored.into_iter().take(WORST).map(|(_, _, w)| w).collect()
 }
 
@@ -191,7 +202,10 @@ mod tests {
     fn spreads_are_nearest_rank_percentiles() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         let s = Spread::of(v);
-        assert_eq!((s.min, s.p10, s.p50, s.p90, s.max), (1.0, 10.0, 50.0, 90.0, 100.0));
+        assert_eq!(
+            (s.min, s.p10, s.p50, s.p90, s.max),
+            (1.0, 10.0, 50.0, 90.0, 100.0)
+        );
         assert_eq!(Spread::of(vec![]), Spread::default());
         assert_eq!(Spread::of(vec![0.5]).p90, 0.5);
     }

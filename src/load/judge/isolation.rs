@@ -34,7 +34,7 @@ impl Rule for Isolation {
             );
             return;
         }
-        quiet.sort_by(|a, b| b.throttled.cmp(&a.throttled));
+        quiet.sort_by_key(|k| std::cmp::Reverse(k.throttled));
         let worst: Vec<String> = quiet
             .iter()
             .filter(|k| k.throttled > 0)

@@ -107,6 +107,82 @@ rules![
     isolation::Isolation,
 ];
 
+/// The rules judged across keys, judged again over `s`'s keys: a fleet put back together
+/// from shards (`load::merge`) is judged over every key, as one process would. Then the
+/// verdict and the fleet summary follow from the merged findings and keys.
+pub fn rejudge_across(s: &mut ScenarioResult) {
+    if matches!(
+        s.verdict,
+        ScenarioVerdict::Incomplete | ScenarioVerdict::Skipped
+    ) {
+        return;
+    }
+    let Some(shape) = crate::load::scenario::Shape::named(&s.shape) else {
+        return;
+    };
+    let mut j = Judge {
+        findings: Vec::new(),
+    };
+    let across = Across {
+        shape,
+        keys: &s.keys,
+    };
+    for rule in RULES {
+        rule.across(&across, &mut j);
+    }
+    let mut findings = std::mem::take(&mut s.findings);
+    findings.retain(|f| !j.findings.iter().any(|n| n.check == f.check));
+    findings.extend(j.findings);
+    s.roll_up(findings);
+    s.fleet = fleet::summarise(s, |i| s.keys.get(i).map_or(1.0, |k| k.rate));
+}
+
+/// Put a scenario's keys in `order` (indices into its keys), and its per-second and trace
+/// figures' key indices with them.
+pub fn reorder_keys(s: &mut ScenarioResult, order: &[usize]) {
+    let mut new_of = vec![0; order.len()];
+    for (new, old) in order.iter().enumerate() {
+        new_of[*old] = new;
+    }
+    let keys = std::mem::take(&mut s.keys);
+    let mut slots: Vec<Option<KeyStats>> = keys.into_iter().map(Some).collect();
+    s.keys = order.iter().filter_map(|i| slots[*i].take()).collect();
+    for sec in &mut s.seconds {
+        sec.key = new_of.get(sec.key).copied().unwrap_or(sec.key);
+    }
+    s.seconds.sort_by_key(|sec| (sec.t, sec.key));
+    for t in &mut s.trace {
+        t.key = new_of.get(t.key).copied().unwrap_or(t.key);
+    }
+}
+
+/// Two shards' generator accounts of one scenario as one: counts and rates add (the shards
+/// sent at once), the worst lateness is the worst of either.
+pub fn merge_generators(a: Generator, b: &Generator) -> Generator {
+    let mut g = Generator {
+        scheduled: a.scheduled + b.scheduled,
+        sent: a.sent + b.sent,
+        late: a.late + b.late,
+        unsent: a.unsent + b.unsent,
+        scheduled_rate: a.scheduled_rate + b.scheduled_rate,
+        achieved_rate: a.achieved_rate + b.achieved_rate,
+        peak_rate: a.peak_rate + b.peak_rate,
+        max_late_ms: a.max_late_ms.max(b.max_late_ms),
+        late_ms: a.late_ms.max(b.late_ms),
+        lag_ms: a.lag_ms.max(b.lag_ms),
+        users: a.users + b.users,
+        peak_in_flight: a.peak_in_flight + b.peak_in_flight,
+        late_at_ceiling: a.late_at_ceiling + b.late_at_ceiling,
+        lagged: a.lagged + b.lagged,
+        local_refusals: a.local_refusals + b.local_refusals,
+        goose_requests: a.goose_requests + b.goose_requests,
+        saturated: a.saturated || b.saturated,
+        limit_met: None,
+    };
+    g.limit_met = g.limit_met().or(a.limit_met).or(b.limit_met.clone());
+    g
+}
+
 /// A run being judged: answers go in one at a time as they come (`observe`, in any order;
 /// `settled` says that every answer sent before a time is in), the verdicts come out at
 /// `finish`. The engine feeds it during the run, so no list of answers is kept.
@@ -227,7 +303,7 @@ impl Judging {
                 .push(f.stats(label, *target_key, &bounds, notes.rolling, r.key_rate(key)));
         }
         let across = Across {
-            scenario: s,
+            shape: s.shape,
             keys: &result.keys,
         };
         for rule in RULES {

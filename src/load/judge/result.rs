@@ -363,7 +363,7 @@ impl ScenarioResult {
     /// The scenario's verdict from its findings: any rule failed (the generator's saturation
     /// aside) fails it; then client saturated, non-strict, informational (naming the limiter
     /// is not), pass.
-    pub(super) fn roll_up(&mut self, findings: Vec<Finding>) {
+    pub fn roll_up(&mut self, findings: Vec<Finding>) {
         let saturated = self.generator.as_ref().is_some_and(|g| g.saturated);
         self.verdict = if findings
             .iter()

@@ -10,7 +10,7 @@ use super::bounds::Bounds;
 use super::measure::KeyFigures;
 use super::result::{Finding, KeyStats, Limiter};
 use crate::load::record::Record;
-use crate::load::scenario::{Resolved, Scenario, Shape};
+use crate::load::scenario::{Resolved, Shape};
 use crate::rate_headers;
 use crate::verdict::Verdict;
 
@@ -66,13 +66,14 @@ pub(super) struct KeyNotes {
 
 /// What rules judged across keys read: the scenario and each key's results.
 pub(super) struct Across<'a> {
-    pub scenario: &'a Scenario,
+    pub shape: Shape,
+    /// Each key's results (with the rate it was offered).
     pub keys: &'a [KeyStats],
 }
 
 impl Across<'_> {
     pub fn shape(&self) -> Shape {
-        self.scenario.shape
+        self.shape
     }
 }
 

@@ -1,0 +1,175 @@
+//! `linkcert load --shard`'s record, and `linkcert load merge`: the CLI's side of shards
+//! (reading and writing their directories, exit codes); the merging is `load::merge`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::load::MergeArgs;
+use super::{EXIT_CANNOT_RUN, print_outcome};
+use crate::load::merge::{self, SHARD_FILE};
+use crate::load::shard::{Shard, ShardMeta, ShardRecord, derive_run_id, host_name};
+use crate::load::{LoadReport, ScenarioVerdict};
+use crate::spec::Spec;
+use crate::target::Target;
+
+/// What names this shard, with its clock read against the target's before it starts.
+pub(super) async fn shard_meta(
+    target: &Target,
+    shard: Shard,
+    run_id: &Option<String>,
+    start_at: Option<f64>,
+    scenarios: Vec<String>,
+) -> ShardMeta {
+    let start_at = start_at.unwrap_or_else(crate::clock::now_epoch);
+    let url = target.base_url.to_string();
+    ShardMeta {
+        run_id: run_id
+            .clone()
+            .unwrap_or_else(|| derive_run_id(start_at, &url, &scenarios, shard.count)),
+        shard,
+        host: host_name(),
+        target: url,
+        scenarios,
+        keys: target.keys.len(),
+        start_at,
+        start_offset_secs: None,
+        clock_offset_secs: clock_offset(target).await,
+    }
+}
+
+/// The target's clock minus ours, from the Date header of one answer (any status), taken at
+/// the middle of the exchange; None when it sends none or does not answer.
+async fn clock_offset(target: &Target) -> Option<f64> {
+    let client = target.client(Duration::from_secs(10), 1).ok()?;
+    let before = crate::clock::now_epoch();
+    let answer = client.get(target.base_url.join("/")).send().await.ok()?;
+    let after = crate::clock::now_epoch();
+    let date = answer.headers().get(http::header::DATE)?.to_str().ok()?;
+    let theirs = httpdate::parse_http_date(date).ok()?;
+    let theirs = theirs
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
+    // Date has whole seconds: the true offset is within half a second of this.
+    Some(theirs + 0.5 - (before + after) / 2.0)
+}
+
+/// A shard that ran: its record beside its reports, its start against the agreed time.
+pub(super) fn write_shard(
+    mut meta: ShardMeta,
+    report: &LoadReport,
+    labels: Vec<String>,
+    out: &Path,
+) -> anyhow::Result<()> {
+    meta.start_offset_secs = report.start_late_secs;
+    let incomplete = report
+        .interrupted
+        .as_ref()
+        .map(|i| i.sentence())
+        .or_else(|| report.outage.as_ref().map(|o| o.sentence()));
+    let record = ShardRecord {
+        meta,
+        verdict: report.verdict,
+        incomplete,
+        labels,
+        duration_secs: report.run.duration_secs,
+        scenarios: report.scenarios.clone(),
+    };
+    write_record(&record, out)
+}
+
+/// A shard that refused to start (too late): its record says so, and it exits 3.
+pub(super) fn refused_shard(
+    meta: Option<ShardMeta>,
+    labels: Vec<String>,
+    out: &Path,
+    why: &str,
+) -> anyhow::Result<ExitCode> {
+    if let Some(meta) = meta {
+        let record = ShardRecord {
+            meta,
+            verdict: ScenarioVerdict::Incomplete,
+            incomplete: Some(why.to_string()),
+            labels,
+            duration_secs: 0.0,
+            scenarios: Vec::new(),
+        };
+        write_record(&record, out)?;
+    }
+    eprintln!("linkcert load: {why}");
+    Ok(ExitCode::from(crate::gate::EXIT_INCOMPLETE))
+}
+
+fn write_record(record: &ShardRecord, out: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let path = out.join(SHARD_FILE);
+    let text = serde_json::to_string(record).context("serialising the shard record")?;
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// `linkcert load merge DIR... --out DIR`.
+pub(super) fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let spec = Spec::embedded().context("loading the built-in spec")?;
+    let mut shards: Vec<(PathBuf, Option<ShardRecord>)> = Vec::new();
+    for dir in &expand(&args.dirs) {
+        match merge::read(dir) {
+            Ok(r) => shards.push((dir.clone(), r)),
+            Err(e) => return cannot(e),
+        }
+    }
+    let report = match merge::merge(&spec, shards) {
+        Ok(r) => r,
+        Err(e) => return cannot(e),
+    };
+    let written = report
+        .write(&args.out)
+        .with_context(|| format!("writing the reports to {}", args.out.display()))?;
+    print_outcome(&report.summary(), &written);
+    Ok(match report.verdict {
+        ScenarioVerdict::Fail => ExitCode::from(1),
+        ScenarioVerdict::Incomplete => ExitCode::from(crate::gate::EXIT_INCOMPLETE),
+        ScenarioVerdict::Skipped | ScenarioVerdict::ClientSaturated => {
+            ExitCode::from(EXIT_CANNOT_RUN)
+        }
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// The shard directories: each given, or, for a run's directory (no shard record of its own),
+/// the `shard-I-of-N` directories in it (a manifest without a shell cannot list them).
+fn expand(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let inner: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(entries) if !dir.join(SHARD_FILE).exists() => {
+                let mut v: Vec<PathBuf> = entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.is_dir()
+                            && p.file_name()
+                                .and_then(|n| n.to_str())
+                                .is_some_and(|n| n.starts_with("shard-") && n.contains("-of-"))
+                    })
+                    .collect();
+                v.sort();
+                v
+            }
+            _ => Vec::new(),
+        };
+        if inner.is_empty() {
+            out.push(dir.clone());
+        } else {
+            out.extend(inner);
+        }
+    }
+    out
+}
+
+fn cannot(e: merge::MergeError) -> anyhow::Result<ExitCode> {
+    eprintln!("linkcert load merge: {e}");
+    Ok(ExitCode::from(EXIT_CANNOT_RUN))
+}

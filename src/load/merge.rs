@@ -442,7 +442,8 @@ mod tests {
     #[test]
     fn shards_of_other_runs_or_given_twice_are_refused() {
         let spec = Spec::embedded().unwrap();
-        let cases: [(&str, fn(&mut ShardMeta)); 5] = [
+        type Change = fn(&mut ShardMeta);
+        let cases: [(&str, Change); 5] = [
             ("run id", |m| m.run_id = "run-2".into()),
             ("target", |m| m.target = "https://y".into()),
             ("scenario set", |m| m.scenarios.push("pro-overload".into())),

@@ -140,7 +140,8 @@ def main():
         print(f"contract: {p}")
     if problems:
         sys.exit(1)
-    print(f"contract: {len(objects)} objects and {len(workflows)} workflows hold (docs/src/sharding.md)")
+    what = f"{len(objects)} objects" + (f" and {len(workflows)} workflows" if workflows else "")
+    print(f"contract: {what} hold (docs/src/sharding.md)")
 
 
 main()

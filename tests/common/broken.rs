@@ -158,7 +158,21 @@ pub async fn broken(window_secs: f64, defect: Defect) -> Broken {
 
 /// Start an implementation and a proxy injecting `defect` in front of it.
 pub async fn broken_on(imp: Impl, window_secs: f64, defect: Defect) -> Broken {
-    let upstream = Upstream::start(imp, window_secs).await;
+    proxy(Upstream::start(imp, window_secs).await, defect).await
+}
+
+/// As `broken_on`, the implementation serving `n` keys per plan (`lk_<plan>_1` to
+/// `lk_<plan>_<n>`, as `serve --dev-keys n`).
+pub async fn broken_fleet(imp: Impl, window_secs: f64, n: usize, defect: Defect) -> Broken {
+    let upstream = match imp {
+        Impl::Reference => Upstream::Reference(super::reference_fleet(window_secs, n).await),
+        Impl::Variant => Upstream::Variant(super::variant::start_fleet(window_secs, n).await),
+    };
+    proxy(upstream, defect).await
+}
+
+/// A proxy injecting `defect` in front of a running implementation.
+async fn proxy(upstream: Upstream, defect: Defect) -> Broken {
     let client = upstream.client();
     let base = upstream.base_url().to_string();
     let defect = Arc::new(defect);
@@ -171,6 +185,10 @@ pub async fn broken_on(imp: Impl, window_secs: f64, defect: Defect) -> Broken {
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
+    let imp = match upstream {
+        Upstream::Reference(_) => Impl::Reference,
+        Upstream::Variant(_) => Impl::Variant,
+    };
     Broken {
         url,
         imp,

@@ -27,6 +27,16 @@ pub async fn reference(window_secs: Option<f64>) -> RunningServer {
         .expect("the reference starts")
 }
 
+/// The reference with `n` keys per plan (`serve --dev-keys n`).
+pub async fn reference_fleet(window_secs: f64, n: usize) -> RunningServer {
+    let mut cfg = ServeConfig::in_process();
+    cfg.window = Some(linkcert::window::RateWindow::from_secs(window_secs).expect("a window"));
+    cfg.keys = Some(linkcert::server::KeySet::development_fleet(&spec(), n));
+    server::start(spec(), cfg)
+        .await
+        .expect("the reference starts")
+}
+
 /// The runner's own client settings (`linkcert::http`), trusting the server's certificate.
 pub fn client(server: &RunningServer) -> reqwest::Client {
     ClientConfig {

@@ -22,6 +22,11 @@ pub async fn start(window_secs: f64) -> Variant {
     Variant(linkcert_variant::start(window_secs).await)
 }
 
+/// The variant also accepting `lk_<plan>_1` to `lk_<plan>_<n>`, as `serve --dev-keys n`.
+pub async fn start_fleet(window_secs: f64, n: usize) -> Variant {
+    Variant(linkcert_variant::start_with_fleet(window_secs, n).await)
+}
+
 impl Variant {
     /// What the runner needs to certify this variant: every key, the window, and fixtures of
     /// the Advanced workspace bound to the Advanced key.

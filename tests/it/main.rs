@@ -24,6 +24,7 @@ mod docs;
 mod interrupt;
 mod layering;
 mod layout;
+mod load_fleet;
 mod load_hostile;
 mod no_server_errors;
 mod registries;

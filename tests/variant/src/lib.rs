@@ -47,6 +47,18 @@ const KEYS: [(&str, &str); 6] = [
     ("lk_enterprise_1", "enterprise"),
 ];
 
+/// The key and its plan, if the key is one this variant accepts.
+fn plan_of<'k>(app: &App, key: &'k str) -> Option<(&'k str, &'static &'static str)> {
+    if let Some((_, plan)) = KEYS.iter().find(|(known, _)| *known == key) {
+        return Some((key, plan));
+    }
+    let (plan, n) = key.strip_prefix("lk_")?.rsplit_once('_')?;
+    let n: usize = n.parse().ok().filter(|n| (1..=app.fleet).contains(n))?;
+    // Only the plain decimal form names a key (no leading zeros, no sign).
+    let plan = &PLANS.iter().find(|(p, _)| *p == plan)?.0;
+    (n.to_string() == key.rsplit('_').next()?).then_some((key, plan))
+}
+
 pub(crate) struct Workspace {
     pub tags: Vec<tags::Tag>,
     pub partners: Mutex<Vec<partners::Partner>>,
@@ -54,6 +66,9 @@ pub(crate) struct Workspace {
 
 struct App {
     window: Duration,
+    /// Keys per plan beyond the development ones: `lk_<plan>_<n>` for n up to this
+    /// (`start_with_fleet`); 0 for the development keys only.
+    fleet: usize,
     /// By workspace name (= plan: one workspace per plan).
     workspaces: HashMap<&'static str, Workspace>,
     limiter: limiter::FixedWindow,
@@ -73,6 +88,12 @@ impl Drop for Variant {
 
 /// Start the variant on a free loopback port with a standard window of `window_secs`.
 pub async fn start(window_secs: f64) -> Variant {
+    start_with_fleet(window_secs, 0).await
+}
+
+/// As `start`, also accepting `lk_<plan>_1` to `lk_<plan>_<fleet>` for every plan (the names
+/// the reference's `serve --dev-keys` gives), each key with its own limit.
+pub async fn start_with_fleet(window_secs: f64, fleet: usize) -> Variant {
     let window = Duration::from_secs_f64(window_secs);
     let workspaces = PLANS
         .iter()
@@ -88,6 +109,7 @@ pub async fn start(window_secs: f64) -> Variant {
         .collect();
     let app = Arc::new(App {
         window,
+        fleet,
         workspaces,
         limiter: limiter::FixedWindow::new(window),
     });
@@ -244,7 +266,7 @@ async fn handle(app: &App, req: Request) -> Response {
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let Some((key, plan)) = key.and_then(|k| KEYS.iter().find(|(known, _)| *known == k)) else {
+    let Some((key, plan)) = key.and_then(|k| plan_of(app, k)) else {
         return error(401, "missing or invalid API key");
     };
     let limit = PLANS.iter().find(|(p, _)| p == plan).unwrap().1;

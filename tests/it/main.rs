@@ -26,6 +26,7 @@ mod layering;
 mod layout;
 mod load_fleet;
 mod load_hostile;
+mod load_shards;
 mod no_server_errors;
 mod registries;
 mod sdk_requests;

@@ -170,12 +170,16 @@ pub struct Resolved {
 impl Resolved {
     /// The rate of the `key`-th key, as a multiple of the limit.
     pub fn key_rate(&self, key: usize) -> f64 {
+        let (at, size) = self.fleet_position(key);
+        self.scenario.key_rate(at, size)
+    }
+
+    /// The `key`-th key's place in the whole fleet, and the fleet's size (a shard's keys are
+    /// part of one).
+    pub fn fleet_position(&self, key: usize) -> (usize, usize) {
         match &self.fleet_share {
-            Some((positions, size)) => {
-                let at = positions.get(key).copied().unwrap_or(key);
-                self.scenario.key_rate(at, *size)
-            }
-            None => self.scenario.key_rate(key, self.keys.len()),
+            Some((positions, size)) => (positions.get(key).copied().unwrap_or(key), *size),
+            None => (key, self.keys.len()),
         }
     }
 }

@@ -113,10 +113,24 @@ impl Schedule {
                 spread(&mut t, 0, w + gap, span, burst);
                 steady(&mut t, 0, w + gap + span, end, rate);
             }
-            Shape::TwoKeys | Shape::Fleet => {
+            Shape::TwoKeys => {
                 for key in 0..r.keys.len().max(1) {
+                    steady(&mut t, key, 0.0, end, r.key_rate(key) * n / w);
+                }
+            }
+            Shape::Fleet => {
+                for key in 0..r.keys.len() {
                     let rate = r.key_rate(key) * n / w;
-                    steady(&mut t, key, 0.0, end, rate);
+                    if rate <= 0.0 {
+                        continue;
+                    }
+                    // Each key's first request at its own phase of its interval, by its place in
+                    // the whole fleet: thousands of keys do not all start at 0 (a burst no
+                    // in-flight ceiling holds), and a shard lays out its keys as one process.
+                    let (at, size) = r.fleet_position(key);
+                    let phase = (at as f64 + 0.5) / size.max(1) as f64 / rate;
+                    let count = (end * rate).floor() as u64;
+                    spread(&mut t, key, phase, count as f64 / rate, count);
                 }
             }
             Shape::RetryAfter => spread(&mut t, 0, 0.0, span, burst),
@@ -349,6 +363,9 @@ mod tests {
             // 1.5 windows of 60: 3x is 270, 0.5x is 45.
             assert_eq!(n, if noisy.contains(&key) { 270 } else { 45 }, "key {key}");
         }
+        // Keys start at their own phase: no burst of every key at 0 (the average is
+        // 2 x 30 + 18 x 5 = 150 per second; all at 0 it is 240).
+        assert!(peak_rate(&s) <= 200.0, "peak {}", peak_rate(&s));
         // At least one noisy key, however few keys.
         assert!(r.scenario.noisy_key(0, 1) && r.scenario.noisy_key(0, 3));
         assert!(!r.scenario.noisy_key(1, 3) && !r.scenario.noisy_key(2, 3));

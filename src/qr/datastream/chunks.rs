@@ -285,7 +285,7 @@ fn plte(data: &[u8], header: Option<Header>) -> Result<usize, Fault> {
         )));
     }
     let entries = data.len() / 3;
-    if data.len() % 3 != 0 || entries == 0 || entries > 256 {
+    if !data.len().is_multiple_of(3) || entries == 0 || entries > 256 {
         return Err(Fault::Plte(format!(
             "{} bytes (a multiple of 3, 1 to 256 entries)",
             data.len()

@@ -323,11 +323,8 @@ const MEANING: &[Row] = &[
             "schema.deactivated-partner",
             "partners.deactivate",
         ],
-        &[
-            NothingFails,
-            Passes("schema.deactivated-partner"),
-            Passes("envelope.doc-url"),
-        ],
+        // The variant sends no doc_url (it is optional): envelope.doc-url judges the reference's.
+        &[NothingFails, Passes("schema.deactivated-partner")],
     ),
     Row::new(
         "doc_url naming another code",

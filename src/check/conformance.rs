@@ -1,6 +1,8 @@
 //! Checks every exchange gets, whichever family sent it: the status is one the spec lists, an
 //! error is the envelope with the table's code, a success has the declared content type and
-//! schema, and answers to authenticated requests carry the rate-limit headers.
+//! schema (a PNG is a whole PNG datastream: `qr::png`; a deactivation asked by partnerId names
+//! that partner), and answers to authenticated requests carry the rate-limit headers (Reset in
+//! epoch seconds).
 
 use crate::registry::check_id;
 use std::collections::HashMap;

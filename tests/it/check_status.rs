@@ -353,6 +353,14 @@ const MEANING: &[Row] = &[
         &["schema.deactivated-partner", "partners.deactivate"],
         &[Fails("schema.deactivated-partner")],
     ),
+    // The ratelimit family's bursts go to GET /tags, untouched: only the judge of every answer
+    // sees the milliseconds.
+    Row::new(
+        "X-RateLimit-Reset in epoch milliseconds on GET /qr answers",
+        reset_in_millis_on_qr,
+        &["qr.png", "ratelimit.reset"],
+        &[Fails("ratelimit.reset")],
+    ),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -378,6 +386,16 @@ fn names_another_partner() -> Defect {
     Defect::after(|inc, ans| {
         if inc.path == "/partners/deactivate" && ans.status == 200 {
             ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
+        }
+    })
+}
+
+fn reset_in_millis_on_qr() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/qr"
+            && let Some(v) = ans.header_u64("x-ratelimit-reset")
+        {
+            ans.set_header("x-ratelimit-reset", v * 1000);
         }
     })
 }

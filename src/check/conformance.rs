@@ -1,6 +1,8 @@
 //! Checks every exchange gets, whichever family sent it: the status is one the spec lists, an
 //! error is the envelope with the table's code, a success has the declared content type and
-//! schema, and answers to authenticated requests carry the rate-limit headers.
+//! schema (a PNG is a whole PNG datastream: `qr::png`; a deactivation asked by partnerId names
+//! that partner), and answers to authenticated requests carry the rate-limit headers (Reset in
+//! epoch seconds).
 
 use crate::registry::check_id;
 use std::collections::HashMap;
@@ -41,8 +43,20 @@ pub enum Outcome {
     Transport,
 }
 
-/// Compiled response schemas, by (operation id, status).
-pub type SchemaCache = HashMap<(String, u16), Option<jsonschema::Validator>>;
+/// What a run judges once: compiled response schemas, by (operation id, status), and the
+/// verdicts on PNG datastreams, by their body's hash (`qr::png`: a burst of the same image is
+/// inflated once, however many answers carry it).
+#[derive(Default)]
+pub struct Memo {
+    pub(super) schemas: HashMap<(String, u16), Option<jsonschema::Validator>>,
+    pub(super) pngs: HashMap<u64, Result<(), crate::qr::datastream::Fault>>,
+    /// The key of the bodies' hashes: random per run, so a target cannot craft a bad image
+    /// that collides with a good one judged before.
+    pub(super) png_keys: std::collections::hash_map::RandomState,
+}
+
+/// The run's `Memo` (named for what it first held).
+pub type SchemaCache = Memo;
 
 impl Ctx {
     /// Whether `r` is the spec's error for `status`: that status, with the code the spec's
@@ -76,6 +90,9 @@ impl Ctx {
             self.envelope(&label, x, r);
         } else if r.is_success() {
             self.success_body(op, x, r);
+            if op.id == DEACTIVATE {
+                self.deactivated_partner(&label, x, r);
+            }
         }
         let authenticated = x.req.key.is_some()
             && !x
@@ -251,6 +268,9 @@ impl Ctx {
             );
             return;
         }
+        if declared == "image/png" {
+            self.png_datastream(&label, x, r);
+        }
         if !declared.ends_with("json") {
             return;
         }
@@ -265,11 +285,14 @@ impl Ctx {
             return;
         };
         let mut cache = self.schemas.lock().unwrap_or_else(|p| p.into_inner());
-        let validator = cache.entry((op.id.clone(), r.status)).or_insert_with(|| {
-            spec.content
-                .as_ref()
-                .and_then(|(_, s)| crate::spec::schema::validator(s).ok())
-        });
+        let validator = cache
+            .schemas
+            .entry((op.id.clone(), r.status))
+            .or_insert_with(|| {
+                spec.content
+                    .as_ref()
+                    .and_then(|(_, s)| crate::spec::schema::validator(s).ok())
+            });
         let Some(v) = validator else { return };
         match v.iter_errors(&body).next() {
             None => self.rec.pass(check_id!("schema.response"), &label),
@@ -286,7 +309,10 @@ impl Ctx {
     fn rate_headers_present(&self, label: &str, x: &Exchange, r: &Resp) {
         let id = check_id!("ratelimit.headers");
         match rate_headers::header_fault(&self.spec.rate_headers, |name| r.header(name)) {
-            None => self.rec.pass(id, label),
+            None => {
+                self.rec.pass(id, label);
+                self.reset_unit(label, x, r);
+            }
             Some(HeaderFault::NotInteger { name, value }) => self.rec.violation(
                 id,
                 label,
@@ -303,7 +329,71 @@ impl Ctx {
             ),
         }
     }
+
+    /// `schema.deactivated-partner`: a 200 to a deactivation asked by partnerId alone names
+    /// that partner, whichever check asked. With tenantId too, which field wins is not shown,
+    /// so that answer is not judged; an answer without a partnerId string is `schema.response`'s.
+    fn deactivated_partner(&self, label: &str, x: &Exchange, r: &Resp) {
+        let id = check_id!("schema.deactivated-partner");
+        if r.status != 200 || !self.enabled(id) {
+            return;
+        }
+        let asked: Option<Value> = x
+            .req
+            .body
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok());
+        let Some(asked) = asked.as_ref().and_then(Value::as_object) else {
+            return;
+        };
+        let (Some(Value::String(wanted)), None) = (asked.get("partnerId"), asked.get("tenantId"))
+        else {
+            return;
+        };
+        let answered = r.json();
+        let Some(got) = answered.as_ref().and_then(|v| v.get("partnerId")?.as_str()) else {
+            return;
+        };
+        if got == wanted {
+            self.rec.pass(id, label);
+        } else {
+            self.rec.violation(
+                id,
+                label,
+                format!("{{\"partnerId\": {wanted:?}}}, the partner asked for"),
+                format!("{{\"partnerId\": {got:?}}}"),
+                Some(x),
+            );
+        }
+    }
+
+    /// X-RateLimit-Reset's unit on every answer that carries it: epoch seconds, not
+    /// milliseconds, not seconds until the reset. Only a violation is recorded here: the
+    /// ratelimit family judges the whole rule (within one window, never backwards) on its
+    /// bursts, and passes it there.
+    fn reset_unit(&self, label: &str, x: &Exchange, r: &Resp) {
+        let Some(raw) = r.header(rate_headers::RESET) else {
+            return;
+        };
+        let actual = match rate_headers::reset_unit(raw) {
+            rate_headers::ResetUnit::EpochMillis(v) => format!("{v} (epoch milliseconds)"),
+            rate_headers::ResetUnit::SecondsUntil(v) => {
+                format!("{v} (seconds until the reset, not an epoch time)")
+            }
+            _ => return,
+        };
+        self.rec.violation(
+            check_id!("ratelimit.reset"),
+            label,
+            "X-RateLimit-Reset in UTC epoch seconds",
+            actual,
+            Some(x),
+        );
+    }
 }
+
+/// The deactivation's operation id.
+const DEACTIVATE: &str = "deactivatePartner";
 
 /// A request body at least this large is larger than any the spec's operations need (theirs
 /// are a few short strings): a 413 for it is standard HTTP.

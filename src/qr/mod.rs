@@ -18,6 +18,7 @@ use qrcode::types::{Color, QrError};
 
 use thiserror::Error;
 
+pub mod datastream;
 mod inspect;
 mod render;
 

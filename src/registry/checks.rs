@@ -64,6 +64,15 @@ pub const CHECKS: &[CheckDef] = &[
             "tags.response",
         ]),
     },
+    // Issue 29: a field judged by what it means, on every answer.
+    CheckDef {
+        id: "schema.deactivated-partner",
+        title: "a 200 to a deactivation asked by partnerId names that partner",
+        clause: "Endpoints / POST /partners/deactivate: response 200, partnerId of the deactivated partner",
+        level: Fail,
+        needs: "a key of Advanced or higher and a partner it may deactivate",
+        enforces: Enforces::Clauses(&["resources.partner.fields", "partners.deactivate.response"]),
+    },
     CheckDef {
         id: "envelope.shape",
         title: "error answers are the error envelope",
@@ -223,6 +232,15 @@ pub const CHECKS: &[CheckDef] = &[
         id: "qr.png",
         title: "QR answers are valid PNG images",
         clause: "Endpoints / GET /qr: response 200 image/png",
+        level: Fail,
+        needs: "any key",
+        enforces: Enforces::Clauses(&["resources.qr.png", "qr.response"]),
+    },
+    // Issue 29: binary answers are exactly their format, judged on every answer.
+    CheckDef {
+        id: "qr.png-datastream",
+        title: "every 200 image/png answer is a whole PNG datastream: signature, chunk CRCs, IHDR, chunk order, one zlib stream inflating to exactly the image data, nothing after IEND",
+        clause: "QR code: a PNG image (content type image/png); PNG (W3C 3rd edition, ISO/IEC 15948)",
         level: Fail,
         needs: "any key",
         enforces: Enforces::Clauses(&["resources.qr.png", "qr.response"]),

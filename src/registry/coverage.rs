@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::{Command, enforcing};
 use crate::spec::clauses::{self, Clause};
+use crate::verdict::Verdict;
 
 /// Which clauses of the spec document a run exercised.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -49,8 +50,10 @@ pub fn of<J: Judgement>(command: Command, results: &[J]) -> Coverage {
 }
 
 /// Coverage of `clauses` by a command's results. A clause is exercised when one of its
-/// checks judged at least one case; an enforceable clause not exercised says why (its
-/// checks' skip reasons, or that they were not selected).
+/// checks that can fail (level Fail or NonStrict) judged at least one case: a check that only
+/// observes (Informational) reports the target's choice and cannot contradict the clause, so
+/// it never counts a clause as exercised. An enforceable clause not exercised says why (its
+/// checks' skip reasons, that they were not selected, or that only observations touched it).
 pub fn over<J: Judgement>(clauses: &[Clause], command: Command, results: &[J]) -> Coverage {
     let mut cov = Coverage {
         total: clauses.len(),
@@ -66,26 +69,58 @@ pub fn over<J: Judgement>(clauses: &[Clause], command: Command, results: &[J]) -
             continue;
         }
         cov.enforceable += 1;
-        let mine: Vec<&J> = results.iter().filter(|r| ids.contains(&r.id())).collect();
+        let judging: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|id| can_fail(command, id))
+            .collect();
+        let mine: Vec<&J> = results
+            .iter()
+            .filter(|r| judging.contains(&r.id()))
+            .collect();
         if mine.iter().any(|r| r.judged()) {
             cov.exercised += 1;
             continue;
         }
-        let whys: BTreeSet<&str> = mine.iter().filter_map(|r| r.skipped()).collect();
-        let why = if whys.is_empty() {
-            match command {
-                Command::Check => format!("not selected in this run ({})", ids.join(", ")),
-                Command::Load => format!("no scenario of this run judged it ({})", ids.join(", ")),
-            }
-        } else {
-            whys.into_iter().collect::<Vec<_>>().join("; ")
-        };
         cov.skipped.push(ClauseNote {
             clause: c.id.clone(),
-            why,
+            why: not_exercised_why(command, &ids, &judging, &mine),
         });
     }
     cov
+}
+
+/// Whether a check or rule's violations can fail: Fail or NonStrict, not Informational.
+fn can_fail(command: Command, id: &str) -> bool {
+    let level = match command {
+        Command::Check => super::check(id).map(|d| d.level),
+        Command::Load => super::rule(id).map(|d| d.level),
+    };
+    matches!(level, Some(Verdict::Fail | Verdict::NonStrict))
+}
+
+/// Why an enforceable clause was not exercised: only observations enforce it, or its judging
+/// checks' skip reasons, or that none of them was selected.
+fn not_exercised_why<J: Judgement>(
+    command: Command,
+    ids: &[&str],
+    judging: &[&str],
+    mine: &[&J],
+) -> String {
+    if judging.is_empty() {
+        return format!(
+            "only observed ({}): no check that can fail enforces it",
+            ids.join(", ")
+        );
+    }
+    let whys: BTreeSet<&str> = mine.iter().filter_map(|r| r.skipped()).collect();
+    if !whys.is_empty() {
+        return whys.into_iter().collect::<Vec<_>>().join("; ");
+    }
+    match command {
+        Command::Check => format!("not selected in this run ({})", judging.join(", ")),
+        Command::Load => format!("no scenario of this run judged it ({})", judging.join(", ")),
+    }
 }
 
 /// Why `command` does not enforce a clause: the clause's own reason when nothing does, or the
@@ -107,5 +142,84 @@ fn unenforced_why(c: &Clause, command: Command) -> String {
             other.as_str(),
             by.join(", ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct R(&'static str, bool);
+    impl Judgement for R {
+        fn id(&self) -> &str {
+            self.0
+        }
+        fn judged(&self) -> bool {
+            self.1
+        }
+        fn skipped(&self) -> Option<&str> {
+            (!self.1).then_some("needs a Free key")
+        }
+    }
+
+    fn clause(id: &str) -> Clause {
+        Clause {
+            id: id.into(),
+            section: "s".into(),
+            text: "t".into(),
+            reason: None,
+        }
+    }
+
+    fn note<'a>(cov: &'a Coverage, clause: &str) -> Option<&'a str> {
+        cov.skipped
+            .iter()
+            .find(|n| n.clause == clause)
+            .map(|n| n.why.as_str())
+    }
+
+    /// An observation-only check that judged cases does not count a clause as exercised; a
+    /// check that can fail does, Fail or NonStrict.
+    #[test]
+    fn only_checks_that_can_fail_exercise_a_clause() {
+        // qr.params.logo: plan.paid-params (Informational) and plan.paid-params-safe (Fail).
+        // limits.qr-bounds: qr.choices (Informational) only.
+        // errors.doc-url: envelope.doc-url-spelling (NonStrict) among others.
+        let clauses = [
+            clause("qr.params.logo"),
+            clause("limits.qr-bounds"),
+            clause("errors.doc-url"),
+        ];
+        let observed = [R("plan.paid-params", true), R("qr.choices", true)];
+        let cov = over(&clauses, Command::Check, &observed);
+        assert_eq!((cov.enforceable, cov.exercised), (3, 0));
+        assert_eq!(
+            note(&cov, "qr.params.logo"),
+            Some("not selected in this run (plan.paid-params-safe)")
+        );
+        assert!(
+            note(&cov, "limits.qr-bounds")
+                .is_some_and(|w| w.starts_with("only observed (qr.choices)"))
+        );
+        let judged = [
+            R("plan.paid-params", true),
+            R("plan.paid-params-safe", true),
+            R("envelope.doc-url-spelling", true),
+        ];
+        let cov = over(&clauses, Command::Check, &judged);
+        assert_eq!(cov.exercised, 2);
+        let skipped = [
+            R("plan.paid-params", true),
+            R("plan.paid-params-safe", false),
+        ];
+        let cov = over(&clauses, Command::Check, &skipped);
+        assert_eq!(note(&cov, "qr.params.logo"), Some("needs a Free key"));
+        // load.behaviour observes and enforces nothing; load.admitted can fail.
+        let load = over(
+            &[clause("limits.exceeded")],
+            Command::Load,
+            &[R("load.behaviour", true), R("load.admitted", true)],
+        );
+        assert_eq!(load.exercised, 1);
     }
 }

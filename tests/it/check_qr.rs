@@ -8,7 +8,9 @@ use std::io::Cursor;
 use std::time::Instant;
 
 use common::broken::{
-    Answer, BOTH, Defect, Incoming, Row, Then::Fails, broken_on, failed, run_check, run_table,
+    Answer, BOTH, Defect, Incoming, Row,
+    Then::{Fails, Says},
+    broken_on, failed, run_check, run_table,
 };
 use linkcert::qr::{self, EcLevel, RenderOptions};
 use linkcert::verdict::Verdict;
@@ -80,6 +82,7 @@ async fn both_implementations_pass_every_qr_check() {
         assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         for id in [
             "qr.png",
+            "qr.png-datastream",
             "qr.size",
             "qr.colours",
             "qr.content",
@@ -203,6 +206,101 @@ const DEFECTS: &[Row] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_defect_fails_the_check_that_owns_it() {
     run_table(DEFECTS).await;
+}
+
+/// Datastreams a lenient decoder still reads (or reads up to the fault) and the PNG
+/// specification does not allow: one row whose defect makes each fault once, on the first five
+/// images, and the finding of each (`qr.png-datastream` keeps five).
+const DATASTREAM_DEFECTS: &[Row] = &[Row::new(
+    "bytes after IEND, an IDAT CRC, no IEND, a wrong Adler-32, a chunk before IHDR",
+    five_datastream_faults,
+    &["qr.png-datastream"],
+    &[
+        Fails("qr.png-datastream"),
+        Says("qr.png-datastream", "bytes after IEND"),
+        Says("qr.png-datastream", "(IDAT, "),
+        Says("qr.png-datastream", "no IEND chunk"),
+        Says("qr.png-datastream", "Adler-32"),
+        Says("qr.png-datastream", "the first chunk is tEXt"),
+    ],
+)];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_datastream_fault_fails_qr_png_datastream() {
+    run_table(DATASTREAM_DEFECTS).await;
+}
+
+/// The first five PNG answers, each with one fault of the datastream; the rest untouched.
+fn five_datastream_faults() -> Defect {
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    Defect::after(move |inc, ans| {
+        if !is_png_answer(inc, ans) {
+            return;
+        }
+        let n = seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(fault) = DATASTREAM_FAULTS.get(n) {
+            fault(&mut ans.body);
+        }
+    })
+}
+
+type Fault = fn(&mut Vec<u8>);
+
+const DATASTREAM_FAULTS: [Fault; 5] = [
+    |b| b.extend_from_slice(b"trailing"),
+    // The first IDAT's CRC (a decoder that skips CRCs still draws the image).
+    |b| {
+        if let Some((at, len)) = chunk_at(b, b"IDAT") {
+            b[at + 8 + len] ^= 0xFF;
+        }
+    },
+    |b| b.truncate(b.len().saturating_sub(12)),
+    // The last byte of the zlib stream (its Adler-32) in the last IDAT, its CRC made right.
+    |b| {
+        let Some((at, len)) = last_chunk_at(b, b"IDAT") else {
+            return;
+        };
+        let mut data = b[at + 8..at + 8 + len].to_vec();
+        if let Some(last) = data.last_mut() {
+            *last ^= 0x01;
+        }
+        b.splice(at..at + 12 + len, png_chunk(b"IDAT", &data));
+    },
+    |b| {
+        let text = png_chunk(b"tEXt", b"Comment\0before IHDR");
+        b.splice(8..8, text);
+    },
+];
+
+/// The first chunk of type `ty`: (where it starts, its data length).
+fn chunk_at(b: &[u8], ty: &[u8; 4]) -> Option<(usize, usize)> {
+    chunks(b).find(|(at, _)| &b[at + 4..at + 8] == ty)
+}
+
+fn last_chunk_at(b: &[u8], ty: &[u8; 4]) -> Option<(usize, usize)> {
+    chunks(b).filter(|(at, _)| &b[at + 4..at + 8] == ty).last()
+}
+
+/// Every whole chunk of a PNG: (where it starts, its data length).
+fn chunks(b: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut at = 8;
+    std::iter::from_fn(move || {
+        let len = u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize;
+        let here = at;
+        at += 12 + len;
+        (at <= b.len()).then_some((here, len))
+    })
+}
+
+fn png_chunk(ty: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut out = (data.len() as u32).to_be_bytes().to_vec();
+    out.extend(ty);
+    out.extend(data);
+    let mut crc = flate2::Crc::new();
+    crc.update(ty);
+    crc.update(data);
+    out.extend(crc.sum().to_be_bytes());
+    out
 }
 
 fn truncated_png() -> Defect {

@@ -4,7 +4,11 @@
 
 use crate::common;
 
-use common::broken::{Answer, BOTH, Defect, Impl, Incoming, broken_on, failed};
+use common::broken::{
+    Answer, BOTH, Defect, Impl, Incoming, Row,
+    Then::{Fails, NothingFails, Passes},
+    broken_on, failed, run_table,
+};
 use linkcert::check::cases::{self, Property};
 use linkcert::check::{self, CheckOptions};
 use linkcert::report::Report;
@@ -307,4 +311,91 @@ async fn a_500_past_a_length_fails_valid_accepted_shrunk_to_the_threshold() {
         };
         assert!(at_threshold, "{imp:?}: {k} of {} ({})", v.len(), x.url);
     }
+}
+
+/// Fields judged by what they mean, on every answer whichever check sent it (issue 29).
+const MEANING: &[Row] = &[
+    Row::new(
+        "no defect",
+        Defect::none,
+        &[
+            "envelope.doc-url",
+            "schema.deactivated-partner",
+            "partners.deactivate",
+        ],
+        // The variant sends no doc_url (it is optional): envelope.doc-url judges the reference's.
+        &[NothingFails, Passes("schema.deactivated-partner")],
+    ),
+    Row::new(
+        "doc_url naming another code",
+        || {
+            doc_url(|code| {
+                if code == "not_found" {
+                    "forbidden".into()
+                } else {
+                    "not-found".into()
+                }
+            })
+        },
+        &["envelope.doc-url"],
+        &[Fails("envelope.doc-url")],
+    ),
+    // The real service's spelling: only the first underscore hyphenated. It names the code.
+    Row::new(
+        "doc_url as the real service spells it (#rate-limit_exceeded)",
+        || doc_url(|code| code.replacen('_', "-", 1)),
+        &["envelope.doc-url"],
+        &[Passes("envelope.doc-url")],
+    ),
+    Row::new(
+        "a deactivation's 200 naming another partner",
+        names_another_partner,
+        &["schema.deactivated-partner", "partners.deactivate"],
+        &[Fails("schema.deactivated-partner")],
+    ),
+    // The ratelimit family's bursts go to GET /tags, untouched: only the judge of every answer
+    // sees the milliseconds.
+    Row::new(
+        "X-RateLimit-Reset in epoch milliseconds on GET /qr answers",
+        reset_in_millis_on_qr,
+        &["qr.png", "ratelimit.reset"],
+        &[Fails("ratelimit.reset")],
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_are_judged_by_their_meaning() {
+    run_table(MEANING).await;
+}
+
+/// Every error envelope's doc_url set to a link whose fragment is `fragment(code)`.
+fn doc_url(fragment: fn(&str) -> String) -> Defect {
+    Defect::after(move |_, ans| {
+        let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&ans.body) else {
+            return;
+        };
+        let Some(code) = v["error"]["code"].as_str().map(str::to_string) else {
+            return;
+        };
+        v["error"]["doc_url"] = format!("https://docs.example/errors#{}", fragment(&code)).into();
+        ans.body = v.to_string().into_bytes();
+    })
+}
+
+fn names_another_partner() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/partners/deactivate" && ans.status == 200 {
+            ans.body = br#"{"partnerId":"pn_somebody_else"}"#.to_vec();
+        }
+    })
+}
+
+fn reset_in_millis_on_qr() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/qr"
+            && let Some(v) = ans.header_u64("x-ratelimit-reset")
+        {
+            ans.set_header("x-ratelimit-reset", v * 1000);
+        }
+    })
 }

@@ -21,6 +21,7 @@ mod choices;
 mod judge;
 mod margins;
 mod matrix;
+mod png;
 mod ranges;
 mod rejects;
 
@@ -263,6 +264,7 @@ pub async fn run(ctx: &Ctx) {
     };
     let renders = [
         check_id!("qr.png"),
+        check_id!("qr.png-datastream"),
         check_id!("qr.size"),
         check_id!("qr.colours"),
         check_id!("qr.content"),

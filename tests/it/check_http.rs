@@ -238,7 +238,6 @@ async fn oversized_bodies_get_a_readable_answer_from_both_implementations() {
 /// The surface around the spec (issue 29): headers real clients send, shapes off the spec's,
 /// hostile characters. Each defect fails the check that owns it; the fault-free
 /// implementations pass all of them (`both_implementations_pass_with_their_opposite_choices`).
-
 const SURFACE_DEFECTS: &[Row] = &[
     Row::new(
         "X-Forwarded-For resets the key's counter",

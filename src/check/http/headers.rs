@@ -99,7 +99,8 @@ pub(super) async fn forwarded_limit(ctx: &Ctx) {
     let mut seen: Vec<(Option<String>, Option<u64>)> = Vec::new();
     let mut xs = Vec::new();
     for i in 0..LEAD + 2 * FORWARDED {
-        let forwarded = (i >= LEAD && (i - LEAD) % 2 == 0).then(|| format!("203.0.113.{}", 20 + i));
+        let forwarded =
+            (i >= LEAD && (i - LEAD).is_multiple_of(2)).then(|| format!("203.0.113.{}", 20 + i));
         let mut req = minimal_request(op).key(&key);
         if let Some(ip) = &forwarded {
             req = req.header("x-forwarded-for", ip.clone());

@@ -17,6 +17,9 @@ use crate::registry::check_id;
 use crate::spec::Operation;
 use crate::target::PlanKey;
 
+/// The shapes of one operation, for a key that may call it.
+type Shapes = fn(&Operation, &PlanKey) -> Vec<Shape>;
+
 /// One request off the spec's shape, and the request it means.
 struct Shape {
     what: &'static str,
@@ -119,7 +122,7 @@ fn deactivate_shapes(op: &Operation, key: &PlanKey) -> Vec<Shape> {
 }
 
 pub async fn run(ctx: &Ctx) {
-    let routes: [(&str, Body, fn(&Operation, &PlanKey) -> Vec<Shape>); 3] = [
+    let routes: [(&str, Body, Shapes); 3] = [
         ("getTags", Body::Tags, tag_shapes),
         ("getQRCode", Body::Image, qr_shapes),
         ("deactivatePartner", Body::Json, deactivate_shapes),

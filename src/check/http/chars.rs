@@ -11,35 +11,13 @@ use serde_json::json;
 use super::{Judged, answer_text, record};
 use crate::check::Ctx;
 use crate::check::auth::minimal_request;
+use crate::check::cases::hostile_strings as hostile;
 use crate::check::conformance::Expect;
 use crate::check::probe::{Exchange, Req};
 use crate::http::is_envelope;
 use crate::qr::{Rgb, inspect_png};
 use crate::registry::check_id;
 use crate::spec::Operation;
-
-/// Strings that mean something to storage, URL and shell layers, each with what it is. No
-/// NUL: it is refused before any layer of interest.
-pub(super) fn hostile() -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "SQL quotes and a comment",
-            r#"it's "quoted" \ -- x /* y"#.into(),
-        ),
-        ("LIKE wildcards and a percent", "100%_off;%25%zz".into()),
-        ("shell substitution", "$(id)`uname`&&echo;|cat".into()),
-        ("URL delimiters", "a#frag?x=1+2&y=a b/../c".into()),
-        (
-            "control characters",
-            "tab\there\u{1}\u{1f}\u{7f}\r\nnext".into(),
-        ),
-        (
-            "right-to-left, combining and 4-byte characters",
-            "\u{202e}cba\u{202c} e\u{301} 😀 𝄞 漢字".into(),
-        ),
-        ("a long string", "a'%#".repeat(150)),
-    ]
-}
 
 /// A longer one for identifiers, which the spec does not bound.
 const LONG_ID: usize = 5000;

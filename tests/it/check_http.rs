@@ -243,7 +243,13 @@ const SURFACE_DEFECTS: &[Row] = &[
         "X-Forwarded-For resets the key's counter",
         forwarded_resets_the_counter,
         &["http.forwarded-limit"],
-        &[Fails("http.forwarded-limit")],
+        &[
+            Fails("http.forwarded-limit"),
+            Says(
+                "http.forwarded-limit",
+                "x-forwarded-for: 203.0.113.20 got more remaining",
+            ),
+        ],
     ),
     Row::new(
         "Accept-Encoding: gzip answered with an empty list",

@@ -1,7 +1,8 @@
 //! `http.client-headers`: headers real clients send (content negotiation, compression, the
 //! SDKs' User-Agent, proxies' forwarding headers, CORS's Origin, caching, Connection) do not
 //! change the spec's answer: the same tags, the same QR code, or a clean error in the
-//! envelope. `http.forwarded-limit`: X-Forwarded-For does not give a key a counter of its own.
+//! envelope. `http.forwarded-limit`: X-Forwarded-For (X-Real-IP, Forwarded) does not give a key
+//! a counter of its own.
 
 use super::same::{self, Body};
 use super::{answer_text, record};
@@ -83,8 +84,11 @@ pub(super) async fn client_headers(ctx: &Ctx) {
 const LEAD: usize = 3;
 /// Forwarded requests, each between two plain ones.
 const FORWARDED: usize = 3;
+/// The headers proxies name the client's address in, one per forwarded request.
+const FORWARDING: [&str; 3] = ["x-forwarded-for", "x-real-ip", "forwarded"];
 
-/// A key's requests alternate plain and forwarded (each from another address): the counter
+/// A key's requests alternate plain and forwarded (each from another address, in
+/// X-Forwarded-For, X-Real-IP and Forwarded in turn): the counter
 /// goes down through all of them. A forwarded answer with more remaining than the plain one
 /// before it, while the plain one after it has fewer, was counted elsewhere.
 pub(super) async fn forwarded_limit(ctx: &Ctx) {
@@ -99,15 +103,21 @@ pub(super) async fn forwarded_limit(ctx: &Ctx) {
     let mut seen: Vec<(Option<String>, Option<u64>)> = Vec::new();
     let mut xs = Vec::new();
     for i in 0..LEAD + 2 * FORWARDED {
-        let forwarded =
-            (i >= LEAD && (i - LEAD).is_multiple_of(2)).then(|| format!("203.0.113.{}", 20 + i));
         let mut req = minimal_request(op).key(&key);
-        if let Some(ip) = &forwarded {
-            req = req.header("x-forwarded-for", ip.clone());
+        let step = (i >= LEAD && (i - LEAD).is_multiple_of(2)).then(|| (i - LEAD) / 2);
+        let forwarded = step.map(|k| {
+            let ip = format!("203.0.113.{}", 20 + k);
+            match FORWARDING[k % FORWARDING.len()] {
+                "forwarded" => ("forwarded", format!("for={ip}")),
+                name => (name, ip),
+            }
+        });
+        if let Some((name, value)) = &forwarded {
+            req = req.header(name, value.clone());
         }
         let (x, _) = ctx.exchange(op, req, Expect::Any).await;
         let remaining = x.resp().and_then(|r| r.header_u64(REMAINING));
-        seen.push((forwarded, remaining));
+        seen.push((forwarded.map(|(n, v)| format!("{n}: {v}")), remaining));
         xs.push(x);
     }
     judge_sequence(ctx, op, &seen, &xs);
@@ -126,7 +136,7 @@ fn judge_sequence(
         Sequence::Unjudged(why) => ctx.rec.skip(id, &label, why),
         Sequence::Shared => ctx.rec.pass(id, &label),
         Sequence::Apart(i) => {
-            let ip = seen[i].0.clone().unwrap_or_default();
+            let header = seen[i].0.clone().unwrap_or_default();
             let words: Vec<String> = seen
                 .iter()
                 .map(|(f, n)| {
@@ -143,8 +153,8 @@ fn judge_sequence(
                 &label,
                 "X-RateLimit-Remaining going down through every request of the key, forwarded or not",
                 format!(
-                    "X-Forwarded-For: {ip} got more remaining than the request before it, and \
-                     the next plain one fewer again (remaining in order: {})",
+                    "{header} got more remaining than the request before it, and the next plain \
+                     one fewer again (remaining in order: {})",
                     words.join(", ")
                 ),
                 xs.get(i),

@@ -176,6 +176,9 @@ pub(super) fn judge(r: &Resp, ambiguous: bool) -> Judged {
     if matches!(s, 400 | 401 | 422) {
         return Judged::Refused(s);
     }
+    if (300..400).contains(&s) {
+        return Judged::Fail(format!("{s}: a redirect, not a refusal in the envelope"));
+    }
     let served = format!("{} (the credential was let in)", r.answered());
     if ambiguous {
         Judged::Observed(served)
@@ -359,6 +362,7 @@ mod tests {
             Judged::Fail(_)
         ));
         assert!(matches!(judge(&resp(401, "nope"), false), Judged::Fail(_)));
+        assert!(matches!(judge(&resp(302, ""), true), Judged::Fail(_)));
         assert!(matches!(
             judge(&resp(500, &env("x")), true),
             Judged::Fail(_)

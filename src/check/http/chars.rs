@@ -155,8 +155,9 @@ async fn deactivate(ctx: &Ctx, op: &Operation) {
             let (x, _) = ctx.exchange(op, req, Expect::Any).await;
             let what = format!("{field} with {what}");
             let j = match x.resp() {
-                Some(r) if r.status == 404 && ctx.is_error(r, 404) => {
-                    Judged::Pass(format!("{what}: 404 not_found"))
+                // Its code is `envelope.code`'s to judge.
+                Some(r) if r.status == 404 && is_envelope(r) => {
+                    Judged::Pass(format!("{what}: {}", answer_text(&x)))
                 }
                 Some(r) if r.is_success() => Judged::Fail(format!(
                     "{} for {what}: a partner nobody has was deactivated",

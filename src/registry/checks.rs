@@ -354,6 +354,15 @@ pub const CHECKS: &[CheckDef] = &[
         needs: "any key",
         enforces: Enforces::Clauses(&["auth.1"]),
     },
+    // Issue 29, the surface around the spec: credentials, headers, shapes and characters.
+    CheckDef {
+        id: "auth.mutations",
+        title: "every key of every plan, mutated (shortened, lengthened, one character changed, other case, padded, encoded, doubled, in the query), is refused",
+        clause: "Authentication 3: a missing or invalid credential gives status 401",
+        level: Fail,
+        needs: "any key (every plan's key is mutated)",
+        enforces: Enforces::Clauses(&["endpoints.authorization", "auth.1", "auth.3.unauthorized"]),
+    },
     CheckDef {
         id: "plan.paid-params-safe",
         title: "logo and hideLogo on a plan without them: refused cleanly or accepted, never a server error",
@@ -407,6 +416,44 @@ pub const CHECKS: &[CheckDef] = &[
         level: Informational,
         needs: "any key",
         enforces: Enforces::Clauses(&["endpoints.statuses"]),
+    },
+    // Issue 29, the surface around the spec: what real clients send beyond its exact shapes.
+    CheckDef {
+        id: "http.client-headers",
+        title: "headers real clients send (Accept, Accept-Encoding, User-Agent, X-Forwarded-For, Origin, Cache-Control...) do not change the answer",
+        clause: "Endpoints: response 200 (the same for the same request); all error responses follow the Errors part",
+        level: Fail,
+        needs: "any key",
+        enforces: Enforces::Clauses(&["tags.response", "qr.response", "endpoints.errors"]),
+    },
+    CheckDef {
+        id: "http.forwarded-limit",
+        title: "X-Forwarded-For does not reset or bypass a key's rate-limit counter",
+        clause: "Limits: requests per minute, per key; X-RateLimit-Remaining: requests remaining in the current window",
+        level: Fail,
+        needs: "any key (the answers carry X-RateLimit-Remaining)",
+        enforces: Enforces::Clauses(&["limits.standard", "limits.headers.remaining"]),
+    },
+    CheckDef {
+        id: "http.shapes",
+        title: "a trailing or doubled slash, an encoded path, repeated, empty or unknown parameters, a body on GET, unknown body fields: the spec's answer or a clean error",
+        clause: "Endpoints: all error responses follow the Errors part; Errors: 400, 404, 422, 500",
+        level: Fail,
+        needs: "any key (a key of Advanced or higher for deactivation)",
+        enforces: Enforces::Clauses(&["endpoints.errors", "errors.envelope", "errors.500"]),
+    },
+    CheckDef {
+        id: "http.chars",
+        title: "strings with characters that mean something to storage, URLs and shells (quotes, %, #, ;, --, control, RTL, emoji, very long) are honoured exactly or rejected cleanly",
+        clause: "Endpoints / GET /qr: url is the URL to encode; POST /partners/deactivate: partnerId, tenantId strings; Errors",
+        level: Fail,
+        needs: "any key (a key of Advanced or higher for deactivation)",
+        enforces: Enforces::Clauses(&[
+            "qr.params.url",
+            "partners.deactivate.body",
+            "errors.404",
+            "errors.500",
+        ]),
     },
     CheckDef {
         id: "ratelimit.headers",

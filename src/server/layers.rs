@@ -206,7 +206,9 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, &'static str> {
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err("the Authorization scheme must be Bearer");
     }
-    let token = token.trim();
+    // RFC 9110 11.4: 1*SP between scheme and key, nothing else; a key trimmed of any other
+    // whitespace (a tab) would let a mutated credential in (`auth.mutations`).
+    let token = token.trim_start_matches(' ');
     if token.is_empty() {
         return Err("the Authorization header carries an empty key");
     }

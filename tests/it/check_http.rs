@@ -48,7 +48,15 @@ async fn both_implementations_pass_with_their_opposite_choices() {
         let r = run_check(b.target(), &["http", "status.listed", "envelope"]).await;
         assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
         let judged = |id: &str| r.checks.iter().filter(|c| c.id == id).count();
-        for id in ["http.method", "http.body-size", "http.media-type"] {
+        for id in [
+            "http.method",
+            "http.body-size",
+            "http.media-type",
+            "http.client-headers",
+            "http.forwarded-limit",
+            "http.shapes",
+            "http.chars",
+        ] {
             assert!(judged(id) > 0, "{imp:?}: {id} judged: {}", r.summary());
         }
         let choices = findings(&r, "http.choices").join("\n");
@@ -225,4 +233,133 @@ async fn oversized_bodies_get_a_readable_answer_from_both_implementations() {
             assert_eq!(c.verdict, Verdict::Pass, "{imp:?}: {c:?}");
         }
     }
+}
+
+/// The surface around the spec (issue 29): headers real clients send, shapes off the spec's,
+/// hostile characters. Each defect fails the check that owns it; the fault-free
+/// implementations pass all of them (`both_implementations_pass_with_their_opposite_choices`).
+const SURFACE_DEFECTS: &[Row] = &[
+    Row::new(
+        "X-Forwarded-For resets the key's counter",
+        forwarded_resets_the_counter,
+        &["http.forwarded-limit"],
+        &[
+            Fails("http.forwarded-limit"),
+            Says(
+                "http.forwarded-limit",
+                "x-forwarded-for: 203.0.113.20 got more remaining",
+            ),
+        ],
+    ),
+    Row::new(
+        "Accept-Encoding: gzip answered with an empty list",
+        gzip_empties_the_list,
+        &["http.client-headers"],
+        &[
+            Fails("http.client-headers"),
+            Says("http.client-headers", "accept-encoding: gzip"),
+        ],
+    ),
+    Row::new(
+        "a trailing slash answered 500",
+        trailing_slash_500,
+        &["http.shapes"],
+        &[
+            Fails("http.shapes"),
+            Says("http.shapes", "a trailing slash"),
+        ],
+    ),
+    Row::new(
+        "a quote in a partnerId answered 500 with a raw SQL error",
+        quote_raw_sql_error,
+        &["http.chars"],
+        &[
+            Fails("http.chars"),
+            Says("http.chars", "partnerId with SQL quotes"),
+        ],
+    ),
+    Row::new(
+        "a url's fragment and percent-escapes encoded wrongly in the QR code",
+        url_mangled,
+        &["http.chars"],
+        &[
+            Fails("http.chars"),
+            Says("http.chars", "not of the url sent"),
+        ],
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_surface_defect_fails_the_check_that_owns_it() {
+    run_table(SURFACE_DEFECTS).await;
+}
+
+/// The limiter keyed on the forwarded address: each forwarded request on a fresh counter.
+fn forwarded_resets_the_counter() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.headers.contains_key("x-forwarded-for")
+            && let Some(limit) = ans.header_u64("x-ratelimit-limit")
+        {
+            ans.set_header("x-ratelimit-remaining", limit.saturating_sub(1));
+        }
+    })
+}
+
+fn gzip_empties_the_list() -> Defect {
+    Defect::after(|inc, ans| {
+        let gzip = inc
+            .headers
+            .get("accept-encoding")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("gzip"));
+        if gzip && inc.path == "/tags" && ans.status == 200 {
+            ans.body = b"[]".to_vec();
+        }
+    })
+}
+
+fn trailing_slash_500() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path.len() > 1 && inc.path.ends_with('/') {
+            ans.status = 500;
+            ans.body = envelope("internal_server_error");
+            ans.set_header("content-type", "application/json");
+        }
+    })
+}
+
+fn quote_raw_sql_error() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/partners/deactivate" && inc.body.contains(&b'\'') {
+            ans.status = 500;
+            ans.body = b"ERROR: syntax error at or near \"'\" (SQLSTATE 42601)".to_vec();
+            ans.set_header("content-type", "text/plain");
+        }
+    })
+}
+
+/// The url read as a URL would be by a careless layer: cut at `#` (a fragment), its
+/// percent-escapes decoded once more.
+fn url_mangled() -> Defect {
+    Defect::before(|inc| {
+        if inc.path != "/qr" {
+            return;
+        }
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(inc.query.as_bytes())
+            .map(|(k, v)| {
+                let v = if k == "url" {
+                    let cut = v.split('#').next().unwrap_or_default();
+                    percent_encoding::percent_decode_str(cut)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        inc.query = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+    })
 }

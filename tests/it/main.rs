@@ -11,6 +11,7 @@ mod common;
 
 mod action;
 mod certificates;
+mod check_auth;
 mod check_families;
 mod check_hostile;
 mod check_http;

@@ -173,7 +173,18 @@ fn text_mutations(p: &Param) -> Vec<BoxedStrategy<Mutation>> {
     if p.kind == ParamKind::String && p.format.as_deref() == Some("hex-color") {
         out.push(sampled(
             p,
-            strings(&["#GGGGGG", "#12345", "red", "#1234567", "#12 456"]),
+            // The last three with characters other layers read (a quote and a comment, an
+            // escape, a right-to-left mark), as `hostile` draws for free text.
+            strings(&[
+                "#GGGGGG",
+                "#12345",
+                "red",
+                "#1234567",
+                "#12 456",
+                "#00'0;--",
+                "#00%2300",
+                "#\u{202e}000000",
+            ]),
             "not a hex colour",
         ));
     }

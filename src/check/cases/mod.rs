@@ -26,10 +26,13 @@ use super::probe::Req;
 use crate::spec::{Location, Operation, Param, ParamKind};
 
 mod edges;
+mod hostile;
 mod invalid;
 mod valid;
 
 use edges::*;
+pub use hostile::hostile_strings;
+use hostile::*;
 pub use invalid::*;
 pub use valid::*;
 

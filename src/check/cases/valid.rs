@@ -212,6 +212,7 @@ pub(super) fn valid_url(p: &Param) -> BoxedStrategy<Val> {
             })
             .boxed(),
         ),
+        (1, hostile_val(&name, "https://example.com/")),
     ];
     if let Some(max) = max {
         let pad = max.saturating_sub(base.len());
@@ -245,6 +246,10 @@ pub(super) fn valid_text(p: &Param) -> BoxedStrategy<Val> {
                 .boxed(),
         ),
     ];
+    // The search term is another family's (`pagination.search`), with its own alphabet.
+    if p.pagination.as_deref() != Some("search") {
+        options.push((1, hostile_val(&name, "")));
+    }
     if let Some(max) = p.bound("maxLength").map(|m| m as usize) {
         options.push((
             1,
@@ -308,9 +313,11 @@ pub(super) fn valid_json(schema: &Value) -> BoxedStrategy<Value> {
         Some("number") => (0i64..1000).prop_map(Value::from).boxed(),
         Some("boolean") => any::<bool>().prop_map(Value::from).boxed(),
         // Strings, and anything else: an id no target has.
-        _ => "[a-z0-9]{10}"
-            .prop_map(|s| Value::from(format!("{ID_PREFIX}{s}")))
-            .boxed(),
+        _ => prop_oneof![
+            4 => "[a-z0-9]{10}".prop_map(|s| Value::from(format!("{ID_PREFIX}{s}"))),
+            1 => hostile().prop_map(|(_, s)| Value::from(format!("{ID_PREFIX}{s}"))),
+        ]
+        .boxed(),
     }
 }
 

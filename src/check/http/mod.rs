@@ -13,13 +13,24 @@
 //! - `http.media-type`: `application/json; charset=utf-8` is the same media type as
 //!   `application/json` (RFC 9110 8.3.1): served as without the parameter, never a 400/415.
 //!   With an unknown partner always; with `--allow-destructive`, also on a spare fixture.
+//! - `http.client-headers` and `http.forwarded-limit` (`headers.rs`): headers real clients
+//!   send do not change the answer; X-Forwarded-For gives a key no counter of its own.
+//! - `http.shapes` (`shapes.rs`): a trailing or doubled slash, an encoded path, parameters
+//!   empty, repeated or unknown, a body on GET, unknown body fields: the meant answer or a
+//!   clean error (`same.rs` compares answers).
+//! - `http.chars` (`chars.rs`): strings hostile to storage, URL and shell layers, honoured
+//!   exactly or rejected cleanly.
 //! - `http.choices`: which of the legal answers the target chose.
 //!
 //! Error answers also feed `status.listed` and `envelope.*`; `conformance::standard_status`
 //! makes `status.listed` observe (not fail) the 405 and 413 these requests may meet.
 
+mod chars;
+mod headers;
 mod media;
 mod method;
+mod same;
+mod shapes;
 mod size;
 
 use super::Ctx;
@@ -54,6 +65,18 @@ pub async fn run(ctx: &Ctx) {
     }
     if ctx.enabled(check_id!("http.media-type")) {
         media::run(ctx).await;
+    }
+    if ctx.enabled(check_id!("http.client-headers")) {
+        headers::client_headers(ctx).await;
+    }
+    if ctx.enabled(check_id!("http.forwarded-limit")) {
+        headers::forwarded_limit(ctx).await;
+    }
+    if ctx.enabled(check_id!("http.shapes")) {
+        shapes::run(ctx).await;
+    }
+    if ctx.enabled(check_id!("http.chars")) {
+        chars::run(ctx).await;
     }
 }
 

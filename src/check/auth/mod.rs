@@ -9,6 +9,8 @@ use super::probe::Req;
 use crate::http::{error_code, is_envelope};
 use crate::spec::{Limit, Operation};
 
+mod mutations;
+
 /// A request for `op` that is valid apart from what the check varies: required parameters
 /// get their simplest valid value, a JSON body is an empty object.
 pub fn minimal_request(op: &Operation) -> Req {
@@ -140,8 +142,9 @@ fn near_misses(key: &str) -> Vec<(String, String)> {
 }
 
 /// `auth.choices` on the open forms of a credential, on one operation with a key that may
-/// call it: accepted or 401 unauthorized, both observed; anything else (a 400/422, a 5xx) is
-/// an `auth.required` failure (a credential is either valid or "invalid: 401").
+/// call it: accepted, 401 unauthorized or a 400 in the envelope (the header read as
+/// malformed), all observed; anything else (a 422, a 5xx) is an `auth.required` failure (a
+/// credential is either valid or "invalid: 401").
 async fn open_credential_forms(ctx: &Ctx) {
     let (id, judge) = (check_id!("auth.choices"), check_id!("auth.required"));
     let Some(op) = ctx.op("getTags").or(ctx.spec.operations.first()) else {
@@ -156,16 +159,19 @@ async fn open_credential_forms(ctx: &Ctx) {
         let Some(r) = x.resp() else { continue };
         let code = error_code(r).unwrap_or_default();
         let refused = ctx.is_error(r, 401);
+        // A scheme the target does not take, read as a malformed header: the real service
+        // answers 400 without `Bearer `; a clean refusal, as the spec's 401 is.
+        let malformed = r.status == 400 && is_envelope(r);
         match o {
             Outcome::Throttled | Outcome::Transport => {}
             Outcome::Accepted => {
                 ctx.rec
                     .observe(id, &op.label(), format!("{what}: accepted"), Some(&x))
             }
-            _ if refused => ctx.rec.observe(
+            _ if refused || malformed => ctx.rec.observe(
                 id,
                 &op.label(),
-                format!("{what}: refused with 401 unauthorized"),
+                format!("{what}: refused with {}", r.answered()),
                 Some(&x),
             ),
             _ => ctx.rec.violation(
@@ -185,6 +191,9 @@ pub async fn run(ctx: &Ctx) {
     };
     if ctx.enabled(check_id!("auth.choices")) {
         open_credential_forms(ctx).await;
+    }
+    if ctx.enabled(check_id!("auth.mutations")) {
+        mutations::run(ctx).await;
     }
     for op in &ctx.spec.operations {
         if ctx.enabled(check_id!("auth.required")) {

@@ -7,6 +7,7 @@ use super::combos::{self, Failure, Judged, TermSpec};
 use super::model::{Model, content_diff, show_query};
 use super::relations::unlisted;
 use super::*;
+use proptest::prelude::*;
 
 /// (role, plain value, other spellings of it).
 fn spellings(l: &Lister<'_>, s: Option<&Sorting>) -> Vec<(String, String, Vec<&'static str>)> {
@@ -157,8 +158,13 @@ pub(super) async fn literal(l: &Lister<'_>, m: &Model) {
     }
     let h = tokio::runtime::Handle::current();
     let judge = |t: &TermSpec| h.block_on(literally(l, m, &param, t));
-    let strategy = proptest::strategy::Strategy::prop_map(
-        (combos::term(), 0usize..64, 0usize..combos::META.len()),
+    let strategy = Strategy::prop_map(
+        (
+            combos::term(),
+            0usize..64,
+            // `%` and `_` (the first two) the most often: SQL's wildcards.
+            prop_oneof![1 => 0usize..2, 2 => 0usize..combos::META.len()],
+        ),
         |(mut t, pos, which)| {
             t.meta = Some((pos, which));
             t
@@ -175,7 +181,10 @@ async fn literally(l: &Lister<'_>, m: &Model, param: &str, t: &TermSpec) -> Judg
         return Judged::NotJudged;
     };
     let p = vec![(param.to_string(), term.clone())];
-    let w = match l.walk_first(&p, l.size_max, Expect::AcceptOrReject).await {
+    let w = match l
+        .walk_first(&p, l.size_max, Expect::AcceptOrReject, MAX_PAGES)
+        .await
+    {
         Ok(w) if w.complete => w,
         Ok(_) | Err(Unwalked::Broke(_)) => return Judged::NotJudged,
         Err(Unwalked::Refused(s, x)) => {

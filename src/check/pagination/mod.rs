@@ -168,7 +168,10 @@ impl<'a> Lister<'a> {
     /// Every page in turn, until an empty page (or the 404 `past_end` allows past the last), a
     /// page smaller than `size`, or the bound.
     async fn walk(&self, params: &[(String, String)], size: u64) -> Result<Walk, String> {
-        match self.walk_first(params, size, Expect::Accept).await {
+        match self
+            .walk_first(params, size, Expect::Accept, MAX_PAGES)
+            .await
+        {
             Ok(w) => Ok(w),
             Err(Unwalked::Refused(s, x)) => Err(why(&x, Outcome::CleanRejection(s))),
             Err(Unwalked::Broke(why)) => Err(why),
@@ -176,12 +179,13 @@ impl<'a> Lister<'a> {
     }
 
     /// `walk`, the first page judged with `first` (a combination the target may refuse);
-    /// once accepted, the next pages of the same request must be too.
+    /// once accepted, the next pages of the same request must be too. At most `max_pages`.
     async fn walk_first(
         &self,
         params: &[(String, String)],
         size: u64,
         first: Expect,
+        max_pages: usize,
     ) -> Result<Walk, Unwalked> {
         let mut w = Walk {
             items: Vec::new(),
@@ -216,7 +220,7 @@ impl<'a> Lister<'a> {
             if n == 0 || short || self.page.is_none() {
                 return Ok(w);
             }
-            if w.pages >= MAX_PAGES || w.items.len() >= MAX_ITEMS {
+            if w.pages >= max_pages.min(MAX_PAGES) || w.items.len() >= MAX_ITEMS {
                 w.complete = false;
                 return Ok(w);
             }

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 
 /// Cases per property: a few hundred requests in all, with shrinking.
 const MODEL_CASES: u32 = 24;
-const RELATION_CASES: u32 = 6;
+const RELATION_CASES: u32 = 10;
 
 pub(super) async fn relations(l: &Lister<'_>, m: &Model) {
     let h = tokio::runtime::Handle::current();
@@ -29,7 +29,11 @@ pub(super) async fn relations(l: &Lister<'_>, m: &Model) {
     }
     if l.ctx.enabled(check_id!("pagination.concat")) {
         let judge = |c: &(Filter, (usize, bool), u64)| h.block_on(concat(l, m, c));
-        let s = (combos::filter(), (0usize..4, any::<bool>()), 1u64..=10);
+        let s = (
+            combos::filter(),
+            (0usize..4, any::<bool>()),
+            prop_oneof![3 => 1u64..=3, 1 => 1u64..=10],
+        );
         combos::drive(
             l,
             check_id!("pagination.concat"),
@@ -41,7 +45,7 @@ pub(super) async fn relations(l: &Lister<'_>, m: &Model) {
     }
     if l.ctx.enabled(check_id!("pagination.intersection")) {
         let judge = |c: &(TermSpec, IdsSpec, bool)| h.block_on(intersection(l, m, c));
-        let s = (combos::term(), combos::ids(1, 5), any::<bool>());
+        let s = (combos::plain_term(), combos::ids(1, 5), any::<bool>());
         combos::drive(
             l,
             check_id!("pagination.intersection"),
@@ -119,8 +123,23 @@ fn kind(m: &Model, p: &[(String, String)]) -> String {
 
 /// `pagination.model`: one page of a combination is the page the model predicts.
 async fn judge_combo(l: &Lister<'_>, m: &Model, c: &Combo) -> Judged {
-    let params = m.combo_params(c, l.size.as_deref(), l.page.as_deref());
     let (term, ids) = m.filter_parts(&c.filter);
+    // A small page size drawn below the number of tags the filters select (so there are
+    // pages), the page among those they fill and one past them.
+    let mut c = c.clone();
+    if let Some(p) = m.predict(term.as_deref(), ids.as_deref()) {
+        let n = p.may.len().max(1) as u64;
+        c.size = c.size.map(|s| if s <= 10 { 1 + (s - 1) % n } else { s });
+        let size = c
+            .size
+            .map(|s| s as usize)
+            .or(m.default_size)
+            .unwrap_or(usize::MAX);
+        let pages = p.may.len().div_ceil(size.max(1)).max(1) as u64;
+        c.page = c.page.map(|raw| 1 + (raw - 1) % (pages + 1));
+    }
+    let c = &c;
+    let params = m.combo_params(c, l.size.as_deref(), l.page.as_deref());
     let unknown = ids
         .as_ref()
         .is_some_and(|v| v.iter().any(|i| i == MISSING_ID));
@@ -235,15 +254,29 @@ fn sorted(m: &Model, pick: (usize, bool)) -> Option<(Params, String)> {
 
 /// A filtered list walked whole: None (observed when refused) when it is not.
 async fn walked(l: &Lister<'_>, m: &Model, p: &Params, size: u64) -> Option<Walk> {
+    walked_up_to(l, m, p, size, MAX_PAGES)
+        .await
+        .filter(|w| w.complete)
+}
+
+/// A filtered list walked to its end or `max_pages`; None (observed when refused) when it
+/// could not be.
+async fn walked_up_to(
+    l: &Lister<'_>,
+    m: &Model,
+    p: &Params,
+    size: u64,
+    max_pages: usize,
+) -> Option<Walk> {
     let unknown = p.iter().any(|(_, v)| v.contains(MISSING_ID));
     let first = if unknown {
         Expect::Any
     } else {
         Expect::AcceptOrReject
     };
-    match l.walk_first(p, size, first).await {
-        Ok(w) if w.complete => Some(w),
-        Ok(_) | Err(Unwalked::Broke(_)) => None,
+    match l.walk_first(p, size, first, max_pages).await {
+        Ok(w) => Some(w),
+        Err(Unwalked::Broke(_)) => None,
         Err(Unwalked::Refused(s, x)) => {
             unlisted(l, &kind(m, p), &x, Outcome::CleanRejection(s));
             None
@@ -263,13 +296,18 @@ async fn concat(l: &Lister<'_>, m: &Model, c: &(Filter, (usize, bool), u64)) -> 
     let Some(big) = walked(l, m, &p, l.size_max).await else {
         return Judged::NotJudged;
     };
-    // At most about eight pages.
-    let small = (*small)
+    // Below the list's length (so there are pages), at most about eight pages.
+    let small = (1 + (*small - 1) % (big.items.len() as u64).saturating_sub(1).max(1))
         .max((big.items.len() as u64).div_ceil(8))
         .clamp(l.size_min, l.size_max);
-    let Some(pages) = walked(l, m, &p, small).await else {
+    // One page more than the list needs: a target that pages past its end shows it.
+    let need = (big.items.len() as u64).div_ceil(small.max(1)) as usize + 1;
+    let Some(pages) = walked_up_to(l, m, &p, small, need.max(2)).await else {
         return Judged::NotJudged;
     };
+    if !pages.complete && pages.items.len() <= big.items.len() {
+        return Judged::NotJudged;
+    }
     let (a, b) = (keyed(&pages.items, &field), keyed(&big.items, &field));
     let what = format!("{} with pageSize={small}", show_query(&p));
     let x = |i: usize| {

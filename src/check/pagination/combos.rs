@@ -192,8 +192,8 @@ pub(super) fn combo(size_max: u64) -> impl Strategy<Value = Combo> {
 pub(super) enum Judged {
     Held,
     /// Refused cleanly, throttled, lost, or outside what the model can predict.
-    NotJudged,
-    Broke(Failure),
+    Unjudged,
+    Broke(Box<Failure>),
 }
 
 /// A broken relation: what was expected, what came, and the exchange that shows it.
@@ -203,13 +203,13 @@ pub(super) struct Failure {
     pub(super) exchange: Option<Exchange>,
 }
 
-impl Failure {
-    pub(super) fn new(expected: String, actual: String, x: Option<&Exchange>) -> Judged {
-        Judged::Broke(Failure {
+impl Judged {
+    pub(super) fn broke(expected: String, actual: String, x: Option<&Exchange>) -> Judged {
+        Judged::Broke(Box::new(Failure {
             expected,
             actual,
             exchange: x.cloned(),
-        })
+        }))
     }
 }
 
@@ -255,10 +255,10 @@ pub(super) fn drive<T: Clone + std::fmt::Debug>(
                 l.ctx.rec.pass(id, &l.label);
                 Ok(())
             }
-            Judged::NotJudged => Ok(()),
+            Judged::Unjudged => Ok(()),
             Judged::Broke(f) => {
                 let why = f.actual.clone();
-                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
+                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(*f);
                 Err(TestCaseError::fail(why))
             }
         })
@@ -280,15 +280,56 @@ pub(super) fn drive<T: Clone + std::fmt::Debug>(
     }
 }
 
-/// Every letter's case swapped.
-pub(super) fn swap_case(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_uppercase() {
-                c.to_lowercase().collect::<Vec<_>>()
+impl Filter {
+    /// The query of a filter: (name, value) pairs, ids comma-separated or repeated.
+    pub(super) fn params(&self, m: &Model) -> Params {
+        let mut p = Vec::new();
+        if let (Some(name), Some(t)) = (
+            &m.names.search,
+            self.term.as_ref().and_then(|t| t.render(m)),
+        ) {
+            p.push((name.clone(), t));
+        }
+        if let (Some(name), Some(spec)) = (&m.names.ids, &self.ids) {
+            let ids = spec.ids(m);
+            if spec.repeated {
+                p.extend(ids.into_iter().map(|i| (name.clone(), i)));
             } else {
-                c.to_uppercase().collect()
+                p.push((name.clone(), ids.join(",")));
             }
-        })
-        .collect()
+        }
+        p
+    }
+
+    /// The term and ids a filter renders to (ids as asked, unknown ones included).
+    pub(super) fn parts(&self, m: &Model) -> (Option<String>, Option<Vec<String>>) {
+        let term = self
+            .term
+            .as_ref()
+            .and_then(|t| t.render(m))
+            .filter(|_| m.names.search.is_some());
+        let ids = self
+            .ids
+            .as_ref()
+            .filter(|_| m.names.ids.is_some())
+            .map(|i| i.ids(m));
+        (term, ids)
+    }
+}
+
+impl Combo {
+    /// The whole query, page and page size under the names given (when the spec has them).
+    pub(super) fn params(&self, m: &Model, size: Option<&str>, page: Option<&str>) -> Params {
+        let mut p = self.filter.params(m);
+        if let (Some(s), Some((field, desc))) = (&m.names.sorting, m.sort_of(self.sort)) {
+            p.extend(s.params(&field, desc));
+        }
+        if let (Some(n), Some(v)) = (size, self.size) {
+            p.push((n.to_string(), v.to_string()));
+        }
+        if let (Some(n), Some(v)) = (page, self.page) {
+            p.push((n.to_string(), v.to_string()));
+        }
+        p
+    }
 }

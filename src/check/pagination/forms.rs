@@ -3,7 +3,7 @@
 //! mean something to storage, URL or shell layers is taken literally (`pagination.literal`).
 //! Refusing a form cleanly is the target's choice, observed.
 
-use super::combos::{self, Failure, Judged, TermSpec};
+use super::combos::{self, Judged, TermSpec};
 use super::model::{Model, content_diff, show_query};
 use super::relations::unlisted;
 use super::*;
@@ -175,10 +175,10 @@ pub(super) async fn literal(l: &Lister<'_>, m: &Model) {
 
 async fn literally(l: &Lister<'_>, m: &Model, param: &str, t: &TermSpec) -> Judged {
     let Some(term) = t.render(m) else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
     let Some(pred) = m.predict(Some(&term), None) else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
     let p = vec![(param.to_string(), term.clone())];
     let w = match l
@@ -186,7 +186,7 @@ async fn literally(l: &Lister<'_>, m: &Model, param: &str, t: &TermSpec) -> Judg
         .await
     {
         Ok(w) if w.complete => w,
-        Ok(_) | Err(Unwalked::Broke(_)) => return Judged::NotJudged,
+        Ok(_) | Err(Unwalked::Broke(_)) => return Judged::Unjudged,
         Err(Unwalked::Refused(s, x)) => {
             return unlisted(
                 l,
@@ -237,7 +237,7 @@ async fn literally(l: &Lister<'_>, m: &Model, param: &str, t: &TermSpec) -> Judg
     if wild {
         actual.push_str(" (% or _ acting as a wildcard)");
     }
-    Failure::new(
+    Judged::broke(
         format!(
             "for {}: the {} tags the term finds taken literally",
             show_query(&p),

@@ -4,7 +4,6 @@
 //! order of the whole list, and the default page size. From it, the exact set (and where
 //! sorted, the order up to ties) any combination of parameters must give.
 
-use super::combos::{Combo, Filter};
 use super::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +171,7 @@ impl Model {
             let c = chars(n);
             (c.len() >= 3 && c[0].is_ascii_alphabetic())
                 .then(|| c[..3].iter().collect::<String>())
-                .map(|p| super::combos::swap_case(&p))
+                .map(|p| swap_case(&p))
         }));
         terms.extend(first(&|n| {
             let c = chars(n);
@@ -306,60 +305,6 @@ impl Model {
     pub(super) fn key(&self, id: &str, field: &str) -> Option<String> {
         key_of(self.by_id.get(id)?, field).map(|k| fold(&k))
     }
-
-    /// The query of a filter: (name, value) pairs, ids comma-separated or repeated.
-    pub(super) fn filter_params(&self, f: &Filter) -> Params {
-        let mut p = Vec::new();
-        if let (Some(name), Some(t)) = (
-            &self.names.search,
-            f.term.as_ref().and_then(|t| t.render(self)),
-        ) {
-            p.push((name.clone(), t));
-        }
-        if let (Some(name), Some(spec)) = (&self.names.ids, &f.ids) {
-            let ids = spec.ids(self);
-            if spec.repeated {
-                p.extend(ids.into_iter().map(|i| (name.clone(), i)));
-            } else {
-                p.push((name.clone(), ids.join(",")));
-            }
-        }
-        p
-    }
-
-    pub(super) fn combo_params(
-        &self,
-        c: &Combo,
-        size_name: Option<&str>,
-        page_name: Option<&str>,
-    ) -> Params {
-        let mut p = self.filter_params(&c.filter);
-        if let (Some(s), Some((field, desc))) = (&self.names.sorting, self.sort_of(c.sort)) {
-            p.extend(s.params(&field, desc));
-        }
-        if let (Some(n), Some(v)) = (size_name, c.size) {
-            p.push((n.to_string(), v.to_string()));
-        }
-        if let (Some(n), Some(v)) = (page_name, c.page) {
-            p.push((n.to_string(), v.to_string()));
-        }
-        p
-    }
-
-    /// The term and ids a filter renders to (ids as asked, unknown ones included).
-    pub(super) fn filter_parts(&self, f: &Filter) -> (Option<String>, Option<Vec<String>>) {
-        let term = f
-            .term
-            .as_ref()
-            .and_then(|t| t.render(self))
-            .filter(|_| self.names.search.is_some());
-        let ids = f
-            .ids
-            .as_ref()
-            .filter(|_| self.names.ids.is_some())
-            .map(|i| i.ids(self));
-        (term, ids)
-    }
 }
 
 /// A query as a reader types it: `a=1&b=x y` (decoded, quoted when it has blanks).
@@ -395,4 +340,17 @@ pub(super) fn content_diff(m: &Model, items: &[Value]) -> Option<String> {
 pub(super) fn duplicate(items: &[Value]) -> Option<&str> {
     let mut seen = HashSet::new();
     items.iter().filter_map(id_of).find(|i| !seen.insert(*i))
+}
+
+/// Every letter's case swapped.
+fn swap_case(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_uppercase() {
+                c.to_lowercase().collect::<Vec<_>>()
+            } else {
+                c.to_uppercase().collect()
+            }
+        })
+        .collect()
 }

@@ -5,7 +5,7 @@
 //! under filters (`pagination.reverse`). A clean refusal of a combination is the target's
 //! choice (observed); the relation is then not judged.
 
-use super::combos::{self, Combo, Failure, Filter, IdsSpec, Judged, TermSpec};
+use super::combos::{self, Combo, Filter, IdsSpec, Judged, TermSpec};
 use super::model::{Model, content_diff, duplicate, show_query};
 use super::*;
 use proptest::prelude::*;
@@ -91,7 +91,7 @@ pub(super) fn unlisted(l: &Lister<'_>, what: &str, x: &Exchange, o: Outcome) -> 
             Some(x),
         );
     }
-    Judged::NotJudged
+    Judged::Unjudged
 }
 
 /// What kind of combination it is, for observations (one line per kind, not per case).
@@ -123,7 +123,7 @@ fn kind(m: &Model, p: &[(String, String)]) -> String {
 
 /// `pagination.model`: one page of a combination is the page the model predicts.
 async fn judge_combo(l: &Lister<'_>, m: &Model, c: &Combo) -> Judged {
-    let (term, ids) = m.filter_parts(&c.filter);
+    let (term, ids) = c.filter.parts(m);
     // A small page size drawn below the number of tags the filters select (so there are
     // pages), the page among those they fill and one past them.
     let mut c = c.clone();
@@ -139,7 +139,7 @@ async fn judge_combo(l: &Lister<'_>, m: &Model, c: &Combo) -> Judged {
         c.page = c.page.map(|raw| 1 + (raw - 1) % (pages + 1));
     }
     let c = &c;
-    let params = m.combo_params(c, l.size.as_deref(), l.page.as_deref());
+    let params = c.params(m, l.size.as_deref(), l.page.as_deref());
     let unknown = ids
         .as_ref()
         .is_some_and(|v| v.iter().any(|i| i == MISSING_ID));
@@ -155,9 +155,9 @@ async fn judge_combo(l: &Lister<'_>, m: &Model, c: &Combo) -> Judged {
         return unlisted(l, &kind(m, &params), &x, o);
     };
     let Some(pred) = m.predict(term.as_deref(), ids.as_deref()) else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
-    let fail = |e: String, a: String| Failure::new(format!("for {what}: {e}"), a, Some(&x));
+    let fail = |e: String, a: String| Judged::broke(format!("for {what}: {e}"), a, Some(&x));
     if let Some(d) = content_diff(m, &items) {
         return fail("every tag as the whole list has it".into(), d);
     }
@@ -289,12 +289,12 @@ async fn walked_up_to(
 async fn concat(l: &Lister<'_>, m: &Model, c: &(Filter, (usize, bool), u64)) -> Judged {
     let (f, pick, small) = c;
     let (Some(_), Some(_), Some((sort, field))) = (&l.size, &l.page, sorted(m, *pick)) else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
-    let mut p = m.filter_params(f);
+    let mut p = f.params(m);
     p.extend(sort);
     let Some(big) = walked(l, m, &p, l.size_max).await else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
     // Below the list's length (so there are pages), at most about eight pages.
     let small = (1 + (*small - 1) % (big.items.len() as u64).saturating_sub(1).max(1))
@@ -303,10 +303,10 @@ async fn concat(l: &Lister<'_>, m: &Model, c: &(Filter, (usize, bool), u64)) -> 
     // One page more than the list needs: a target that pages past its end shows it.
     let need = (big.items.len() as u64).div_ceil(small.max(1)) as usize + 1;
     let Some(pages) = walked_up_to(l, m, &p, small, need.max(2)).await else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
     if !pages.complete && pages.items.len() <= big.items.len() {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     }
     let (a, b) = (keyed(&pages.items, &field), keyed(&big.items, &field));
     let what = format!("{} with pageSize={small}", show_query(&p));
@@ -321,11 +321,11 @@ async fn concat(l: &Lister<'_>, m: &Model, c: &(Filter, (usize, bool), u64)) -> 
         l.size_max
     );
     if let Some(d) = first_duplicate(&a) {
-        return Failure::new(expected, format!("{d} on two pages"), x(0));
+        return Judged::broke(expected, format!("{d} on two pages"), x(0));
     }
     if a.len() != b.len() || id_set(&a) != id_set(&b) {
         let missing = b.iter().position(|e| !id_set(&a).contains(e.0.as_str()));
-        return Failure::new(
+        return Judged::broke(
             expected,
             format!(
                 "{} in pages of {small}, {} in pages of {}{}",
@@ -338,7 +338,7 @@ async fn concat(l: &Lister<'_>, m: &Model, c: &(Filter, (usize, bool), u64)) -> 
         );
     }
     match tie_diff(&a, &b, false) {
-        Some(Diff::Definite(i)) => Failure::new(
+        Some(Diff::Definite(i)) => Judged::broke(
             expected,
             format!(
                 "item {} is {} in pages of {small}, {} in pages of {}",
@@ -349,7 +349,7 @@ async fn concat(l: &Lister<'_>, m: &Model, c: &(Filter, (usize, bool), u64)) -> 
             ),
             x(i),
         ),
-        Some(Diff::Undecidable(_)) => Judged::NotJudged,
+        Some(Diff::Undecidable(_)) => Judged::Unjudged,
         None => Judged::Held,
     }
 }
@@ -377,19 +377,15 @@ async fn intersection(l: &Lister<'_>, m: &Model, c: &(TermSpec, IdsSpec, bool)) 
         term: Some(term.clone()),
         ids: Some(ids),
     };
-    let (pa, pb, pc) = (
-        m.filter_params(&only_term),
-        m.filter_params(&only_ids),
-        m.filter_params(&both),
-    );
+    let (pa, pb, pc) = (only_term.params(m), only_ids.params(m), both.params(m));
     if pa.is_empty() || pb.is_empty() || pc.len() < 2 {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     }
     let mut walks = Vec::new();
     for p in [&pa, &pb, &pc] {
         match walked(l, m, p, l.size_max).await {
             Some(w) => walks.push(w),
-            None => return Judged::NotJudged,
+            None => return Judged::Unjudged,
         }
     }
     let set = |w: &Walk| {
@@ -413,7 +409,7 @@ async fn intersection(l: &Lister<'_>, m: &Model, c: &(TermSpec, IdsSpec, bool)) 
     };
     let extra = sample(got.difference(&want).collect());
     let missing = sample(want.difference(&got).collect());
-    Failure::new(
+    Judged::broke(
         format!(
             "for {}: the tags both {} and {} give ({} tags)",
             show_query(&pc),
@@ -466,15 +462,15 @@ async fn ids_forms(l: &Lister<'_>, m: &Model, c: &(IdsSpec, u8)) -> Judged {
         term: None,
         ids: Some(ids),
     };
-    let (pa, pb) = (m.filter_params(&f(plain)), m.filter_params(&f(other)));
+    let (pa, pb) = (f(plain).params(m), f(other).params(m));
     if pa.is_empty() || pa == pb {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     }
     let (Some(a), Some(b)) = (
         walked(l, m, &pa, l.size_max).await,
         walked(l, m, &pb, l.size_max).await,
     ) else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
     let set = |w: &Walk| {
         w.items
@@ -490,7 +486,7 @@ async fn ids_forms(l: &Lister<'_>, m: &Model, c: &(IdsSpec, u8)) -> Judged {
     got.sort();
     let mut want: Vec<String> = set(&a).into_iter().collect();
     want.sort();
-    Failure::new(
+    Judged::broke(
         format!(
             "for {} (ids {how}): the tags of {}: {}",
             show_query(&pb),
@@ -509,9 +505,9 @@ async fn reverse(l: &Lister<'_>, m: &Model, c: &(Filter, usize)) -> Judged {
     let (Some((asc_p, field)), Some((desc_p, _))) =
         (sorted(m, (*field, false)), sorted(m, (*field, true)))
     else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
-    let base = m.filter_params(f);
+    let base = f.params(m);
     let (mut pa, mut pd) = (base.clone(), base);
     pa.extend(asc_p);
     pd.extend(desc_p);
@@ -519,7 +515,7 @@ async fn reverse(l: &Lister<'_>, m: &Model, c: &(Filter, usize)) -> Judged {
         walked(l, m, &pa, l.size_max).await,
         walked(l, m, &pd, l.size_max).await,
     ) else {
-        return Judged::NotJudged;
+        return Judged::Unjudged;
     };
     let (ka, kd) = (keyed(&a.items, &field), keyed(&d.items, &field));
     let rev: Vec<(String, Option<String>)> = ka.iter().rev().cloned().collect();
@@ -529,14 +525,14 @@ async fn reverse(l: &Lister<'_>, m: &Model, c: &(Filter, usize)) -> Judged {
         show_query(&pa)
     );
     if ka.len() != kd.len() || id_set(&ka) != id_set(&kd) {
-        return Failure::new(
+        return Judged::broke(
             expected,
             format!("{} with desc, {} with asc", d.describe(), a.describe()),
             d.exchanges.first(),
         );
     }
     match tie_diff(&kd, &rev, false) {
-        Some(Diff::Definite(i)) => Failure::new(
+        Some(Diff::Definite(i)) => Judged::broke(
             expected,
             format!(
                 "item {} is {}, where {} belongs",
@@ -548,7 +544,7 @@ async fn reverse(l: &Lister<'_>, m: &Model, c: &(Filter, usize)) -> Judged {
                 .get(i / l.size_max.max(1) as usize)
                 .or(d.exchanges.first()),
         ),
-        Some(Diff::Undecidable(_)) => Judged::NotJudged,
+        Some(Diff::Undecidable(_)) => Judged::Unjudged,
         None => Judged::Held,
     }
 }

@@ -1,5 +1,7 @@
 //! `pagination.*`: the pages of `GET /tags`: bounds of page and pageSize, page sizes, walking
-//! the pages, sort order, the ids filter, the search term, and the choices the spec leaves open.
+//! the pages, sort order, the ids filter, the search term, and the choices the spec leaves open;
+//! then, from a model of the list learned from the target (`model`), generated combinations of
+//! every parameter and the relations where they meet (`relations`, `forms`).
 //!
 //! Parameters are found by their role in the spec (`x-linkcert-pagination`), not by name. The
 //! reference document does not show the names of the sort, order, search and ids parameters:

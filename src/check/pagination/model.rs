@@ -354,3 +354,34 @@ fn swap_case(s: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_tell_anchors_and_foldings_apart() {
+        let r = |a, f| Rule(a, f);
+        let name = "Éclair summer-Sale";
+        assert!(r(Anchor::Contains, Fold::Exact).matches(name, "mmer"));
+        assert!(!r(Anchor::Prefix, Fold::Exact).matches(name, "mmer"));
+        assert!(r(Anchor::WordPrefix, Fold::Exact).matches(name, "Sale"));
+        assert!(!r(Anchor::WordPrefix, Fold::Exact).matches(name, "ale"));
+        assert!(!r(Anchor::Prefix, Fold::Ascii).matches(name, "écl"));
+        assert!(r(Anchor::Prefix, Fold::Lower).matches(name, "écl"));
+        assert!(!r(Anchor::Prefix, Fold::Lower).matches(name, "ecl"));
+        assert!(r(Anchor::Prefix, Fold::Accents).matches(name, "ECL"));
+        // A literal `%` is no wildcard under any rule.
+        assert!(Rule::all().iter().all(|r| !r.matches(name, "%")));
+        assert_eq!(swap_case("aBç"), "AbÇ");
+    }
+
+    #[test]
+    fn queries_show_as_typed() {
+        let p = vec![
+            ("search".to_string(), "a b".to_string()),
+            ("page".to_string(), "2".to_string()),
+        ];
+        assert_eq!(show_query(&p), "search=\"a b\"&page=2");
+    }
+}

@@ -1,5 +1,7 @@
 //! `pagination.*`: the pages of `GET /tags`: bounds of page and pageSize, page sizes, walking
-//! the pages, sort order, the ids filter, the search term, and the choices the spec leaves open.
+//! the pages, sort order, the ids filter, the search term, and the choices the spec leaves open;
+//! then, from a model of the list learned from the target (`model`), generated combinations of
+//! every parameter and the relations where they meet (`relations`, `forms`).
 //!
 //! Parameters are found by their role in the spec (`x-linkcert-pagination`), not by name. The
 //! reference document does not show the names of the sort, order, search and ids parameters:
@@ -26,7 +28,11 @@ use crate::target::PlanKey;
 
 mod bounds;
 mod choices;
+mod combos;
+mod forms;
 mod ids;
+mod model;
+mod relations;
 mod search;
 mod sort;
 mod walk;
@@ -60,6 +66,8 @@ struct Walk {
     /// False when the walk stopped at its bound (MAX_PAGES / MAX_ITEMS) before the end.
     complete: bool,
     pages: usize,
+    /// The exchange of each page read, lightened.
+    exchanges: Vec<Exchange>,
 }
 
 impl Walk {
@@ -162,47 +170,72 @@ impl<'a> Lister<'a> {
     /// Every page in turn, until an empty page (or the 404 `past_end` allows past the last), a
     /// page smaller than `size`, or the bound.
     async fn walk(&self, params: &[(String, String)], size: u64) -> Result<Walk, String> {
-        let mut items = Vec::new();
-        let mut pages = 0;
+        match self
+            .walk_first(params, size, Expect::Accept, MAX_PAGES)
+            .await
+        {
+            Ok(w) => Ok(w),
+            Err(Unwalked::Refused(s, x)) => Err(why(&x, Outcome::CleanRejection(s))),
+            Err(Unwalked::Broke(why)) => Err(why),
+        }
+    }
+
+    /// `walk`, the first page judged with `first` (a combination the target may refuse);
+    /// once accepted, the next pages of the same request must be too. At most `max_pages`.
+    async fn walk_first(
+        &self,
+        params: &[(String, String)],
+        size: u64,
+        first: Expect,
+        max_pages: usize,
+    ) -> Result<Walk, Unwalked> {
+        let mut w = Walk {
+            items: Vec::new(),
+            complete: true,
+            pages: 0,
+            exchanges: Vec::new(),
+        };
         let mut page = self.page_min;
         loop {
             let mut p = self.sized(params, size);
             if let Some(name) = &self.page {
                 p.push((name.clone(), page.to_string()));
             }
-            let (x, o, got) = self.list(&p, Expect::Accept).await;
+            let expect = if w.pages == 0 { first } else { Expect::Accept };
+            let (x, o, got) = self.list(&p, expect).await;
             let Some(got) = got else {
                 // Past the last page, the target may answer 404 (`past_end`).
                 if page > self.page_min && self.past_end(&x) == Some(PastEnd::NotFound) {
-                    return Ok(Walk {
-                        items,
-                        complete: true,
-                        pages: pages + 1,
-                    });
+                    w.pages += 1;
+                    return Ok(w);
                 }
-                return Err(format!("page {page} could not be read: {}", why(&x, o)));
+                return Err(match o {
+                    Outcome::CleanRejection(s) if w.pages == 0 => Unwalked::Refused(s, Box::new(x)),
+                    _ => Unwalked::Broke(format!("page {page} could not be read: {}", why(&x, o))),
+                });
             };
-            pages += 1;
+            w.pages += 1;
+            w.exchanges.push(x.lighten());
             let n = got.len();
-            items.extend(got);
+            w.items.extend(got);
             let short = self.size.is_some() && (n as u64) < size;
             if n == 0 || short || self.page.is_none() {
-                return Ok(Walk {
-                    items,
-                    complete: true,
-                    pages,
-                });
+                return Ok(w);
             }
-            if pages >= MAX_PAGES || items.len() >= MAX_ITEMS {
-                return Ok(Walk {
-                    items,
-                    complete: false,
-                    pages,
-                });
+            if w.pages >= max_pages.min(MAX_PAGES) || w.items.len() >= MAX_ITEMS {
+                w.complete = false;
+                return Ok(w);
             }
             page = page.saturating_add(1);
         }
     }
+}
+
+/// Why a walk gave no items.
+enum Unwalked {
+    /// The first page refused cleanly (400 or 422 in the envelope).
+    Refused(u16, Box<Exchange>),
+    Broke(String),
 }
 
 /// Why a list request gave no items.
@@ -268,6 +301,17 @@ fn pick(seed: u64, salt: u64, n: usize) -> usize {
     (z % n.max(1) as u64) as usize
 }
 
+/// The checks that judge combinations against the model of the list.
+const MODELLED: [Check; 7] = [
+    check_id!("pagination.model"),
+    check_id!("pagination.concat"),
+    check_id!("pagination.intersection"),
+    check_id!("pagination.ids-forms"),
+    check_id!("pagination.reverse"),
+    check_id!("pagination.lexical"),
+    check_id!("pagination.literal"),
+];
+
 const ALL: [Check; 7] = [
     check_id!("pagination.bounds"),
     check_id!("pagination.page-size"),
@@ -303,7 +347,7 @@ pub async fn run(ctx: &Ctx) {
     }
     // pagination.bounds and page-size too: a page past the last, and a full page, need the
     // list's length.
-    let needs_baseline = ALL.iter().any(|c| ctx.enabled(*c));
+    let needs_baseline = ALL.iter().chain(&MODELLED).any(|c| ctx.enabled(*c));
     if !needs_baseline {
         return;
     }
@@ -314,7 +358,12 @@ pub async fn run(ctx: &Ctx) {
             if ctx.enabled(check_id!("pagination.page-size")) {
                 page_size(&l, None).await;
             }
-            for id in ALL[2..].iter().copied().filter(|c| ctx.enabled(*c)) {
+            for id in ALL[2..]
+                .iter()
+                .chain(&MODELLED)
+                .copied()
+                .filter(|c| ctx.enabled(*c))
+            {
                 ctx.rec.skip(
                     id,
                     &l.label,
@@ -365,6 +414,34 @@ pub async fn run(ctx: &Ctx) {
     }
     if ctx.enabled(check_id!("pagination.choices")) {
         choices(&l, &main_field, &baseline).await;
+    }
+    modelled(&l, &baseline).await;
+}
+
+/// The checks of combinations, once the model is learned from the whole list.
+async fn modelled(l: &Lister<'_>, baseline: &Walk) {
+    let ctx = l.ctx;
+    let enabled: Vec<Check> = MODELLED
+        .iter()
+        .copied()
+        .filter(|c| ctx.enabled(*c))
+        .collect();
+    if enabled.is_empty() {
+        return;
+    }
+    let Some(m) = model::Model::learn(l, baseline).await else {
+        for id in enabled {
+            ctx.rec
+                .skip(id, &l.label, "the list was not read whole: no model of it");
+        }
+        return;
+    };
+    relations::relations(l, &m).await;
+    if ctx.enabled(check_id!("pagination.lexical")) {
+        forms::lexical(l, &m).await;
+    }
+    if ctx.enabled(check_id!("pagination.literal")) {
+        forms::literal(l, &m).await;
     }
 }
 

@@ -1,6 +1,6 @@
 //! GET /tags. Choices where the document is silent: default sort createdAt descending, default
 //! pageSize 25, names compared byte by byte (case-sensitive), search matches a prefix of the
-//! name case-sensitively, `ids` comma-separated only (a repeated parameter is 400), every
+//! name case-sensitively, sortBy and sortOrder values in any case (`ASC`), `ids` comma-separated only (a repeated parameter is 400), every
 //! validation error 400. Lengths the document does not bound, refused past this variant's own
 //! limits (the reference takes any): `ids` of more than 100 ids, a `search` term of more than
 //! 256 characters.
@@ -72,12 +72,15 @@ fn listed(ws: &Workspace, q: Option<&str>) -> Result<Response, String> {
         v => whole(v, "page", 1, u64::MAX)?,
     };
     let page_size = whole(q.get("pageSize"), "pageSize", 25, 100)?;
-    let by_name = match q.get("sortBy").map(String::as_str) {
-        None | Some("createdAt") => false,
+    // Sort values in any case (`ASC`, `Name`), and honoured as such: the spec shows them in
+    // lower case without saying other spellings are invalid.
+    let lower = |k: &str| q.get(k).map(|v| v.to_ascii_lowercase());
+    let by_name = match lower("sortBy").as_deref() {
+        None | Some("createdat") => false,
         Some("name") => true,
         Some(_) => return Err("sortBy must be name or createdAt".into()),
     };
-    let desc = match q.get("sortOrder").map(String::as_str) {
+    let desc = match lower("sortOrder").as_deref() {
         None | Some("desc") => true,
         Some("asc") => false,
         Some(_) => return Err("sortOrder must be asc or desc".into()),

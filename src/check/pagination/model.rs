@@ -1,0 +1,387 @@
+//! The model of the tag list, learned from the target then held: the whole list (the
+//! baseline), the search rule it follows (among plausible ones: contains, prefix or word
+//! prefix, compared as written, ASCII-case-folded, lower-cased or accent-folded), each sort
+//! order of the whole list, and the default page size. From it, the exact set (and where
+//! sorted, the order up to ties) any combination of parameters must give.
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Anchor {
+    Contains,
+    Prefix,
+    WordPrefix,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fold {
+    Exact,
+    Ascii,
+    Lower,
+    Accents,
+}
+
+/// A way a name may match a term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Rule(Anchor, Fold);
+
+impl Rule {
+    fn all() -> Vec<Rule> {
+        let mut v = Vec::new();
+        for a in [Anchor::Contains, Anchor::Prefix, Anchor::WordPrefix] {
+            for f in [Fold::Exact, Fold::Ascii, Fold::Lower, Fold::Accents] {
+                v.push(Rule(a, f));
+            }
+        }
+        v
+    }
+
+    pub(super) fn matches(self, name: &str, term: &str) -> bool {
+        let norm = |s: &str| match self.1 {
+            Fold::Exact => s.to_string(),
+            Fold::Ascii => s.to_ascii_lowercase(),
+            Fold::Lower => s.to_lowercase(),
+            Fold::Accents => fold(s),
+        };
+        let (n, t) = (norm(name), norm(term));
+        match self.0 {
+            Anchor::Contains => n.contains(&t),
+            Anchor::Prefix => n.starts_with(&t),
+            Anchor::WordPrefix => n.match_indices(&t).any(|(i, _)| {
+                n[..i]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_alphanumeric())
+            }),
+        }
+    }
+
+    fn describe(self) -> String {
+        let a = match self.0 {
+            Anchor::Contains => "contains",
+            Anchor::Prefix => "prefix",
+            Anchor::WordPrefix => "word prefix",
+        };
+        let f = match self.1 {
+            Fold::Exact => "as written",
+            Fold::Ascii => "ASCII case folded",
+            Fold::Lower => "case folded",
+            Fold::Accents => "case and accents folded",
+        };
+        format!("{a}, {f}")
+    }
+}
+
+/// The parameter names (the spec's roles).
+pub(super) struct Names {
+    pub(super) search: Option<String>,
+    pub(super) ids: Option<String>,
+    pub(super) sorting: Option<Sorting>,
+}
+
+/// The list as learned.
+pub(super) struct Model {
+    /// (id, name) of every tag with both, in list order: the pools cases draw from.
+    pub(super) named: Vec<(String, String)>,
+    /// Every item of the list by id.
+    pub(super) by_id: HashMap<String, Value>,
+    /// List order (the baseline's), by id.
+    order: Vec<String>,
+    /// The search rules consistent with what the target did; empty: search is not modelled.
+    pub(super) rules: Vec<Rule>,
+    /// The whole list's order per (field, desc), as the target gave it.
+    pub(super) orders: HashMap<(String, bool), Vec<String>>,
+    /// The default page size; None when the default page held the whole list.
+    pub(super) default_size: Option<usize>,
+    pub(super) names: Names,
+}
+
+/// The tags a filter selects: `must` under every consistent rule (in list order), `may` under
+/// some. Equal sets: the prediction is exact.
+pub(super) struct Predicted {
+    pub(super) must: Vec<String>,
+    pub(super) may: HashSet<String>,
+}
+
+impl Predicted {
+    pub(super) fn exact(&self) -> bool {
+        self.must.len() == self.may.len()
+    }
+}
+
+impl Model {
+    /// Learns the model; None when the list was not read whole.
+    pub(super) async fn learn(l: &Lister<'_>, baseline: &Walk) -> Option<Model> {
+        if !baseline.complete {
+            return None;
+        }
+        let named: Vec<(String, String)> = baseline
+            .items
+            .iter()
+            .filter_map(|v| Some((id_of(v)?.to_string(), v.get("name")?.as_str()?.to_string())))
+            .filter(|(i, n)| !i.is_empty() && !i.contains(',') && !n.trim().is_empty())
+            .collect();
+        if named.is_empty() {
+            return None;
+        }
+        let by_id = baseline
+            .items
+            .iter()
+            .filter_map(|v| Some((id_of(v)?.to_string(), v.clone())))
+            .collect();
+        let order = baseline
+            .items
+            .iter()
+            .filter_map(id_of)
+            .map(str::to_string)
+            .collect();
+        let names = Names {
+            search: l.op.param_with_role("search").map(|p| p.name.clone()),
+            ids: l.op.param_with_role("ids").map(|p| p.name.clone()),
+            sorting: Sorting::from(l.op),
+        };
+        let mut m = Model {
+            named,
+            by_id,
+            order,
+            rules: Vec::new(),
+            orders: HashMap::new(),
+            default_size: None,
+            names,
+        };
+        m.learn_rules(l).await;
+        m.learn_orders(l, baseline).await;
+        let (_, _, items) = l.list(&[], Expect::Accept).await;
+        m.default_size = items.map(|i| i.len()).filter(|n| *n < m.by_id.len());
+        Some(m)
+    }
+
+    /// Terms that tell the rules apart: a piece from inside a name, a prefix with its case
+    /// changed, a non-ASCII prefix lower-cased and with its accents taken off, a later word.
+    fn learning_terms(&self) -> Vec<String> {
+        let mut terms = Vec::new();
+        let first = |f: &dyn Fn(&str) -> Option<String>| self.named.iter().find_map(|(_, n)| f(n));
+        let chars = |n: &str| n.chars().collect::<Vec<char>>();
+        terms.extend(first(&|n| {
+            let c = chars(n);
+            (c.len() >= 5 && c[1..4].iter().all(|c| c.is_alphanumeric()))
+                .then(|| c[1..4].iter().collect())
+        }));
+        terms.extend(first(&|n| {
+            let c = chars(n);
+            (c.len() >= 3 && c[0].is_ascii_alphabetic())
+                .then(|| c[..3].iter().collect::<String>())
+                .map(|p| swap_case(&p))
+        }));
+        terms.extend(first(&|n| {
+            let c = chars(n);
+            (c.len() >= 3 && !c[0].is_ascii() && c[0].is_alphabetic())
+                .then(|| c[..3].iter().collect::<String>().to_lowercase())
+        }));
+        terms.extend(first(&|n| {
+            let c = chars(n);
+            (c.len() >= 3
+                && fold(&c[..3].iter().collect::<String>()).is_ascii()
+                && !c[0].is_ascii())
+            .then(|| fold(&c[..3].iter().collect::<String>()))
+        }));
+        terms.extend(first(&|n| {
+            let w = n.split(|c: char| !c.is_alphanumeric()).nth(1)?;
+            (w.chars().count() >= 2).then(|| w.chars().take(3).collect())
+        }));
+        terms.dedup();
+        terms
+    }
+
+    async fn learn_rules(&mut self, l: &Lister<'_>) {
+        let Some(param) = self.names.search.clone() else {
+            return;
+        };
+        let mut rules = Rule::all();
+        for term in self.learning_terms() {
+            let Ok(w) = l.walk(&[(param.clone(), term.clone())], l.size_max).await else {
+                continue;
+            };
+            if !w.complete {
+                continue;
+            }
+            let got: HashSet<&str> = w.items.iter().filter_map(id_of).collect();
+            rules.retain(|r| {
+                let want: HashSet<&str> = self
+                    .named
+                    .iter()
+                    .filter(|(_, n)| r.matches(n, &term))
+                    .map(|(i, _)| i.as_str())
+                    .collect();
+                want == got
+            });
+        }
+        let note = if rules.is_empty() {
+            "the search follows none of the rules the model knows: not predicted".to_string()
+        } else {
+            let d: Vec<String> = rules.iter().map(|r| r.describe()).collect();
+            format!("the search, as learned: {}", d.join(" or "))
+        };
+        l.ctx
+            .rec
+            .observe(check_id!("pagination.choices"), &l.label, note, None);
+        self.rules = rules;
+    }
+
+    /// Every sort field in both orders over the whole list (name ascending is the baseline).
+    async fn learn_orders(&mut self, l: &Lister<'_>, baseline: &Walk) {
+        let Some(s) = &self.names.sorting else { return };
+        let main = s.main_field().unwrap_or("name").to_string();
+        let all: HashSet<&str> = self.order.iter().map(String::as_str).collect();
+        let mut learned = HashMap::new();
+        for field in &s.fields {
+            for desc in [false, true] {
+                let walked;
+                let w = if *field == main && !desc {
+                    baseline
+                } else {
+                    match l.walk(&s.params(field, desc), l.size_max).await {
+                        Ok(w) => {
+                            walked = w;
+                            &walked
+                        }
+                        Err(_) => continue,
+                    }
+                };
+                let ids: Vec<String> = w
+                    .items
+                    .iter()
+                    .filter_map(id_of)
+                    .map(str::to_string)
+                    .collect();
+                let same = ids.len() == all.len() && ids.iter().all(|i| all.contains(i.as_str()));
+                if w.complete && same {
+                    learned.insert((field.clone(), desc), ids);
+                }
+            }
+        }
+        self.orders = learned;
+    }
+
+    /// The tags `filter` selects; None when it has a term and the search is not modelled.
+    pub(super) fn predict(&self, term: Option<&str>, ids: Option<&[String]>) -> Option<Predicted> {
+        if term.is_some() && self.rules.is_empty() {
+            return None;
+        }
+        let asked: Option<HashSet<&str>> = ids.map(|v| v.iter().map(String::as_str).collect());
+        let mut must = Vec::new();
+        let mut may = HashSet::new();
+        for id in &self.order {
+            if asked.as_ref().is_some_and(|a| !a.contains(id.as_str())) {
+                continue;
+            }
+            let name = self.name(id).unwrap_or_default();
+            let hits = term.map_or(self.rules.len().max(1), |t| {
+                self.rules.iter().filter(|r| r.matches(name, t)).count()
+            });
+            if hits == self.rules.len().max(1) {
+                must.push(id.clone());
+            }
+            if hits > 0 {
+                may.insert(id.clone());
+            }
+        }
+        Some(Predicted { must, may })
+    }
+
+    pub(super) fn name(&self, id: &str) -> Option<&str> {
+        self.by_id.get(id)?.get("name")?.as_str()
+    }
+
+    /// The sort field and order of a combination's pick.
+    pub(super) fn sort_of(&self, pick: Option<(usize, bool)>) -> Option<(String, bool)> {
+        let s = self.names.sorting.as_ref()?;
+        let (i, desc) = pick?;
+        let field = s.fields.get(i % s.fields.len().max(1))?;
+        Some((field.clone(), desc))
+    }
+
+    /// The folded sort key of a tag, from the list.
+    pub(super) fn key(&self, id: &str, field: &str) -> Option<String> {
+        key_of(self.by_id.get(id)?, field).map(|k| fold(&k))
+    }
+}
+
+/// A query as a reader types it: `a=1&b=x y` (decoded, quoted when it has blanks).
+pub(super) fn show_query(p: &[(String, String)]) -> String {
+    p.iter()
+        .map(|(k, v)| {
+            if v.chars().any(|c| c.is_whitespace() || c == '&') || v.is_empty() {
+                format!("{k}={v:?}")
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// An item that differs from the list's item of the same id, or that the list lacks.
+pub(super) fn content_diff(m: &Model, items: &[Value]) -> Option<String> {
+    for v in items {
+        let Some(id) = id_of(v) else {
+            continue; // schema.response judges items without an id
+        };
+        match m.by_id.get(id) {
+            None => return Some(format!("{id}, which the list does not have")),
+            Some(b) if b != v => return Some(format!("{id} as {v}, but the list has {b}")),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The first id given twice.
+pub(super) fn duplicate(items: &[Value]) -> Option<&str> {
+    let mut seen = HashSet::new();
+    items.iter().filter_map(id_of).find(|i| !seen.insert(*i))
+}
+
+/// Every letter's case swapped.
+fn swap_case(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_uppercase() {
+                c.to_lowercase().collect::<Vec<_>>()
+            } else {
+                c.to_uppercase().collect()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_tell_anchors_and_foldings_apart() {
+        let r = |a, f| Rule(a, f);
+        let name = "Éclair summer-Sale";
+        assert!(r(Anchor::Contains, Fold::Exact).matches(name, "mmer"));
+        assert!(!r(Anchor::Prefix, Fold::Exact).matches(name, "mmer"));
+        assert!(r(Anchor::WordPrefix, Fold::Exact).matches(name, "Sale"));
+        assert!(!r(Anchor::WordPrefix, Fold::Exact).matches(name, "ale"));
+        assert!(!r(Anchor::Prefix, Fold::Ascii).matches(name, "écl"));
+        assert!(r(Anchor::Prefix, Fold::Lower).matches(name, "écl"));
+        assert!(!r(Anchor::Prefix, Fold::Lower).matches(name, "ecl"));
+        assert!(r(Anchor::Prefix, Fold::Accents).matches(name, "ECL"));
+        // A literal `%` is no wildcard under any rule.
+        assert!(Rule::all().iter().all(|r| !r.matches(name, "%")));
+        assert_eq!(swap_case("aBç"), "AbÇ");
+    }
+
+    #[test]
+    fn queries_show_as_typed() {
+        let p = vec![
+            ("search".to_string(), "a b".to_string()),
+            ("page".to_string(), "2".to_string()),
+        ];
+        assert_eq!(show_query(&p), "search=\"a b\"&page=2");
+    }
+}

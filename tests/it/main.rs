@@ -18,6 +18,7 @@ mod check_outage;
 mod check_pagination;
 mod check_qr;
 mod check_ratelimit;
+mod check_sequence;
 mod check_status;
 mod cli_runs;
 mod docs;

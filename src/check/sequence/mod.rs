@@ -35,7 +35,7 @@ use steps::{Shape, Step};
 
 /// Sequences a run plays (each up to `steps::MAX_STEPS` requests, and its shrinking on a
 /// failure).
-const SEQUENCES: usize = 4;
+const SEQUENCES: usize = 5;
 /// Spare fixtures start past those `partners` and `http` deactivate.
 const SPARE_PARTNERS_FROM: usize = 3;
 const SPARE_TENANTS_FROM: usize = 2;
@@ -140,6 +140,18 @@ pub async fn run(ctx: &Ctx) {
             break;
         };
         let played = play(ctx, &setup, &cast, &steps).await;
+        if std::env::var("SEQDBG").is_ok() {
+            eprintln!("SEQ {n} {:?} {:?}", ctx.target.keys.len(), steps);
+            for (i, st, x) in &played.sent {
+                eprintln!(
+                    "   {i} {:?} {:?} {}",
+                    st,
+                    x.status(),
+                    String::from_utf8_lossy(x.req.body.as_deref().unwrap_or_default())
+                );
+            }
+            eprintln!("   fail {:?} halt {:?}", played.failure, played.halted);
+        }
         record(ctx, &setup, &played);
         if played.failure.is_some() {
             let shrunk = shrink::shrink(ctx, &setup, &mut pool, steps, played).await;
@@ -242,7 +254,7 @@ async fn baseline(ctx: &Ctx, s: &Setup<'_>, op: Option<&Operation>, step: Step) 
 /// The passes and observations of a play (not of its replays while shrinking), and why it
 /// stopped short.
 fn record(ctx: &Ctx, s: &Setup<'_>, played: &Played) {
-    let exchange = |i: usize| played.sent.iter().find(|(n, _)| *n == i).map(|(_, x)| x);
+    let exchange = |i: usize| played.sent.iter().find(|(n, ..)| *n == i).map(|(.., x)| x);
     for (j, i) in &played.judged {
         match j {
             Judged::Pass(id) => ctx.rec.pass(*id, &s.label),

@@ -117,6 +117,10 @@ impl Model {
         }
     }
 
+    pub(super) fn partner_deactivated(&self) -> bool {
+        self.partner.deactivated
+    }
+
     /// The partnerId the tenant fixture's deactivation answered.
     pub(super) fn learned(&self) -> Option<&str> {
         self.tenant.partner_id.as_deref()

@@ -23,8 +23,9 @@ const QR_URL: &str = "https://example.com/linkcert-sequence";
 /// What a play showed.
 #[derive(Default)]
 pub(super) struct Played {
-    /// Every step sent, by its index in the sequence, with its exchange.
-    pub sent: Vec<(usize, Exchange)>,
+    /// Every request sent: the index of its step in the sequence, what it was (a read of the
+    /// links after a refusal besides the step's own), and its exchange.
+    pub sent: Vec<(usize, Step, Exchange)>,
     pub judged: Vec<(Judged, usize)>,
     /// The first failure and the index of its step; the play stops there.
     pub failure: Option<(usize, Failure)>,
@@ -137,39 +138,64 @@ fn enabled_links(r: &Resp, partner: &str) -> Option<BTreeSet<String>> {
     )
 }
 
-/// Play `steps` with the fixtures of `cast`.
+/// Play `steps` with the fixtures of `cast`. After each refused request that names the
+/// partner fixture while it is active, its links are read (where the target serves them): a
+/// refusal that deactivated it anyway shows there, whatever a repeat is answered.
 pub(super) async fn play(ctx: &Ctx, s: &Setup<'_>, cast: &Cast, steps: &[Step]) -> Played {
     let mut model = Model::new(cast.partner.as_ref().map(|f| f.id.as_str()));
     let mut out = Played::default();
     for (i, step) in steps.iter().enumerate() {
-        let Some((op, req)) = request(s, cast, &model, *step) else {
-            continue;
-        };
-        let (x, _) = ctx.exchange(op, req, Expect::Any).await;
-        let judged = match x.resp() {
-            None => vec![Judged::Halt(format!(
-                "no answer: {}",
-                x.result.clone().err().unwrap_or_default()
-            ))],
-            Some(r) if r.status == 429 => vec![Judged::Halt("429 even after waiting".into())],
-            Some(r) => judge(ctx, s, cast, &mut model, *step, r),
-        };
-        out.sent.push((i, x));
-        for j in judged {
-            match j {
-                Judged::Fail(f) => {
-                    out.failure = Some((i, f));
-                    return out;
+        let read_after = matches!(step, Step::Deactivate(Key::Gated(_), _))
+            && step.needs_partner()
+            && s.links.is_some();
+        for step in [Some(*step), read_after.then_some(Step::Links)]
+            .into_iter()
+            .flatten()
+        {
+            if step == Step::Links && read_after && model.partner_deactivated() {
+                continue;
+            }
+            let Some((x, judged)) = send(ctx, s, cast, &mut model, step).await else {
+                continue;
+            };
+            out.sent.push((i, step, x));
+            for j in judged {
+                match j {
+                    Judged::Fail(f) => {
+                        out.failure = Some((i, f));
+                        return out;
+                    }
+                    Judged::Halt(why) => {
+                        out.halted = Some(why);
+                        return out;
+                    }
+                    j => out.judged.push((j, i)),
                 }
-                Judged::Halt(why) => {
-                    out.halted = Some(why);
-                    return out;
-                }
-                j => out.judged.push((j, i)),
             }
         }
     }
     out
+}
+
+/// Send a step and judge its answer; None when this play cannot send it.
+async fn send(
+    ctx: &Ctx,
+    s: &Setup<'_>,
+    cast: &Cast,
+    model: &mut Model,
+    step: Step,
+) -> Option<(Exchange, Vec<Judged>)> {
+    let (op, req) = request(s, cast, model, step)?;
+    let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+    let judged = match x.resp() {
+        None => vec![Judged::Halt(format!(
+            "no answer: {}",
+            x.result.clone().err().unwrap_or_default()
+        ))],
+        Some(r) if r.status == 429 => vec![Judged::Halt("429 even after waiting".into())],
+        Some(r) => judge(ctx, s, cast, model, step, r),
+    };
+    Some((x, judged))
 }
 
 /// The operation and request of a step, or None when this play cannot send it (the partnerId

@@ -102,27 +102,25 @@ fn describe(s: &Setup<'_>, step: Step) -> String {
 /// The failure of sequence `n`, shrunk: its steps in order, each with its answer and curl
 /// line (keys as their variables), and the command that replays it.
 pub(super) fn report(ctx: &Ctx, s: &Setup<'_>, n: usize, shrunk: &Shrunk) {
-    let Some((at, f)) = failure(&shrunk.played) else {
+    let Some((_, f)) = failure(&shrunk.played) else {
         return;
     };
     let secrets = ctx.target.secrets();
     let mut lines = vec![format!(
-        "{} at step {} of sequence {n}, shrunk from {} steps to {} in {} replays{}:",
+        "{} at request {} of sequence {n}, shrunk from {} steps to {} in {} replays{}:",
         f.actual,
-        at + 1,
+        shrunk.played.sent.len(),
         shrunk.from,
         shrunk.steps.len(),
         shrunk.replays,
         shrunk.stopped.map_or(String::new(), |w| format!(" ({w})"))
     )];
-    let mut k = 0;
-    for (i, x) in &shrunk.played.sent {
-        k += 1;
+    for (k, (_, step, x)) in shrunk.played.sent.iter().enumerate() {
         let status = x.status().map_or("no answer".into(), |c| c.to_string());
-        let step = shrunk.steps.get(*i).copied();
-        let what = step.map_or(String::new(), |st| describe(s, st));
         lines.push(format!(
-            "  {k}. {what} -> {status}\n     {}",
+            "  {}. {} -> {status}\n     {}",
+            k + 1,
+            describe(s, *step),
             x.curl(&secrets)
         ));
     }
@@ -131,12 +129,8 @@ pub(super) fn report(ctx: &Ctx, s: &Setup<'_>, n: usize, shrunk: &Shrunk) {
          fresh reference replays it)",
         ctx.opts.seed
     ));
-    let x = shrunk
-        .played
-        .sent
-        .iter()
-        .find(|(i, _)| i == at)
-        .map(|(_, x)| x);
+    // The failing request is the last one sent.
+    let x = shrunk.played.sent.last().map(|(.., x)| x);
     ctx.rec
         .violation(f.check, &s.label, f.expected.clone(), lines.join("\n"), x);
 }

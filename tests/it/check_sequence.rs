@@ -246,3 +246,26 @@ const DEFECTS: &[Row] = &[
 async fn each_defect_fails_its_sequence_check_in_front_of_both_implementations() {
     run_table(DEFECTS).await;
 }
+
+/// A failure shows the shrunk sequence: numbered steps, each with a curl line whose key is a
+/// variable (never the key), and the command that replays it; shrinking says where it stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shrunk_failure_lists_its_steps_with_curl_lines_hiding_the_keys() {
+    let b = common::broken::broken(6.0, second_is_500()).await;
+    let r = common::broken::run_check(b.target(), ONLY).await;
+    let finding = r
+        .checks
+        .iter()
+        .filter(|c| c.id == "sequence.repeat")
+        .flat_map(|c| &c.findings)
+        .map(|f| f.message.clone())
+        .next()
+        .expect("a finding");
+    eprintln!("{finding}");
+    assert!(finding.contains("  1. "), "{finding}");
+    assert!(finding.contains("curl -sS -i"), "{finding}");
+    assert!(finding.contains("$LINKCERT_KEY_"), "{finding}");
+    assert!(!finding.contains("Bearer lk_"), "{finding}");
+    assert!(finding.contains("-> 500"), "{finding}");
+    assert!(finding.contains("shrunk from"), "{finding}");
+}

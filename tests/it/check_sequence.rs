@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderValue;
 use common::broken::{
-    Answer, Defect, Incoming, Row,
+    Answer, Defect, Impl, Incoming, Row,
     Then::{Fails, NothingFails, Passes, Says},
     run_table,
 };
@@ -183,6 +183,47 @@ fn tenant_repeat_flips() -> Defect {
     })
 }
 
+/// A first deactivation by partnerId alone answers 200 naming another partner (repeats
+/// answer as the implementation does).
+fn first_names_another() -> Defect {
+    let seen = Shared::default();
+    Defect::after(move |inc, ans| {
+        let first = match (is_deactivation(inc), ans.status, ids(inc)) {
+            (true, 200, (Some(p), None)) => !seen.lock().unwrap().done.contains(&p),
+            _ => false,
+        };
+        learn(&seen, inc, ans);
+        if first {
+            ans.body = br#"{"partnerId":"pn_someone_else"}"#.to_vec();
+        }
+    })
+}
+
+/// An unknown tenantId (one no 200 ever named) answers 200 as if it deactivated someone.
+fn unknown_tenant_accepted() -> Defect {
+    Defect::after(|inc, ans| {
+        if let (true, 404, (None, Some(_))) = (is_deactivation(inc), ans.status, ids(inc)) {
+            set_json(ans, 200, br#"{"partnerId":"pn_ghost"}"#.to_vec());
+        }
+    })
+}
+
+/// After the first deactivation, GET /tags leaves out its first tag.
+fn tags_lose_one_after_a_deactivation() -> Defect {
+    let seen = Shared::default();
+    Defect::after(move |inc, ans| {
+        learn(&seen, inc, ans);
+        let deactivated = !seen.lock().unwrap().done.is_empty();
+        if inc.path == "/tags" && ans.status == 200 && deactivated {
+            let mut v: Vec<Value> = serde_json::from_slice(&ans.body).unwrap_or_default();
+            if !v.is_empty() {
+                v.remove(0);
+            }
+            ans.body = serde_json::to_vec(&v).unwrap();
+        }
+    })
+}
+
 const ONLY: &[&str] = &["sequence"];
 
 /// Every defect, and the check of the family that must fail, in front of both
@@ -200,6 +241,24 @@ const DEFECTS: &[Row] = &[
             Passes("sequence.unknown"),
             Passes("sequence.unaffected"),
         ],
+    ),
+    Row::new(
+        "a first deactivation by partnerId names another partner",
+        first_names_another,
+        ONLY,
+        &[Fails("sequence.first")],
+    ),
+    Row::new(
+        "an unknown tenantId answers 200",
+        unknown_tenant_accepted,
+        ONLY,
+        &[Fails("sequence.unknown")],
+    ),
+    Row::new(
+        "GET /tags loses a tag once a partner is deactivated",
+        tags_lose_one_after_a_deactivation,
+        ONLY,
+        &[Fails("sequence.unaffected")],
     ),
     Row::new(
         "deactivation by tenantId skips the plan gate",
@@ -268,4 +327,40 @@ async fn a_shrunk_failure_lists_its_steps_with_curl_lines_hiding_the_keys() {
     assert!(!finding.contains("Bearer lk_"), "{finding}");
     assert!(finding.contains("-> 500"), "{finding}");
     assert!(finding.contains("shrunk from"), "{finding}");
+}
+
+/// The two implementations answer a repeat differently (200 again, 422), and let different
+/// ids win when both are given: each choice observed, neither failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_implementation_s_repeat_choice_is_observed_not_failed() {
+    for (imp, repeat, both) in [
+        (
+            Impl::Reference,
+            "a repeat deactivation: 200 naming the partner again",
+            "the partnerId wins",
+        ),
+        (
+            Impl::Variant,
+            "a repeat deactivation: 422 in the error envelope",
+            "the tenantId wins",
+        ),
+    ] {
+        let b = common::broken::broken_on(imp, 6.0, Defect::none()).await;
+        let r = common::broken::run_check(b.target(), ONLY).await;
+        assert_eq!(
+            common::broken::failed(&r),
+            Vec::<String>::new(),
+            "{imp:?}: {}",
+            r.summary()
+        );
+        let seen: Vec<&str> = r
+            .checks
+            .iter()
+            .filter(|c| c.id == "sequence.choices")
+            .flat_map(|c| c.findings.iter().map(|f| f.message.as_str()))
+            .collect();
+        assert!(seen.iter().any(|m| m.contains(repeat)), "{imp:?}: {seen:?}");
+        assert!(seen.iter().any(|m| m.contains(both)), "{imp:?}: {seen:?}");
+        eprintln!("{imp:?}: {} requests; {seen:?}", r.requests);
+    }
 }

@@ -140,18 +140,6 @@ pub async fn run(ctx: &Ctx) {
             break;
         };
         let played = play(ctx, &setup, &cast, &steps).await;
-        if std::env::var("SEQDBG").is_ok() {
-            eprintln!("SEQ {n} {:?} {:?}", ctx.target.keys.len(), steps);
-            for (i, st, x) in &played.sent {
-                eprintln!(
-                    "   {i} {:?} {:?} {}",
-                    st,
-                    x.status(),
-                    String::from_utf8_lossy(x.req.body.as_deref().unwrap_or_default())
-                );
-            }
-            eprintln!("   fail {:?} halt {:?}", played.failure, played.halted);
-        }
         record(ctx, &setup, &played);
         if played.failure.is_some() {
             let shrunk = shrink::shrink(ctx, &setup, &mut pool, steps, played).await;

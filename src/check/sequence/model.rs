@@ -212,8 +212,14 @@ impl Model {
             return out;
         }
         if !a.refusal() {
+            // Whichever wins, a request naming two deactivated partners is a repeat.
+            let check = if self.partner.deactivated && self.tenant.deactivated {
+                check_id!("sequence.repeat")
+            } else {
+                check_id!("sequence.first")
+            };
             return vec![fail(
-                check_id!("sequence.first"),
+                check,
                 "by both ids: 200 naming one of the two partners, or a 4xx in the envelope",
                 a,
             )];
@@ -258,7 +264,8 @@ impl Model {
             f.enabled_links = None;
             return vec![Judged::Pass(check_id!("sequence.first"))];
         }
-        let (check, after) = if f.gated {
+        // Refused as a repeat would be, after refusals that named it: they changed it.
+        let (check, after) = if f.gated && a.status != 200 {
             (
                 check_id!("sequence.gated"),
                 ", the refused (403) requests before it having changed nothing",

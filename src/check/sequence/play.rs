@@ -36,7 +36,7 @@ pub(super) struct Played {
 /// What a read answered, as compared across a run: its status and what the spec shapes.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Seen {
-    /// Tags: (id, name) of each, in order.
+    /// Tags: (id, name) of each, sorted.
     Tags(u16, Vec<(String, String)>),
     /// A PNG's size and grey pixels.
     Image(u16, u32, u32, Vec<u8>),
@@ -46,7 +46,8 @@ pub(super) enum Seen {
 
 impl Seen {
     pub(super) fn of_tags(r: &Resp) -> Seen {
-        let pairs = match r.json() {
+        // Sorted: the spec leaves the default order open, so only the set is compared.
+        let mut pairs: Vec<(String, String)> = match r.json() {
             Some(Value::Array(items)) if r.status == 200 => items
                 .iter()
                 .map(|t| {
@@ -56,6 +57,7 @@ impl Seen {
                 .collect(),
             _ => return Seen::Raw(r.status, r.body.clone()),
         };
+        pairs.sort();
         Seen::Tags(r.status, pairs)
     }
     pub(super) fn of_image(r: &Resp) -> Seen {

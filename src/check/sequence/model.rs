@@ -461,4 +461,25 @@ mod tests {
             Some("sequence.unknown")
         );
     }
+
+    /// Both ids: the first 200 shows which wins, and later ones are judged as that form; a
+    /// refusal while both are active changes nothing.
+    #[test]
+    fn both_ids_follow_the_winner_the_first_answer_showed() {
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(
+            failed(&m.allowed(Form::Both, &err(422, "unprocessable_entity"))),
+            None
+        );
+        assert_eq!(failed(&m.allowed(Form::Both, &ok("pn_7"))), None);
+        assert_eq!(m.learned(), Some("pn_7"));
+        assert!(!m.partner_deactivated());
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert_eq!(failed(&m.allowed(Form::Both, &ok("pn_7"))), None);
+        // The tenantId won before: a 200 naming the partnerId now is not that repeat.
+        assert_eq!(
+            failed(&m.allowed(Form::Both, &ok("pn_1"))),
+            Some("sequence.repeat")
+        );
+    }
 }

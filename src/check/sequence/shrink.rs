@@ -87,12 +87,12 @@ fn describe(s: &Setup<'_>, step: Step) -> String {
             let who = match key {
                 Key::Owner => "the owner's key".to_string(),
                 Key::Gated(i) => s.gated.get(i).map_or("a gated key".into(), |k| {
-                    format!("a {} key (below the plan)", k.plan)
+                    format!("the {} key (a plan below the operation's)", k.plan)
                 }),
                 Key::Other(i) => s
                     .others
                     .get(i)
-                    .map_or("another key".into(), |k| format!("a {} key", k.plan)),
+                    .map_or("another key".into(), |k| format!("the {} key", k.plan)),
             };
             format!("deactivate {} with {who}", form_name(form))
         }

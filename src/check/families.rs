@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use super::{Ctx, auth, http, pagination, partners, qr, ratelimit, status, transport};
+use super::{Ctx, auth, http, pagination, partners, qr, ratelimit, sequence, status, transport};
 use crate::registry;
 
 /// A family's entry point.
@@ -81,6 +81,9 @@ pub(super) const FAMILIES: &[Family] = &[
     Family::entry("pagination", entry!(pagination::run)),
     Family::entry("qr", entry!(qr::run)),
     Family::entry("partners", entry!(partners::run)),
+    // After `partners`, before `ratelimit` (its gated keys need quota): it draws spare fixtures
+    // past those `http` and `partners` deactivate.
+    Family::entry("sequence", entry!(sequence::run)),
     // Last: it exhausts keys' quotas on purpose.
     Family::every_exchange("ratelimit", entry!(ratelimit::run)),
 ];

@@ -21,6 +21,7 @@ pub mod probe;
 pub mod qr;
 pub mod ratelimit;
 pub mod recorder;
+pub mod sequence;
 pub mod status;
 pub mod transport;
 

@@ -267,7 +267,8 @@ impl RunningServer {
     }
 
     /// Partners of the workspace a key belongs to that may be deactivated: three partnerIds
-    /// and two tenantIds of other partners.
+    /// and two tenantIds of other partners, then the spare pool `sequence` draws from (each
+    /// replay of a sequence needs fresh partners): the next partners split between the lists.
     pub fn fixtures_for(&self, key: &str) -> (Vec<String>, Vec<String>) {
         let data = self
             .app
@@ -284,7 +285,17 @@ impl RunningServer {
             .skip(3)
             .take(2)
             .map(|p| p.tenant_id.clone());
-        (partners.collect(), tenants.collect())
+        let spare = data.partners.len().saturating_sub(5) / 2;
+        let spare_partners = data.partners.iter().skip(5).take(spare);
+        let spare_tenants = data.partners.iter().skip(5 + spare);
+        (
+            partners
+                .chain(spare_partners.map(|p| p.partner_id.clone()))
+                .collect(),
+            tenants
+                .chain(spare_tenants.map(|p| p.tenant_id.clone()))
+                .collect(),
+        )
     }
 
     /// Every key it serves with its plan, in the key set's order.

@@ -20,6 +20,7 @@ mod check_pagination;
 mod check_qr;
 mod check_ratelimit;
 mod check_relations;
+mod check_sequence;
 mod check_status;
 mod cli_runs;
 mod docs;

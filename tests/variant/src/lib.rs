@@ -143,12 +143,20 @@ impl Variant {
         let ws = &self.app.workspaces[plan];
         let list = ws.partners.lock().unwrap();
         let active: Vec<_> = list.iter().filter(|p| p.active).collect();
+        // Then the spare pool linkcert's `sequence` draws from, split between the lists.
+        let spare = active.len().saturating_sub(5) / 2;
         (
-            active.iter().take(3).map(|p| p.id.clone()).collect(),
+            active
+                .iter()
+                .take(3)
+                .chain(active.iter().skip(5).take(spare))
+                .map(|p| p.id.clone())
+                .collect(),
             active
                 .iter()
                 .skip(3)
                 .take(2)
+                .chain(active.iter().skip(5 + spare))
                 .map(|p| p.tenant_id.clone())
                 .collect(),
         )

@@ -1,6 +1,7 @@
 //! POST /partners/deactivate. Choices where the document is silent: neither id is 400, both
-//! ids means tenantId wins, and a partner already deactivated is no longer in the program, so
-//! deactivating it again is 404. An id longer than 255 characters is 400 (the reference takes
+//! ids means tenantId wins, and deactivating a partner already deactivated is 422 (the request
+//! names a partner it cannot apply to; the reference answers 200 again, the real service 400),
+//! while an id no partner has is 404. An id longer than 255 characters is 400 (the reference takes
 //! any length, and answers 404 for an unknown one).
 
 use axum::http::HeaderMap;
@@ -66,6 +67,7 @@ pub fn deactivate(ws: &Workspace, headers: &HeaderMap, body: &[u8]) -> Response 
             p.active = false;
             json(200, &serde_json::json!({"partnerId": p.id}))
         }
-        _ => error(404, "no active partner with that id in this program"),
+        Some(_) => error(422, "the partner is already deactivated"),
+        None => error(404, "no partner with that id in this program"),
     }
 }

@@ -1,0 +1,485 @@
+//! The model a sequence is judged against: the two fixture partners of a play (active or
+//! deactivated, the partnerId each answers to), and the target's choices as the play shows
+//! them (how a repeat is answered, which id wins when both are given). A choice is observed
+//! the first time and must hold after; the spec's rules hold from the first step.
+
+use std::collections::BTreeSet;
+
+use super::steps::{Form, form_name};
+use crate::registry::{Check, check_id};
+
+/// What an answer was, as far as the model needs.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Answer {
+    pub status: u16,
+    /// The spec's error for its status: the table's code in the envelope.
+    pub spec_error: bool,
+    pub envelope: bool,
+    /// The envelope's error code.
+    pub code: Option<String>,
+    /// The partnerId of a 200.
+    pub partner_id: Option<String>,
+    /// How a finding shows it.
+    pub got: String,
+}
+
+impl Answer {
+    fn clean_rejection(&self) -> bool {
+        matches!(self.status, 400 | 422) && self.envelope
+    }
+    fn refusal(&self) -> bool {
+        (400..500).contains(&self.status) && self.status != 429 && self.envelope
+    }
+    fn class(&self) -> String {
+        match self.status {
+            200 => "200".into(),
+            s => format!("{s} {}", self.code.as_deref().unwrap_or("(no code)")),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Failure {
+    pub check: Check,
+    pub expected: String,
+    pub actual: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Judged {
+    Pass(Check),
+    Observe(Check, String),
+    Fail(Failure),
+    /// Nothing more of the play can be judged (why).
+    Halt(String),
+}
+
+fn fail(check: Check, expected: impl Into<String>, a: &Answer) -> Judged {
+    Judged::Fail(Failure {
+        check,
+        expected: expected.into(),
+        actual: a.got.clone(),
+    })
+}
+
+/// How repeats are answered, once the first one was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Repeat {
+    /// 200 naming the partner again (idempotent).
+    Again,
+    /// This 4xx status, in the envelope.
+    Refused(u16),
+}
+
+impl Repeat {
+    fn describe(self) -> String {
+        match self {
+            Repeat::Again => "200 naming the partner again".into(),
+            Repeat::Refused(s) => format!("{s} in the error envelope"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
+    Partner,
+    Tenant,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Fixture {
+    deactivated: bool,
+    /// Its partnerId: given for the partner fixture, answered for the tenant fixture.
+    partner_id: Option<String>,
+    /// A key below the plan addressed it (refused, it must have changed nothing).
+    gated: bool,
+    /// Its links enabled at the last read, while active.
+    enabled_links: Option<BTreeSet<String>>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Model {
+    partner: Fixture,
+    tenant: Fixture,
+    repeat: Option<Repeat>,
+    /// Which id wins when both are given, once a 200 showed it.
+    winner: Option<Side>,
+}
+
+impl Model {
+    pub(super) fn new(partner_id: Option<&str>) -> Model {
+        Model {
+            partner: Fixture {
+                partner_id: partner_id.map(str::to_string),
+                ..Fixture::default()
+            },
+            ..Model::default()
+        }
+    }
+
+    pub(super) fn partner_deactivated(&self) -> bool {
+        self.partner.deactivated
+    }
+
+    /// The partnerId the tenant fixture's deactivation answered.
+    pub(super) fn learned(&self) -> Option<&str> {
+        self.tenant.partner_id.as_deref()
+    }
+
+    fn side(&mut self, side: Side) -> &mut Fixture {
+        match side {
+            Side::Partner => &mut self.partner,
+            Side::Tenant => &mut self.tenant,
+        }
+    }
+
+    /// A deactivation sent with a key of a plan below the operation's.
+    pub(super) fn gated(&mut self, form: Form, a: &Answer) -> Vec<Judged> {
+        if matches!(form, Form::Partner | Form::Both) {
+            self.partner.gated = true;
+        }
+        if matches!(form, Form::Tenant | Form::Both | Form::Learned) {
+            self.tenant.gated = true;
+        }
+        let id = check_id!("sequence.gated");
+        if a.status == 403 && a.spec_error {
+            vec![Judged::Pass(id)]
+        } else {
+            vec![fail(
+                id,
+                format!(
+                    "{}: 403 forbidden (the plan may not deactivate, whatever the body)",
+                    form_name(form)
+                ),
+                a,
+            )]
+        }
+    }
+
+    /// A deactivation sent with a key that may deactivate.
+    pub(super) fn allowed(&mut self, form: Form, a: &Answer) -> Vec<Judged> {
+        let unknown = check_id!("sequence.unknown");
+        let choices = check_id!("sequence.choices");
+        match form {
+            Form::Neither if a.refusal() => vec![
+                Judged::Pass(unknown),
+                Judged::Observe(choices, format!("naming neither id: {}", a.class())),
+            ],
+            Form::Neither => vec![fail(unknown, "naming neither id: a 4xx in the envelope", a)],
+            Form::UnknownPartner | Form::UnknownTenant
+                if (a.status == 404 && a.spec_error) || a.clean_rejection() =>
+            {
+                vec![
+                    Judged::Pass(unknown),
+                    Judged::Observe(choices, format!("{}: {}", form_name(form), a.class())),
+                ]
+            }
+            Form::UnknownPartner | Form::UnknownTenant => vec![fail(
+                unknown,
+                format!(
+                    "{}: 404 not_found (or 400/422) in the envelope",
+                    form_name(form)
+                ),
+                a,
+            )],
+            Form::Partner => self.address(Side::Partner, form, a),
+            Form::Tenant | Form::Learned => self.address(Side::Tenant, form, a),
+            Form::Both => self.both(a),
+        }
+    }
+
+    /// Both ids, of two partners: the target's choice which wins, or a refusal.
+    fn both(&mut self, a: &Answer) -> Vec<Judged> {
+        if let Some(side) = self.winner {
+            return self.address(side, Form::Both, a);
+        }
+        if a.status == 200 {
+            let side = if a.partner_id.is_some() && a.partner_id == self.partner.partner_id {
+                Side::Partner
+            } else {
+                Side::Tenant
+            };
+            self.winner = Some(side);
+            let which = match side {
+                Side::Partner => "the partnerId wins",
+                Side::Tenant => "the tenantId wins",
+            };
+            let mut out = vec![Judged::Observe(
+                check_id!("sequence.choices"),
+                format!("both ids of two partners: {which}"),
+            )];
+            out.extend(self.address(side, Form::Both, a));
+            return out;
+        }
+        if !a.refusal() {
+            // Whichever wins, a request naming two deactivated partners is a repeat.
+            let check = if self.partner.deactivated && self.tenant.deactivated {
+                check_id!("sequence.repeat")
+            } else {
+                check_id!("sequence.first")
+            };
+            return vec![fail(
+                check,
+                "by both ids: 200 naming one of the two partners, or a 4xx in the envelope",
+                a,
+            )];
+        }
+        // Refused: nothing changed. Which id it was about is not known while no 200 said.
+        if !self.partner.deactivated && !self.tenant.deactivated {
+            vec![Judged::Observe(
+                check_id!("sequence.choices"),
+                format!("both ids of two active partners: {}", a.class()),
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A deactivation addressing one fixture partner: its first, or a repeat.
+    fn address(&mut self, side: Side, form: Form, a: &Answer) -> Vec<Judged> {
+        let how = form_name(form);
+        let f = self.side(side);
+        if f.deactivated {
+            return self.repeat(side, form, a);
+        }
+        if a.status == 409 {
+            return vec![Judged::Halt(format!(
+                "{how}: 409 conflict for the first deactivation of a spare fixture; was it \
+                 deactivated by an earlier run?"
+            ))];
+        }
+        let named = a.partner_id.as_deref().filter(|p| !p.is_empty());
+        let ok = a.status == 200
+            && named.is_some()
+            && (f.partner_id.is_none() || f.partner_id.as_deref() == named);
+        let want = f
+            .partner_id
+            .as_deref()
+            .map_or("its partnerId".to_string(), |p| {
+                format!("{{\"partnerId\": {p:?}}}")
+            });
+        if ok {
+            f.deactivated = true;
+            f.partner_id = named.map(str::to_string);
+            f.enabled_links = None;
+            return vec![Judged::Pass(check_id!("sequence.first"))];
+        }
+        // Refused as a repeat would be, after refusals that named it: they changed it.
+        let (check, after) = if f.gated && a.status != 200 {
+            (
+                check_id!("sequence.gated"),
+                ", the refused (403) requests before it having changed nothing",
+            )
+        } else {
+            (check_id!("sequence.first"), "")
+        };
+        vec![fail(
+            check,
+            format!("{how}: 200 with {want}, the partner's first deactivation{after}"),
+            a,
+        )]
+    }
+
+    /// A deactivation of a partner already deactivated: as the first repeat was answered.
+    fn repeat(&mut self, side: Side, form: Form, a: &Answer) -> Vec<Judged> {
+        let id = check_id!("sequence.repeat");
+        let how = form_name(form);
+        let own = self.side(side).partner_id.clone().unwrap_or_default();
+        let class = match a.status {
+            200 if a.partner_id.as_deref() == Some(own.as_str()) => Repeat::Again,
+            200 => {
+                return vec![fail(
+                    id,
+                    format!("{how}, a repeat: a 200 names the partner ({own:?}), or a 4xx"),
+                    a,
+                )];
+            }
+            s if a.refusal() => Repeat::Refused(s),
+            _ => {
+                return vec![fail(
+                    id,
+                    format!(
+                        "{how}, a repeat: {}",
+                        self.repeat.map_or(
+                            "200 naming the partner, or a 4xx in the envelope".into(),
+                            Repeat::describe
+                        )
+                    ),
+                    a,
+                )];
+            }
+        };
+        match self.repeat {
+            None => {
+                self.repeat = Some(class);
+                vec![
+                    Judged::Pass(id),
+                    Judged::Observe(
+                        check_id!("sequence.choices"),
+                        format!("a repeat deactivation: {}", class.describe()),
+                    ),
+                ]
+            }
+            Some(c) if c == class => vec![Judged::Pass(id)],
+            Some(c) => vec![fail(
+                id,
+                format!("{how}, a repeat: {}, as the first repeat was", c.describe()),
+                a,
+            )],
+        }
+    }
+
+    /// A read of the partner fixture's links (the ids of those enabled): while the partner is
+    /// active, none is disabled since the last read.
+    pub(super) fn links(&mut self, enabled: BTreeSet<String>) -> Vec<Judged> {
+        let f = &mut self.partner;
+        if f.deactivated {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if let Some(before) = &f.enabled_links {
+            let lost: Vec<&str> = before.difference(&enabled).map(String::as_str).collect();
+            let check = if f.gated {
+                check_id!("sequence.gated")
+            } else {
+                check_id!("sequence.unaffected")
+            };
+            out.push(if lost.is_empty() {
+                Judged::Pass(check)
+            } else {
+                Judged::Fail(Failure {
+                    check,
+                    expected: "the links of a partner not (yet) deactivated stay enabled: only \
+                               its deactivation disables them, never a refused request"
+                        .into(),
+                    actual: format!(
+                        "{} of them disabled since the last read ({})",
+                        lost.len(),
+                        lost.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                    ),
+                })
+            });
+        }
+        f.enabled_links = Some(enabled);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(pid: &str) -> Answer {
+        Answer {
+            status: 200,
+            partner_id: Some(pid.into()),
+            got: format!("200 {{\"partnerId\":\"{pid}\"}}"),
+            ..Answer::default()
+        }
+    }
+    fn err(status: u16, code: &str) -> Answer {
+        Answer {
+            status,
+            spec_error: true,
+            envelope: true,
+            code: Some(code.into()),
+            got: format!("{status} {code}"),
+            ..Answer::default()
+        }
+    }
+    fn failed(v: &[Judged]) -> Option<&'static str> {
+        v.iter().find_map(|j| match j {
+            Judged::Fail(f) => Some(f.check.id()),
+            _ => None,
+        })
+    }
+
+    /// Either legal repeat choice holds across forms; a flip back, a 500, or the tenantId
+    /// answered as the partnerId does not.
+    #[test]
+    fn repeats_hold_their_first_answer_across_forms() {
+        for repeat in [ok("pn_1"), err(422, "unprocessable_entity")] {
+            let mut m = Model::new(Some("pn_1"));
+            assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+            assert_eq!(failed(&m.allowed(Form::Partner, &repeat)), None);
+            assert_eq!(failed(&m.allowed(Form::Both, &repeat)), None);
+            let flipped = if repeat.status == 200 {
+                err(422, "unprocessable_entity")
+            } else {
+                ok("pn_1")
+            };
+            assert_eq!(
+                failed(&m.allowed(Form::Partner, &flipped)),
+                Some("sequence.repeat")
+            );
+            assert_eq!(
+                failed(&m.allowed(Form::Partner, &err(500, "internal_server_error"))),
+                Some("sequence.repeat")
+            );
+        }
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Tenant, &ok("tn_9"))), None);
+        assert_eq!(m.learned(), Some("tn_9"));
+        assert_eq!(
+            failed(&m.allowed(Form::Tenant, &err(422, "unprocessable_entity"))),
+            None
+        );
+        // The answered id is unknown to the target: not the repeat the tenantId got.
+        assert_eq!(
+            failed(&m.allowed(Form::Learned, &err(404, "not_found"))),
+            Some("sequence.repeat")
+        );
+    }
+
+    /// A refusal to a gated key changes nothing: the first allowed deactivation after it is
+    /// judged a first one, and its failure is the gate's.
+    #[test]
+    fn a_gated_refusal_leaves_the_partner_active() {
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(
+            failed(&m.gated(Form::Tenant, &ok("pn_2"))),
+            Some("sequence.gated")
+        );
+        assert_eq!(
+            failed(&m.gated(Form::Partner, &err(403, "forbidden"))),
+            None
+        );
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &err(422, "unprocessable_entity"))),
+            Some("sequence.gated")
+        );
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.links(["a".to_string()].into())), None);
+        m.gated(Form::Partner, &err(403, "forbidden"));
+        assert_eq!(failed(&m.links(BTreeSet::new())), Some("sequence.gated"));
+        assert_eq!(
+            failed(&m.allowed(Form::UnknownTenant, &err(400, "bad_request"))),
+            None
+        );
+        assert_eq!(
+            failed(&m.allowed(Form::Neither, &ok("x"))),
+            Some("sequence.unknown")
+        );
+    }
+
+    /// Both ids: the first 200 shows which wins, and later ones are judged as that form; a
+    /// refusal while both are active changes nothing.
+    #[test]
+    fn both_ids_follow_the_winner_the_first_answer_showed() {
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(
+            failed(&m.allowed(Form::Both, &err(422, "unprocessable_entity"))),
+            None
+        );
+        assert_eq!(failed(&m.allowed(Form::Both, &ok("pn_7"))), None);
+        assert_eq!(m.learned(), Some("pn_7"));
+        assert!(!m.partner_deactivated());
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert_eq!(failed(&m.allowed(Form::Both, &ok("pn_7"))), None);
+        // The tenantId won before: a 200 naming the partnerId now is not that repeat.
+        assert_eq!(
+            failed(&m.allowed(Form::Both, &ok("pn_1"))),
+            Some("sequence.repeat")
+        );
+    }
+}

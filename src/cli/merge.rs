@@ -7,13 +7,23 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::load::MergeArgs;
 use super::{EXIT_CANNOT_RUN, print_outcome};
 use crate::load::merge::{self, SHARD_FILE};
 use crate::load::shard::{Shard, ShardMeta, ShardRecord, derive_run_id, host_name};
 use crate::load::{LoadReport, ScenarioVerdict};
 use crate::spec::Spec;
 use crate::target::Target;
+
+#[derive(clap::Args)]
+pub(super) struct MergeArgs {
+    /// The shards' directories (DIR/shard-I-of-N), each once; or the run's directory DIR,
+    /// whose shard-I-of-N directories are taken.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged reports go.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
 
 /// What names this shard, with its clock read against the target's before it starts.
 pub(super) async fn shard_meta(

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::judge::fleet::{Band, FleetSummary};
+use super::judge::{Band, FleetSummary};
 use super::judge::{ScenarioResult, Second};
 use crate::report::escape as esc;
 

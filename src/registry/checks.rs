@@ -1,6 +1,8 @@
 //! The checks of `linkcert check`, in the order reports list them. A check's family is the
 //! part of its id before the dot, and the module of `check` that runs it.
 //! Code names one of them by a `Check` (`handle.rs`), never by a bare id.
+//! One table, and it must not be split: `check_id!` looks ids up in this one `const` slice
+//! at compile time, and its order is the reports' order.
 
 use super::{CheckDef, Enforces};
 use crate::verdict::Verdict::{Fail, Informational, NonStrict};

@@ -6,9 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::result::{KeyStats, ScenarioResult};
+use super::result::{Band, FleetSummary, Group, KeyStats, ScenarioResult, Spread, Worst};
 use crate::verdict::Verdict;
 
 /// Scenarios over more keys than this are summed up rather than listed key by key.
@@ -16,51 +14,6 @@ pub const LISTED_KEYS: usize = 4;
 
 /// The worst keys named, at most.
 const WORST: usize = 10;
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct FleetSummary {
-    pub keys: usize,
-    pub groups: Vec<Group>,
-    /// The keys that fared worst (failed rules, or throttled under their limit), worst first.
-    pub worst: Vec<Worst>,
-    /// Per second: the spread across keys of what each key was admitted in it.
-    pub bands: Vec<Band>,
-}
-
-/// Keys loaded at one rate.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Group {
-    /// The rate as a multiple of the limit.
-    pub rate: f64,
-    pub keys: usize,
-    /// Keys with at least one 429.
-    pub throttled_keys: usize,
-    /// Admitted per window loaded over the limit, across the group's keys.
-    pub admitted_to_limit: Spread,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-pub struct Spread {
-    pub min: f64,
-    pub p10: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub max: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Worst {
-    pub label: String,
-    pub why: String,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Band {
-    pub t: u64,
-    pub p10: f64,
-    pub p50: f64,
-    pub p90: f64,
-}
 
 impl Spread {
     /// Nearest-rank percentiles of the values (sorted here).

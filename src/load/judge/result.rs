@@ -268,7 +268,7 @@ pub struct ScenarioResult {
     /// Over more than a few keys: the fleet summed up (`fleet.rs`), which the reports show
     /// instead of every key.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fleet: Option<super::fleet::FleetSummary>,
+    pub fleet: Option<FleetSummary>,
     /// The run's latencies, ms, as a histogram in its standard serialised form (V2, deflate,
     /// base64): shards of one run merge it without loss (`load::merge`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -384,4 +384,51 @@ impl ScenarioResult {
         };
         self.findings = findings;
     }
+}
+
+/// A fleet's figures summed up (`fleet.rs` computes them): per group of keys at one rate,
+/// the worst keys, and per-second bands across keys.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct FleetSummary {
+    pub keys: usize,
+    pub groups: Vec<Group>,
+    /// The keys that fared worst (failed rules, or throttled under their limit), worst first.
+    pub worst: Vec<Worst>,
+    /// Per second: the spread across keys of what each key was admitted in it.
+    pub bands: Vec<Band>,
+}
+
+/// Keys loaded at one rate.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Group {
+    /// The rate as a multiple of the limit.
+    pub rate: f64,
+    pub keys: usize,
+    /// Keys with at least one 429.
+    pub throttled_keys: usize,
+    /// Admitted per window loaded over the limit, across the group's keys.
+    pub admitted_to_limit: Spread,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Spread {
+    pub min: f64,
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Worst {
+    pub label: String,
+    pub why: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Band {
+    pub t: u64,
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
 }

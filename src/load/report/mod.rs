@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use askama::Template;
 use serde::Serialize;
 
-use super::judge::fleet::{FleetSummary, LISTED_KEYS};
+use super::judge::fleet::LISTED_KEYS;
+use fleet::{FLEET_FAILS_SHOWN, fleet_lines, fleet_markdown, shards_markdown};
+
+mod fleet;
 use super::judge::{KeyStats, ScenarioResult, ScenarioVerdict};
 use super::scheduler::Plan;
 use crate::registry::{Command, Coverage, Judgement};
@@ -479,106 +482,6 @@ pub fn one_line(s: &ScenarioResult) -> String {
 }
 
 /// One scenario's section of load.md: its keys' figures and its findings.
-/// The shards of a merged run: where each ran, when it started against the agreed time, and
-/// its clock against the target's.
-fn shards_markdown(shards: &[crate::load::shard::ShardMeta]) -> String {
-    let mut o = format!(
-        "Merged from {} shards of run `{}`:\n\n| shard | host | start offset | clock offset (target - shard) |\n|---|---|---|---|\n",
-        shards.len(),
-        shards.first().map_or("", |s| s.run_id.as_str())
-    );
-    let secs = |v: Option<f64>, none: &str| v.map_or(none.to_string(), |v| format!("{v:+.3} s"));
-    for s in shards {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} |",
-            s.shard.label(),
-            crate::registry::listing::md_escape(&s.host),
-            secs(s.start_offset_secs, "did not start"),
-            secs(s.clock_offset_secs, "no Date header")
-        );
-    }
-    o.push('\n');
-    o
-}
-
-/// Failures listed on the terminal for a fleet scenario; load.md has them all.
-const FLEET_FAILS_SHOWN: usize = 10;
-
-/// A fleet on the terminal: each group's spread of admitted-to-limit, and the worst keys.
-fn fleet_lines(fl: &FleetSummary, limit: u64) -> String {
-    let mut o = String::new();
-    for g in &fl.groups {
-        let a = &g.admitted_to_limit;
-        let _ = writeln!(
-            o,
-            "    {} keys at {}x: admitted per window / {limit}: min {:.2} p10 {:.2} p50 {:.2} p90 {:.2} max {:.2}; {} throttled",
-            g.keys, g.rate, a.min, a.p10, a.p50, a.p90, a.max, g.throttled_keys
-        );
-    }
-    if !fl.worst.is_empty() {
-        let worst: Vec<String> = fl
-            .worst
-            .iter()
-            .map(|w| format!("{} ({})", w.label, w.why))
-            .collect();
-        let _ = writeln!(o, "    worst: {}", worst.join("; "));
-    }
-    o
-}
-
-/// A fleet in load.md: the groups, the worst keys, the bands over time, and the findings
-/// counted per rule (every failure listed).
-fn fleet_markdown(fl: &FleetSummary, s: &ScenarioResult) -> String {
-    let mut o = format!(
-        "{} keys. Admitted per window loaded, over the limit ({}), across each group's keys:\n\n\
-         | rate | keys | min | p10 | p50 | p90 | max | keys throttled |\n|---|---|---|---|---|---|---|---|\n",
-        fl.keys, s.limit
-    );
-    for g in &fl.groups {
-        let a = &g.admitted_to_limit;
-        let _ = writeln!(
-            o,
-            "| {}x | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} |",
-            g.rate, g.keys, a.min, a.p10, a.p50, a.p90, a.max, g.throttled_keys
-        );
-    }
-    if !fl.worst.is_empty() {
-        o.push_str("\nWorst keys:\n\n");
-        for w in &fl.worst {
-            let _ = writeln!(o, "- {}: {}", w.label, w.why);
-        }
-    }
-    o.push_str("\nAdmitted per key and second, across the keys (p10 / p50 / p90):\n\n| second | p10 | p50 | p90 |\n|---|---|---|---|\n");
-    for b in &fl.bands {
-        let _ = writeln!(o, "| {} | {} | {} | {} |", b.t, b.p10, b.p50, b.p90);
-    }
-    let mut per_rule: BTreeMap<(&str, &str), u64> = BTreeMap::new();
-    for f in &s.findings {
-        *per_rule
-            .entry((f.check.as_str(), f.verdict.as_str()))
-            .or_default() += 1;
-    }
-    o.push_str("\n| rule | verdict | findings |\n|---|---|---|\n");
-    for ((rule, verdict), n) in per_rule {
-        let _ = writeln!(o, "| `{rule}` | {verdict} | {n} |");
-    }
-    o.push('\n');
-    for f in s.findings.iter().filter(|f| f.verdict != Verdict::Pass) {
-        let _ = writeln!(
-            o,
-            "- `{}` **{}** ({}): {} (expected {}; got {})",
-            f.check,
-            f.verdict.as_str(),
-            f.key.as_deref().unwrap_or("all"),
-            f.message,
-            f.expected,
-            f.actual
-        );
-    }
-    o
-}
-
 fn scenario_markdown(s: &ScenarioResult) -> String {
     let mut o = format!(
         "\n## {} ({})\n\n{}\n\n",
@@ -655,46 +558,4 @@ fn no_answer(k: &KeyStats) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::load::judge::Finding;
-
-    /// A target's words reach load.html through findings (what it answered, its headers): as
-    /// text, never as markup.
-    #[test]
-    fn a_script_in_a_targets_answer_is_escaped_in_load_html() {
-        let evil = "<script>alert(\"x\")</script> & 'q'";
-        let spec = crate::spec::Spec::embedded().expect("the embedded spec loads");
-        let mut report = LoadReport::new(&spec, &Target::default(), 0);
-        let scenario = crate::load::Scenario::load("free-overload").expect("built-in");
-        let mut s = ScenarioResult::of(&scenario, "standard");
-        s.verdict = ScenarioVerdict::Fail;
-        s.findings.push(Finding {
-            check: "load.envelope".into(),
-            verdict: Verdict::Fail,
-            key: Some("free#1".into()),
-            message: format!("a 429 answered {evil}"),
-            expected: "the error envelope".into(),
-            actual: evil.into(),
-        });
-        report.scenarios.push(s);
-        report.finish(&["free#1".into()]);
-        let html = report.html();
-        assert!(!html.contains("<script"), "{html}");
-        assert!(
-            html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;")
-        );
-        let doc = scraper::Html::parse_document(&html);
-        let sel = |s| scraper::Selector::parse(s).expect("a selector");
-        assert!(doc.select(&sel("script")).next().is_none());
-        let finding: String = doc.select(&sel("li.fail")).flat_map(|e| e.text()).collect();
-        assert_eq!(
-            finding,
-            format!(
-                "load.envelope fail free#1: a 429 answered {evil} (expected the error envelope; got {evil})"
-            )
-        );
-        assert_eq!(doc.select(&sel("svg")).count(), 0, "no key, no chart");
-        assert_eq!(doc.select(&sel("h2#coverage")).count(), 1);
-    }
-}
+mod tests;

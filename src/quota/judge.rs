@@ -20,7 +20,7 @@ impl History {
     fn anchor(&self, b: usize, admitted_only: bool) -> Option<(usize, u64)> {
         let sent = self.get(b)?.s.sent;
         let mut best: Option<(usize, u64, f64)> = None;
-        for i in (self.base..b).rev() {
+        for i in (self.base.max(b.saturating_sub(REACH))..b).rev() {
             let Some(e) = self.get(i) else { break };
             // Earlier sends cannot have been answered later than the best so far.
             if best.is_some_and(|(_, _, r)| e.s.sent + self.max_latency < r) {
@@ -92,6 +92,9 @@ impl History {
             return;
         };
         let (sa, sb) = (ea.s, eb.s);
+        if b - a > REACH {
+            return;
+        }
         // Admissions certainly decided after `a` and before `b`'s answer, `b` included.
         let mut count = 0u64;
         for i in (a + 1..=b).rev() {
@@ -136,7 +139,7 @@ impl History {
         let (Some(reset), Some(left)) = (sb.reset, sb.remaining) else {
             return;
         };
-        if !(eb.quiet_before && quiet_after) || b + 1 > self.end() {
+        if !(eb.quiet_before && quiet_after) {
             return;
         }
         let n = self.n as f64;
@@ -201,7 +204,7 @@ impl History {
         let mut i = a;
         while let Some(e) = i.checked_sub(1).and_then(|j| self.get(j)) {
             i -= 1;
-            if e.s.sent + self.max_latency < sa.sent {
+            if e.s.sent + self.max_latency < sa.sent || a - i > REACH || between + 2 > left {
                 break;
             }
             if e.s.recv >= sa.sent {

@@ -140,6 +140,11 @@ pub struct History {
 
 mod judge;
 
+/// The most earlier exchanges one answer is compared with: an answer judged against an older
+/// one than the latest is judged no less soundly, only less tightly, so a run with thousands
+/// in flight costs no more than this per answer.
+const REACH: usize = 2048;
+
 impl History {
     /// `n` requests per `window_secs`: the key's plan.
     pub fn new(n: u64, window_secs: f64) -> History {
@@ -168,13 +173,15 @@ impl History {
         self.start
             .get_or_insert((s.sent, self.n.saturating_sub(s.left().unwrap_or(0))));
         // Everything sent before this one's send is in: answers received before it settle.
+        let (entries, base) = (&self.entries, self.base);
+        let settled = |i: usize| entries.get(i - base).is_none_or(|e| e.s.recv < s.sent);
         let ready: Vec<usize> = self
             .pending
             .iter()
             .copied()
-            .filter(|&i| self.get(i).is_some_and(|e| e.s.recv < s.sent))
+            .filter(|&i| settled(i))
             .collect();
-        self.pending.retain(|i| !ready.contains(i));
+        self.pending.retain(|&i| !settled(i));
         for i in ready {
             self.judge(i);
         }
@@ -213,10 +220,6 @@ impl History {
 
     fn get(&self, at: usize) -> Option<&Entry> {
         self.entries.get(at.checked_sub(self.base)?)
-    }
-
-    fn end(&self) -> usize {
-        self.base + self.entries.len()
     }
 
     /// Keeps three windows behind the latest send, and whatever is still to be judged.

@@ -226,7 +226,9 @@ mod counter {
     /// A fixed window aligned to the epoch per counter the defect names, in front of the
     /// implementation: it decides and writes the rate headers.
     fn limiter(counter: fn(&str, &str) -> String) -> Defect {
-        let state: Mutex<(HashMap<String, (i64, u64)>, Cache)> = Mutex::default();
+        // Per counter: its window and what it admitted there.
+        type Counts = HashMap<String, (i64, u64)>;
+        let state: Mutex<(Counts, Cache)> = Mutex::default();
         Defect::after(move |inc, ans| {
             let Some(key) = bearer(inc).filter(|_| standard(&inc.path)) else {
                 return;

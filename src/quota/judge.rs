@@ -51,8 +51,9 @@ impl History {
         rate.max(fixed).max(self.aged_out(a.sent, b.recv))
     }
 
-    /// A sliding log's refill between `from` and `to`: the key's admissions one window earlier
-    /// (counted generously), and what it may have used before its history starts.
+    /// A sliding log's refill between `from` and `to`: the key's requests one window earlier,
+    /// refused ones too (a log may keep them), counted generously, and what it may have used
+    /// before its history starts.
     fn aged_out(&self, from: f64, to: f64) -> f64 {
         let lo = from - self.w - self.max_latency;
         let hi = to - self.w;
@@ -65,21 +66,7 @@ impl History {
             .map_or(0, |(_, prior)| prior);
         let first = self.entries.partition_point(|e| e.s.sent < lo);
         let last = self.entries.partition_point(|e| e.s.sent <= hi);
-        let cum = |i: usize| -> u64 {
-            match i.checked_sub(1).and_then(|j| self.entries.get(j)) {
-                Some(e) => e.cum,
-                None => self
-                    .entries
-                    .front()
-                    .map_or(0, |e| e.cum.saturating_sub(u64::from(e.s.admitted()))),
-            }
-        };
-        let within = if last > first {
-            cum(last) - cum(first)
-        } else {
-            0
-        };
-        (within + before) as f64
+        (last.saturating_sub(first) as u64 + before) as f64
     }
 
     /// After the latest answer saying r were left, no more admitted than r and the refill,
@@ -95,15 +82,18 @@ impl History {
         if b - a > REACH {
             return;
         }
-        // Admissions certainly decided after `a` and before `b`'s answer, `b` included.
-        let mut count = 0u64;
+        // Admissions certainly decided after `a` and before `b`'s answer, `b` included, and
+        // of those the ones certainly decided before `b` (answered before it was sent): only
+        // these are in `b`'s Remaining, since answers overtake each other.
+        let (mut count, mut before_b) = (0u64, 1u64);
         for i in (a + 1..=b).rev() {
             let Some(e) = self.get(i) else { break };
-            if e.s.sent < sa.recv {
+            if e.s.sent < sa.recv || !e.s.admitted() || e.s.recv > sb.recv {
                 continue;
             }
-            if e.s.admitted() && e.s.recv <= sb.recv {
-                count += 1;
+            count += 1;
+            if e.s.recv <= sb.sent {
+                before_b += 1;
             }
         }
         let refill = self.refill(&sa, &sb);
@@ -118,11 +108,11 @@ impl History {
                 format!("at most {allowed:.0} admitted: the {left} an earlier answer said were left, and what any limiter of {} per {} s gives back in {gap:.2} s", self.n, self.w),
                 format!("{count} admitted"),
             );
-        } else if (count + claimed) as f64 > allowed {
+        } else if (before_b + claimed) as f64 > allowed {
             self.fault(
                 Fault::Remaining,
                 b,
-                format!("X-RateLimit-Remaining at most {:.0}: {left} left {gap:.2} s earlier, {count} admitted since, and what any limiter of {} per {} s gives back meanwhile", allowed - count as f64, self.n, self.w),
+                format!("X-RateLimit-Remaining at most {:.0}: {left} left {gap:.2} s earlier, {before_b} admitted since, and what any limiter of {} per {} s gives back meanwhile", allowed - before_b as f64, self.n, self.w),
                 claimed.to_string(),
             );
         }

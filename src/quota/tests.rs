@@ -255,3 +255,23 @@ fn nothing_is_kept_past_a_few_windows() {
     assert!(h.entries.len() < 3_000, "{}", h.entries.len());
     assert_eq!(h.finish().faults, 0);
 }
+
+#[test]
+fn answers_overtaking_each_other_in_a_burst_pass() {
+    // Remaining 10, then six at once: decided in send order (Remaining 9 down to 4), answered
+    // in the reverse order, so the first decided comes back last.
+    let said = |sent: f64, recv: f64, remaining: u64| Said {
+        sent,
+        recv,
+        status: 200,
+        remaining: Some(remaining),
+        reset: Some(T0 as u64 + 5),
+    };
+    let mut h = vec![said(T0, T0 + 0.001, 10)];
+    for i in 0..6u64 {
+        h.push(said(T0 + 0.002, T0 + 0.020 - i as f64 * 0.002, 9 - i));
+    }
+    let j = History::judge_all(N, W, &h);
+    assert_eq!(j.faults, 0, "{:?}", j.first);
+    assert!(j.judged >= 6);
+}

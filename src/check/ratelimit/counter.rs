@@ -104,6 +104,13 @@ pub(super) struct Keys {
     p: Option<(PlanKey, u64)>,
 }
 
+impl Keys {
+    /// Whether A is `key`.
+    pub fn is(&self, key: &PlanKey) -> bool {
+        self.a.key == key.key
+    }
+}
+
 /// The standard operations of the spec's own (not linkcert's stand-ins).
 fn standard_ops(ctx: &Ctx) -> Vec<&Operation> {
     ctx.spec

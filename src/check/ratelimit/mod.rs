@@ -2,7 +2,10 @@
 //! falls by one, Reset is epoch seconds within a window, a burst past the limit gets 429 with a
 //! Retry-After that is enough, and limits are per key. `check` probes with short bursts;
 //! `linkcert load` measures throttling over time. What the headers mean (units, slack,
-//! consistency) is `crate::rate_headers`'s, shared with `load`.
+//! consistency) is `crate::rate_headers`'s, shared with `load`. Whether each key's answers
+//! follow from its own history (one counter per key for every operation) is
+//! `crate::quota`'s, judged here on mixed sequences of several keys (`counter.rs`) and by
+//! `load` on every key of a run.
 
 use crate::registry::{Check, check_id};
 use std::time::Duration;
@@ -203,7 +206,8 @@ async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) -> coun
     if standard && ctx.enabled(check_id!("ratelimit.per-key")) {
         per_key(ctx, op, &b.key, keys).await;
     }
-    let sampled = counter::keys(ctx, keys, Some(&b.key)).filter(|_| standard);
+    // Never the key waiting out its 429: the samples would spend what `recovers` waits for.
+    let sampled = counter::keys(ctx, keys, Some(&b.key)).filter(|k| standard && !k.is(&b.key));
     let (recovered, phases) = tokio::join!(b.recovers(wait, first_429.at), async {
         match &sampled {
             Some(k) => Some(counter::phases(ctx, k).await),

@@ -1,8 +1,8 @@
 //! ratelimit.counter: one counter per key, shared by every standard operation, judged from
 //! each key's own history (`crate::quota`, the rule `load` applies to every key of a run).
 //!
-//! The sequences: a key of the smallest limit (A) is sampled at every twelfth of a window for
-//! a window (`phases`: Remaining and Reset early, middle and late, whatever the alignment),
+//! The sequences: a key of the smallest limit (A) spends a third of its quota, then is sampled
+//! at every twelfth of a window for a window (`phases`: Remaining and Reset early, middle and late, whatever the alignment),
 //! while the burst key waits out its 429; then A is driven to the edge of its quota with the
 //! GET operations alternating (`mixed`), interleaved with another key of its plan (B) and a
 //! key of another plan (P), which spend a little of their own quotas just before A's is out;
@@ -17,6 +17,8 @@ use crate::quota::{Fault, History, Said};
 const EDGE: u64 = 3;
 /// Requests of the burst at once.
 const AT_ONCE: usize = 10;
+/// Requests A sends before its phases are sampled.
+const SPENT_FIRST: u64 = 20;
 /// Requests P sends when A's quota is nearly spent: more than A has left.
 const OTHER_PLAN_BURST: usize = 12;
 
@@ -183,6 +185,13 @@ pub(super) async fn phases(ctx: &Ctx, k: &Keys) -> Trail {
     if ops.is_empty() || !ctx.enabled(check_id!("ratelimit.counter")) {
         return trail;
     }
+    // A third of the quota (at most `SPENT_FIRST`) first, so that Remaining is well below the
+    // limit at every phase: a Remaining that stops counting at some phase then shows.
+    for i in 0..(k.n / 3).min(SPENT_FIRST) as usize {
+        if !send(ctx, ops[i % ops.len()], &mut trail).await {
+            return trail;
+        }
+    }
     let w = ctx.target.window(&ctx.spec, &ctx.spec.default_rate_class);
     let step = w / 12;
     let start = tokio::time::Instant::now();
@@ -308,6 +317,12 @@ pub(super) fn judge(ctx: &Ctx, trails: &[Trail]) {
         .as_secs_f64();
     let label = label(ctx);
     for t in trails {
+        // Reset and Retry-After at every phase sampled, by the rules a burst is judged by.
+        for (rule, j) in header_verdicts(&t.seen, Duration::from_secs_f64(w)) {
+            if rule != check_id!("ratelimit.remaining") && ctx.enabled(rule) {
+                record(ctx, &label, rule, &j, &t.seen);
+            }
+        }
         let said: Vec<Said> = t
             .seen
             .iter()

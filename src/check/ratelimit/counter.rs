@@ -178,7 +178,8 @@ async fn send(ctx: &Ctx, op: &Operation, trail: &mut Trail) -> bool {
     answered
 }
 
-/// A's Remaining and Reset at every twelfth of a window, for a window: two requests each.
+/// A spends a third of its quota, then its Remaining and Reset are read at every twelfth of a
+/// window: two requests each.
 pub(super) async fn phases(ctx: &Ctx, k: &Keys) -> Trail {
     let mut trail = Trail::new(&k.a, k.n);
     let ops = cycled(ctx);
@@ -195,7 +196,8 @@ pub(super) async fn phases(ctx: &Ctx, k: &Keys) -> Trail {
     let w = ctx.target.window(&ctx.spec, &ctx.spec.default_rate_class);
     let step = w / 12;
     let start = tokio::time::Instant::now();
-    for i in 0..13u32 {
+    // Twelve samples a twelfth apart: every phase of a window, whatever its alignment.
+    for i in 0..12u32 {
         tokio::time::sleep_until(start + step * i).await;
         for j in 0..2 {
             let op = ops[(i as usize * 2 + j) % ops.len()];

@@ -182,43 +182,60 @@ fn burst_checks(standard: bool) -> &'static [Check] {
 }
 
 /// A burst at the key cheapest to exhaust, past its limit; then, once throttled, another key
-/// (`per_key`) and the same key after the wait it was told. While it waits, ratelimit.counter
-/// samples its phases (`counter::phases`). Returns the exchanges the counter rule judges too.
+/// (`per_key`) and the same key after the wait it was told. Meanwhile ratelimit.counter
+/// samples another key's phases (`counter::phases`), so the window they span is mostly one
+/// this family waits anyway. Returns the exchanges the counter rule judges too.
 async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) -> counter::Done {
-    let mut done = counter::Done::default();
     let standard = class == ctx.spec.default_rate_class;
     let ids = burst_checks(standard);
     if !ids.iter().any(|c| ctx.enabled(*c)) {
-        return done;
+        return counter::Done::default();
     }
     let label = op.label();
     let Some((key, limit)) = burst_key(ctx, class, keys, ids, &label) else {
-        return done;
+        return counter::Done::default();
     };
+    // Never the burst key: the samples would spend what `recovers` waits for.
+    let sampled = counter::keys(ctx, keys, Some(&key)).filter(|k| standard && !k.is(&key));
+    let (burst, phases) = tokio::join!(
+        burst_and_recover(ctx, op, class, keys, label, key, limit),
+        async {
+            match &sampled {
+                Some(k) => Some(counter::phases(ctx, k).await),
+                None => None,
+            }
+        }
+    );
+    counter::Done {
+        burst: Some(burst),
+        phases,
+    }
+}
+
+/// The burst, and what follows it once throttled; the burst key's exchanges.
+async fn burst_and_recover(
+    ctx: &Ctx,
+    op: &Operation,
+    class: &str,
+    keys: &[PlanKey],
+    label: String,
+    key: PlanKey,
+    limit: u64,
+) -> counter::Trail {
     let b = Burst::send(ctx, op, class, label, key, limit).await;
     b.judge_headers();
     let Some(first_429) = b.seen.iter().find(|s| s.status() == 429) else {
         b.judge_unthrottled();
-        done.burst = Some(counter::Trail::of(&b.key, b.limit, b.seen));
-        return done;
+        return counter::Trail::of(&b.key, b.limit, b.seen);
     };
     let wait = b.judge_throttled(first_429);
-    if standard && ctx.enabled(check_id!("ratelimit.per-key")) {
+    if class == ctx.spec.default_rate_class && ctx.enabled(check_id!("ratelimit.per-key")) {
         per_key(ctx, op, &b.key, keys).await;
     }
-    // Never the key waiting out its 429: the samples would spend what `recovers` waits for.
-    let sampled = counter::keys(ctx, keys, Some(&b.key)).filter(|k| standard && !k.is(&b.key));
-    let (recovered, phases) = tokio::join!(b.recovers(wait, first_429.at), async {
-        match &sampled {
-            Some(k) => Some(counter::phases(ctx, k).await),
-            None => None,
-        }
-    });
-    done.phases = phases;
+    let recovered = b.recovers(wait, first_429.at).await;
     let mut seen = b.seen;
     seen.extend(recovered);
-    done.burst = Some(counter::Trail::of(&b.key, b.limit, seen));
-    done
+    counter::Trail::of(&b.key, b.limit, seen)
 }
 
 /// The key with the smallest fixed limit, the cheapest to exhaust, and that limit; None (every

@@ -108,7 +108,7 @@ impl History {
                 format!("at most {allowed:.0} admitted: the {left} an earlier answer said were left, and what any limiter of {} per {} s gives back in {gap:.2} s", self.n, self.w),
                 format!("{count} admitted"),
             );
-        } else if (before_b + claimed) as f64 > allowed {
+        } else if before_b.saturating_add(claimed) as f64 > allowed {
             self.fault(
                 Fault::Remaining,
                 b,
@@ -133,13 +133,13 @@ impl History {
             return;
         }
         let n = self.n as f64;
-        let p = (left + eb.cum) as f64;
+        let p = left.saturating_add(eb.cum) as f64;
         let g = p - n * sb.sent / self.w;
         if let Some(link) = self.chains.get(&reset).copied()
             && let Some(ea) = self.get(link.at)
         {
             let sa = ea.s;
-            let pa = (sa.remaining.unwrap_or(0) + ea.cum) as f64;
+            let pa = sa.remaining.unwrap_or(0).saturating_add(ea.cum) as f64;
             let rise = p - pa;
             let allowed = self.refill(&sa, &sb) + 1.0;
             if rise > allowed && self.out.first.as_ref().is_none_or(|f| f.at != b) {

@@ -275,3 +275,22 @@ fn answers_overtaking_each_other_in_a_burst_pass() {
     assert_eq!(j.faults, 0, "{:?}", j.first);
     assert!(j.judged >= 6);
 }
+
+#[test]
+fn hostile_headers_neither_panic_nor_fail_what_they_cannot_show() {
+    let mut h = Vec::new();
+    for (i, raw) in ["18446744073709551615", "-1", "abc", "", "1e9", "0"]
+        .iter()
+        .enumerate()
+    {
+        h.push(Said::read(
+            T0 + i as f64,
+            T0 + i as f64 - 5.0,
+            [200, 429, 0, 503][i % 4],
+            Some(raw),
+            Some(raw),
+        ));
+    }
+    let _ = History::judge_all(N, W, &h);
+    let _ = History::judge_all(0, 0.0, &h);
+}

@@ -1,14 +1,20 @@
 //! ratelimit.counter: one counter per key, shared by every standard operation, judged from
 //! each key's own history (`crate::quota`, the rule `load` applies to every key of a run).
 //!
-//! The sequences: a key of the smallest limit (A) spends a third of its quota, then is sampled
-//! at every twelfth of a window for a window (`phases`: Remaining and Reset early, middle and late, whatever the alignment),
-//! while the burst key waits out its 429; then A is driven to the edge of its quota with the
-//! GET operations alternating (`mixed`), interleaved with another key of its plan (B) and a
-//! key of another plan (P), which spend a little of their own quotas just before A's is out;
-//! a burst at once at the edge; A on to its 429 and every standard operation once more (a 429
-//! on each: the quota is the key's, not the route's); then B and P again. Each key's exchanges
-//! (the burst key's burst included) are judged apart, on the times they really had.
+//! The sequences: while the burst key is burst and waits out its 429, a key of the smallest
+//! limit (A) spends a third of its quota and is read at every twelfth of a window (`phases`:
+//! Remaining and Reset early, middle and late, whatever the window's alignment). Then A is
+//! driven to the edge of its quota with the GET operations alternating (`mixed`), interleaved
+//! with another key of its plan (B) and a key of another plan (P), which spend some of their
+//! own quotas just before A's is out; a burst at once at the edge; A on to its 429 and every
+//! standard operation once more (a 429 on each: the quota is the key's, not the route's);
+//! then B and P again. Each key's exchanges (the burst key's burst included) are judged
+//! apart, on the times they really had, never on whether a schedule was held.
+//!
+//! Not judged: whether POST /partners/deactivate is counted. Keys allowed to call it (Advanced
+//! and up) have limits too large to spend here, and a refill of N per window hides a few
+//! uncounted requests; a Free key gets 403 or 429 once its quota is spent, and which one (plan
+//! or quota first) and whether a 403 uses quota are the target's choices.
 
 use super::*;
 use crate::quota::{Fault, History, Said};

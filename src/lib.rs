@@ -19,6 +19,7 @@ pub mod interrupt;
 pub mod load;
 pub mod outage;
 pub mod qr;
+pub mod quota;
 pub mod rate_headers;
 pub mod registry;
 pub mod report;

@@ -600,6 +600,19 @@ pub const CHECKS: &[CheckDef] = &[
         enforces: Enforces::Clauses(&["limits.headers.reset", "limits.headers.retry-after"]),
     },
     CheckDef {
+        id: "ratelimit.counter",
+        title: "one counter per key for every standard operation: each key's admissions, Remaining and 429s follow from its own history",
+        clause: "Limits: per key; all other endpoints use the standard limits",
+        level: Fail,
+        needs: "a key with a small fixed limit (Free or Pro); best two Free keys and a key of another plan",
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.analytics",
+            "limits.headers.remaining",
+            "limits.exceeded",
+        ]),
+    },
+    CheckDef {
         id: "ratelimit.analytics",
         title: "analytics endpoints throttle at their per-second limit",
         clause: "Limits / Analytics endpoints",

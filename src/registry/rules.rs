@@ -90,6 +90,17 @@ pub const RULES: &[RuleDef] = &[
         enforces: Enforces::Clauses(&["limits.standard"]),
     },
     RuleDef {
+        id: "load.counter",
+        title: "each key's admissions and headers follow from its own history: one counter per key for every operation",
+        level: Fail,
+        shape: None,
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.analytics",
+            "limits.headers.remaining",
+        ]),
+    },
+    RuleDef {
         id: "load.retry-honesty",
         title: "the first throttled request, retried Retry-After later, is admitted",
         level: Fail,

@@ -40,6 +40,7 @@ async fn both_implementations_throttle_as_the_spec_says() {
             "ratelimit.recovers",
             "ratelimit.remaining",
             "ratelimit.reset",
+            "ratelimit.counter",
         ] {
             assert!(
                 r.checks.iter().any(|c| c.id == id && c.cases > 0),
@@ -157,4 +158,216 @@ async fn every_plan_announced_at_the_free_rate_fails_ratelimit_limit() {
     })
     .await;
     assert_fails(&r, "ratelimit.limit");
+}
+
+/// ratelimit.counter in front of counters that are not one per key for every operation, and
+/// in front of limiters that answer what the key's own history does not allow.
+mod counter {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use super::common::broken::{Answer, Defect, Incoming, Row, Then, run_table};
+
+    /// The window `run_table` starts implementations with.
+    const W: f64 = 6.0;
+    const ONLY: &[&str] = &["ratelimit.counter"];
+
+    fn now() -> f64 {
+        linkcert::clock::now_epoch()
+    }
+
+    fn bearer(inc: &Incoming) -> Option<String> {
+        let v = inc.headers.get("authorization")?.to_str().ok()?;
+        Some(v.strip_prefix("Bearer ")?.to_string())
+    }
+
+    /// The spec's limit for a development key's plan (both implementations name keys so).
+    fn plan_limit(key: &str) -> u64 {
+        [
+            ("free", 60),
+            ("pro", 600),
+            ("business", 1200),
+            ("advanced", 3000),
+        ]
+        .iter()
+        .find(|(p, _)| key.starts_with(&format!("lk_{p}_")))
+        .map_or(100_000, |(_, n)| *n)
+    }
+
+    fn standard(path: &str) -> bool {
+        matches!(path, "/tags" | "/qr" | "/partners/deactivate")
+    }
+
+    /// The last 2xx of a route, to answer in the implementation's place where a defective
+    /// limiter admits what the implementation's own limiter refused.
+    #[derive(Default)]
+    struct Cache(HashMap<String, (Option<axum::http::HeaderValue>, Vec<u8>)>);
+
+    impl Cache {
+        fn keep_or_replay(&mut self, path: &str, ans: &mut Answer) -> bool {
+            if (200..300).contains(&ans.status) {
+                let ct = ans.headers.get("content-type").cloned();
+                self.0.insert(path.to_string(), (ct, ans.body.clone()));
+                return true;
+            }
+            let Some((ct, body)) = self.0.get(path) else {
+                return false;
+            };
+            ans.status = 200;
+            ans.body = body.clone();
+            if let Some(ct) = ct {
+                ans.headers.insert("content-type", ct.clone());
+            }
+            ans.headers.remove("retry-after");
+            true
+        }
+    }
+
+    /// A fixed window aligned to the epoch per counter the defect names, in front of the
+    /// implementation: it decides and writes the rate headers.
+    fn limiter(counter: fn(&str, &str) -> String) -> Defect {
+        // Per counter: its window and what it admitted there.
+        type Counts = HashMap<String, (i64, u64)>;
+        let state: Mutex<(Counts, Cache)> = Mutex::default();
+        Defect::after(move |inc, ans| {
+            let Some(key) = bearer(inc).filter(|_| standard(&inc.path)) else {
+                return;
+            };
+            let (limit, t) = (plan_limit(&key), now());
+            let window = (t / W).floor() as i64;
+            let end = (window + 1) as f64 * W;
+            let mut st = state.lock().unwrap();
+            let (counts, cache) = &mut *st;
+            let c = counts
+                .entry(counter(&key, &inc.path))
+                .or_insert((window, 0));
+            if c.0 != window {
+                *c = (window, 0);
+            }
+            let admitted = c.1 < limit;
+            c.1 += u64::from(admitted);
+            let remaining = limit.saturating_sub(c.1);
+            if admitted {
+                cache.keep_or_replay(&format!("{key} {}", inc.path), ans);
+            } else {
+                ans.status = 429;
+                ans.body = br#"{"error":{"code":"rate_limit_exceeded","message":"rate limited"}}"#
+                    .to_vec();
+                ans.set_header("content-type", "application/json");
+                ans.set_header("retry-after", (end - t).ceil() as u64);
+            }
+            ans.set_header("x-ratelimit-limit", limit);
+            ans.set_header("x-ratelimit-remaining", remaining);
+            ans.set_header("x-ratelimit-reset", end.ceil() as u64);
+        })
+    }
+
+    /// GET /tags and GET /qr counted apart.
+    fn per_route() -> Defect {
+        limiter(|key, path| format!("{key} {path}"))
+    }
+
+    /// Every key of the run counted together, each throttled at its own plan's limit: one
+    /// key's 429s come from another key's traffic.
+    fn one_counter_for_all_keys() -> Defect {
+        limiter(|_, _| "all".into())
+    }
+
+    /// The plan's second Free key counted as its first.
+    fn per_plan() -> Defect {
+        Defect::before(|inc| {
+            if bearer(inc).as_deref() == Some("lk_free_2") {
+                inc.headers
+                    .insert("authorization", "Bearer lk_free_1".parse().unwrap());
+            }
+        })
+    }
+
+    /// In the last third of each window (aligned to the epoch), Remaining reads as if the
+    /// key had used nothing but this request.
+    fn remaining_wrong_late() -> Defect {
+        Defect::after(|_, ans| {
+            let late = now().rem_euclid(W) > 2.0 * W / 3.0;
+            if late
+                && (200..300).contains(&ans.status)
+                && let Some(limit) = ans.header_u64("x-ratelimit-limit")
+            {
+                ans.set_header("x-ratelimit-remaining", limit.saturating_sub(1));
+            }
+        })
+    }
+
+    /// A racy limiter: a 429 while another request of the key is in flight is answered 200
+    /// (the last 200 of the route), Remaining 0.
+    fn racy() -> Defect {
+        type State = Mutex<(HashMap<String, u64>, Cache)>;
+        let state: Arc<State> = Arc::default();
+        let before = state.clone();
+        Defect {
+            before: Some(Box::new(move |inc: &mut Incoming| {
+                if let Some(key) = bearer(inc) {
+                    *before.lock().unwrap().0.entry(key).or_default() += 1;
+                }
+            })),
+            after: Some(Box::new(move |inc: &Incoming, ans: &mut Answer| {
+                let Some(key) = bearer(inc) else { return };
+                let mut st = state.lock().unwrap();
+                let (flying, cache) = &mut *st;
+                let n = flying.entry(key.clone()).or_default();
+                let concurrent = *n > 1;
+                *n = n.saturating_sub(1);
+                let route = format!("{key} {}", inc.path);
+                if ans.status != 429 || concurrent {
+                    let was_429 = ans.status == 429;
+                    if cache.keep_or_replay(&route, ans) && was_429 {
+                        ans.set_header("x-ratelimit-remaining", 0);
+                    }
+                }
+            })),
+        }
+    }
+
+    const ROWS: &[Row] = &[
+        Row::new(
+            "fault-free: one counter per key",
+            Defect::none,
+            ONLY,
+            &[Then::Passes("ratelimit.counter")],
+        ),
+        Row::new(
+            "a counter per route (GET /tags and GET /qr apart)",
+            per_route,
+            ONLY,
+            &[Then::Fails("ratelimit.counter")],
+        ),
+        Row::new(
+            "a counter per plan, shared by its keys",
+            per_plan,
+            ONLY,
+            &[Then::Fails("ratelimit.counter")],
+        ),
+        Row::new(
+            "one key's 429s caused by another key's traffic",
+            one_counter_for_all_keys,
+            ONLY,
+            &[Then::Says("ratelimit.counter", "throttled although")],
+        ),
+        Row::new(
+            "Remaining wrong only in the last third of the window",
+            remaining_wrong_late,
+            ONLY,
+            &[Then::Says("ratelimit.counter", "Remaining higher")],
+        ),
+        Row::new(
+            "a racy limiter admitting a burst at once past the quota",
+            racy,
+            ONLY,
+            &[Then::Says("ratelimit.counter", "admitted past")],
+        ),
+    ];
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn counters_that_are_not_one_per_key_fail_ratelimit_counter() {
+        run_table(ROWS).await;
+    }
 }

@@ -2,7 +2,10 @@
 //! falls by one, Reset is epoch seconds within a window, a burst past the limit gets 429 with a
 //! Retry-After that is enough, and limits are per key. `check` probes with short bursts;
 //! `linkcert load` measures throttling over time. What the headers mean (units, slack,
-//! consistency) is `crate::rate_headers`'s, shared with `load`.
+//! consistency) is `crate::rate_headers`'s, shared with `load`. Whether each key's answers
+//! follow from its own history (one counter per key for every operation) is
+//! `crate::quota`'s, judged here on mixed sequences of several keys (`counter.rs`) and by
+//! `load` on every key of a run.
 
 use crate::registry::{Check, check_id};
 use std::time::Duration;
@@ -29,6 +32,7 @@ use crate::target::PlanKey;
 
 use crate::verdict::Verdict;
 
+mod counter;
 mod headers;
 
 use headers::*;
@@ -92,7 +96,10 @@ pub async fn run(ctx: &Ctx) {
             continue;
         }
         limits(ctx, op, class, &users).await;
-        burst(ctx, op, class, &users).await;
+        let done = burst(ctx, op, class, &users).await;
+        if class == &ctx.spec.default_rate_class {
+            counter::run(ctx, &users, done).await;
+        }
     }
 }
 
@@ -175,28 +182,60 @@ fn burst_checks(standard: bool) -> &'static [Check] {
 }
 
 /// A burst at the key cheapest to exhaust, past its limit; then, once throttled, another key
-/// (`per_key`) and the same key after the wait it was told.
-async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) {
+/// (`per_key`) and the same key after the wait it was told. Meanwhile ratelimit.counter
+/// samples another key's phases (`counter::phases`), so the window they span is mostly one
+/// this family waits anyway. Returns the exchanges the counter rule judges too.
+async fn burst(ctx: &Ctx, op: &Operation, class: &str, keys: &[PlanKey]) -> counter::Done {
     let standard = class == ctx.spec.default_rate_class;
     let ids = burst_checks(standard);
     if !ids.iter().any(|c| ctx.enabled(*c)) {
-        return;
+        return counter::Done::default();
     }
     let label = op.label();
     let Some((key, limit)) = burst_key(ctx, class, keys, ids, &label) else {
-        return;
+        return counter::Done::default();
     };
+    // Never the burst key: the samples would spend what `recovers` waits for.
+    let sampled = counter::keys(ctx, keys, Some(&key)).filter(|k| standard && !k.is(&key));
+    let (burst, phases) = tokio::join!(
+        burst_and_recover(ctx, op, class, keys, label, key, limit),
+        async {
+            match &sampled {
+                Some(k) => Some(counter::phases(ctx, k).await),
+                None => None,
+            }
+        }
+    );
+    counter::Done {
+        burst: Some(burst),
+        phases,
+    }
+}
+
+/// The burst, and what follows it once throttled; the burst key's exchanges.
+async fn burst_and_recover(
+    ctx: &Ctx,
+    op: &Operation,
+    class: &str,
+    keys: &[PlanKey],
+    label: String,
+    key: PlanKey,
+    limit: u64,
+) -> counter::Trail {
     let b = Burst::send(ctx, op, class, label, key, limit).await;
     b.judge_headers();
     let Some(first_429) = b.seen.iter().find(|s| s.status() == 429) else {
         b.judge_unthrottled();
-        return;
+        return counter::Trail::of(&b.key, b.limit, b.seen);
     };
     let wait = b.judge_throttled(first_429);
-    if standard && ctx.enabled(check_id!("ratelimit.per-key")) {
+    if class == ctx.spec.default_rate_class && ctx.enabled(check_id!("ratelimit.per-key")) {
         per_key(ctx, op, &b.key, keys).await;
     }
-    b.recovers(wait, first_429.at).await;
+    let recovered = b.recovers(wait, first_429.at).await;
+    let mut seen = b.seen;
+    seen.extend(recovered);
+    counter::Trail::of(&b.key, b.limit, seen)
 }
 
 /// The key with the smallest fixed limit, the cheapest to exhaust, and that limit; None (every
@@ -382,8 +421,8 @@ impl<'a> Burst<'a> {
     }
 
     /// Wait what the target said (bounded by a window and slack) from the first 429 at
-    /// `throttled_at`, then the key is admitted.
-    async fn recovers(&self, wait: Option<f64>, throttled_at: f64) {
+    /// `throttled_at`, then the key is admitted. Returns that exchange.
+    async fn recovers(&self, wait: Option<f64>, throttled_at: f64) -> Option<Seen> {
         let (ctx, op, window) = (self.ctx, self.op, self.window);
         let wait = wait
             .unwrap_or(window.as_secs_f64() + 1.0)
@@ -392,8 +431,10 @@ impl<'a> Burst<'a> {
         if wait > elapsed {
             tokio::time::sleep(Duration::from_secs_f64(wait - elapsed)).await;
         }
+        let sent = now_epoch();
         let x = ctx.probe.send_raw(cheap_request(op).key(&self.key)).await;
         ctx.judge(op, &x, Expect::Any);
+        let at = now_epoch();
         let rid = self.id(check_id!("ratelimit.recovers"));
         match x.status() {
             Some(s) if (200..300).contains(&s) => ctx.rec.pass(rid, &self.label),
@@ -406,6 +447,11 @@ impl<'a> Burst<'a> {
             ),
             None => {}
         }
+        Some(Seen {
+            sent,
+            at,
+            exchange: x.lighten(),
+        })
     }
 }
 

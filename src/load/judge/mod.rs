@@ -39,6 +39,9 @@
 //!   and now + W + 2 s, and never moves back by more than 1 s (rounding) between exchanges that
 //!   did not overlap.
 //! - load.isolation (two-keys): the key under its limit gets no 429.
+//! - load.counter: each key's admissions, Remaining and 429s follow from that key's own history,
+//!   across the operations mixed (one counter per key), as any legal limiter refills
+//!   (`crate::quota`, the rule `check`'s ratelimit.counter judges too).
 //! - load.retry-honesty (retry-after): the first throttled request, retried exactly
 //!   Retry-After later, is admitted (a burst never throttled, as across a fixed window's
 //!   boundary, or a retry that got no answer, is noted, not judged).
@@ -105,6 +108,7 @@ rules![
     behaviour::Behaviour,
     retry_honesty::RetryHonesty,
     isolation::Isolation,
+    counter::Counter,
 ];
 
 /// The rules judged across keys, judged again over `s`'s keys: a fleet put back together

@@ -1,0 +1,296 @@
+//! The rule on recorded histories: every legal limiter passes, whatever the timing; each kind
+//! of counter defect is found.
+
+use super::*;
+
+const N: u64 = 60;
+const W: f64 = 6.0;
+const T0: f64 = 1_700_000_000.0;
+
+/// A limiter of N per W, deciding at the instant given.
+#[derive(Clone)]
+enum Limiter {
+    /// Windows aligned to multiples of W since the epoch; Reset is the window's end.
+    Fixed { window: i64, used: u64 },
+    /// Admissions within the last W; Reset is when the oldest ages out.
+    Log(VecDeque<f64>),
+    /// N tokens, N per W back; Reset is when the bucket is full again.
+    Bucket { tokens: f64, at: f64 },
+}
+
+impl Limiter {
+    fn fixed() -> Limiter {
+        Limiter::Fixed { window: 0, used: 0 }
+    }
+    fn log() -> Limiter {
+        Limiter::Log(VecDeque::new())
+    }
+    fn bucket() -> Limiter {
+        Limiter::Bucket {
+            tokens: N as f64,
+            at: 0.0,
+        }
+    }
+    /// (admitted, Remaining, Reset) at instant `t`.
+    fn decide(&mut self, t: f64) -> (bool, u64, u64) {
+        match self {
+            Limiter::Fixed { window, used } => {
+                let k = (t / W).floor() as i64;
+                if k != *window {
+                    (*window, *used) = (k, 0);
+                }
+                let ok = *used < N;
+                *used += u64::from(ok);
+                (ok, N - *used, ((k + 1) as f64 * W).ceil() as u64)
+            }
+            Limiter::Log(log) => {
+                while log.front().is_some_and(|x| t - x >= W) {
+                    log.pop_front();
+                }
+                let ok = (log.len() as u64) < N;
+                if ok {
+                    log.push_back(t);
+                }
+                let oldest = log.front().copied().unwrap_or(t);
+                (ok, N - log.len() as u64, (oldest + W).ceil() as u64)
+            }
+            Limiter::Bucket { tokens, at } => {
+                *tokens = (*tokens + (t - *at) * N as f64 / W).min(N as f64);
+                *at = t;
+                let ok = *tokens >= 1.0;
+                if ok {
+                    *tokens -= 1.0;
+                }
+                let full = t + (N as f64 - *tokens) * W / N as f64;
+                (ok, tokens.floor() as u64, full.ceil() as u64)
+            }
+        }
+    }
+}
+
+/// Requests at `(sent, latency)`: the limiter decides halfway, answers in send order.
+fn run(l: &mut Limiter, sends: &[(f64, f64)]) -> Vec<Said> {
+    sends
+        .iter()
+        .map(|&(sent, lat)| {
+            let (ok, remaining, reset) = l.decide(sent + lat / 2.0);
+            Said {
+                sent,
+                recv: sent + lat,
+                status: if ok { 200 } else { 429 },
+                remaining: Some(remaining),
+                reset: Some(reset),
+            }
+        })
+        .collect()
+}
+
+/// Back to back from `from`, `count` requests, each taking `lat`.
+fn sequential(from: f64, count: usize, lat: f64) -> Vec<(f64, f64)> {
+    (0..count).map(|i| (from + i as f64 * lat, lat)).collect()
+}
+
+/// `count` at once at `at`, answered over `spread` seconds.
+fn at_once(at: f64, count: usize, spread: f64) -> Vec<(f64, f64)> {
+    (0..count)
+        .map(|i| (at, 0.002 + spread * i as f64 / count as f64))
+        .collect()
+}
+
+/// A history like the check's: sequential to throttling, phases sampled over a window, a
+/// burst at once at the edge, recovery.
+fn check_like(start: f64, lat: f64) -> Vec<(f64, f64)> {
+    let mut s = sequential(start, 40, lat);
+    let mut t = start + 40.0 * lat;
+    for _ in 0..12 {
+        t += W / 12.0;
+        s.extend(sequential(t, 2, lat));
+    }
+    t += 2.0 * lat + 0.01;
+    s.extend(sequential(t, 30, lat));
+    t += 30.0 * lat + 0.01;
+    s.extend(at_once(t, 10, 0.02));
+    t += 0.05;
+    s.extend(sequential(t, 5, lat));
+    t += W;
+    s.extend(sequential(t, 70, lat));
+    s
+}
+
+fn limiters() -> [Limiter; 3] {
+    [Limiter::fixed(), Limiter::log(), Limiter::bucket()]
+}
+
+#[test]
+fn every_legal_limiter_passes_whatever_the_phase_and_round_trip() {
+    for l in limiters() {
+        for phase in 0..12 {
+            for lat in [0.001, 0.004, 0.03] {
+                let start = T0 + phase as f64 * W / 12.0;
+                let h = run(&mut l.clone(), &check_like(start, lat));
+                let j = History::judge_all(N, W, &h);
+                assert_eq!(j.faults, 0, "phase {phase} lat {lat}: {:?}", j.first);
+                assert!(j.judged > 100, "{}", j.judged);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_burst_over_the_quota_and_a_fresh_history_pass() {
+    for l in limiters() {
+        let h = run(&mut l.clone(), &at_once(T0 + 0.3, 150, 0.05));
+        let j = History::judge_all(N, W, &h);
+        assert_eq!(j.faults, 0, "{:?}", j.first);
+    }
+}
+
+#[test]
+fn a_counter_per_route_is_found() {
+    // Two routes alternate, each with its own counter.
+    for l in limiters() {
+        let (mut a, mut b) = (l.clone(), l.clone());
+        let mut h = Vec::new();
+        for (i, (sent, lat)) in sequential(T0 + 1.0, 100, 0.004).into_iter().enumerate() {
+            let lim = if i % 2 == 0 { &mut a } else { &mut b };
+            h.extend(run(lim, &[(sent, lat)]));
+        }
+        let j = History::judge_all(N, W, &h);
+        assert!(j.faults > 0, "{j:?}");
+        assert!(
+            matches!(
+                j.first.as_ref().map(|f| f.fault),
+                Some(Fault::Remaining | Fault::OverAdmitted)
+            ),
+            "{:?}",
+            j.first
+        );
+    }
+}
+
+#[test]
+fn a_429_caused_by_another_keys_traffic_is_found() {
+    for l in limiters() {
+        let mut shared = l.clone();
+        let mut h = run(&mut shared, &sequential(T0 + 1.0, 20, 0.004));
+        // Another key spends the shared counter; this key's next request is throttled.
+        run(&mut shared, &at_once(T0 + 1.2, 100, 0.0));
+        h.extend(run(&mut shared, &[(T0 + 1.2, 0.002)]));
+        let j = History::judge_all(N, W, &h);
+        assert_eq!(
+            j.first.as_ref().map(|f| f.fault),
+            Some(Fault::Throttled),
+            "{j:?} {:?}",
+            h.last()
+        );
+    }
+}
+
+#[test]
+fn a_racy_limiter_admitting_a_burst_past_the_quota_is_found() {
+    for l in limiters() {
+        let mut lim = l.clone();
+        let mut h = run(&mut lim, &sequential(T0 + 1.0, 57, 0.002));
+        // Ten at once with three left: all admitted, Remaining 0.
+        let reset = h.last().and_then(|s| s.reset);
+        h.extend(
+            at_once(T0 + 1.2, 10, 0.01)
+                .into_iter()
+                .map(|(sent, lat)| Said {
+                    sent,
+                    recv: sent + lat,
+                    status: 200,
+                    remaining: Some(0),
+                    reset,
+                }),
+        );
+        let j = History::judge_all(N, W, &h);
+        assert_eq!(
+            j.first.as_ref().map(|f| f.fault),
+            Some(Fault::OverAdmitted),
+            "{j:?}"
+        );
+    }
+}
+
+#[test]
+fn remaining_wrong_only_late_in_the_window_is_found() {
+    // Remaining reads as the limit less one in the last third of each aligned window.
+    for l in limiters() {
+        let mut lim = l.clone();
+        let mut sends = sequential(T0 + 0.1, 20, 0.004);
+        for i in 1..=12 {
+            sends.extend(sequential(T0 + 0.2 + i as f64 * W / 12.0, 2, 0.004));
+        }
+        let h: Vec<Said> = run(&mut lim, &sends)
+            .into_iter()
+            .map(|s| {
+                let late = s.sent.rem_euclid(W) > 2.0 * W / 3.0;
+                Said {
+                    remaining: if late && s.status == 200 {
+                        Some(N - 1)
+                    } else {
+                        s.remaining
+                    },
+                    ..s
+                }
+            })
+            .collect();
+        let j = History::judge_all(N, W, &h);
+        assert_eq!(
+            j.first.as_ref().map(|f| f.fault),
+            Some(Fault::Remaining),
+            "{j:?}"
+        );
+    }
+}
+
+#[test]
+fn nothing_is_kept_past_a_few_windows() {
+    let mut h = History::new(N, W);
+    let mut lim = Limiter::log();
+    for s in run(&mut lim, &sequential(T0, 20_000, 0.01)) {
+        h.observe(s);
+    }
+    assert!(h.entries.len() < 3_000, "{}", h.entries.len());
+    assert_eq!(h.finish().faults, 0);
+}
+
+#[test]
+fn answers_overtaking_each_other_in_a_burst_pass() {
+    // Remaining 10, then six at once: decided in send order (Remaining 9 down to 4), answered
+    // in the reverse order, so the first decided comes back last.
+    let said = |sent: f64, recv: f64, remaining: u64| Said {
+        sent,
+        recv,
+        status: 200,
+        remaining: Some(remaining),
+        reset: Some(T0 as u64 + 5),
+    };
+    let mut h = vec![said(T0, T0 + 0.001, 10)];
+    for i in 0..6u64 {
+        h.push(said(T0 + 0.002, T0 + 0.020 - i as f64 * 0.002, 9 - i));
+    }
+    let j = History::judge_all(N, W, &h);
+    assert_eq!(j.faults, 0, "{:?}", j.first);
+    assert!(j.judged >= 6);
+}
+
+#[test]
+fn hostile_headers_neither_panic_nor_fail_what_they_cannot_show() {
+    let mut h = Vec::new();
+    for (i, raw) in ["18446744073709551615", "-1", "abc", "", "1e9", "0"]
+        .iter()
+        .enumerate()
+    {
+        h.push(Said::read(
+            T0 + i as f64,
+            T0 + i as f64 - 5.0,
+            [200, 429, 0, 503][i % 4],
+            Some(raw),
+            Some(raw),
+        ));
+    }
+    let _ = History::judge_all(N, W, &h);
+    let _ = History::judge_all(0, 0.0, &h);
+}

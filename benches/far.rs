@@ -6,6 +6,7 @@
 //!   cargo bench --bench far                                   # 250 ms, 1 s and 2 s
 //!   LINKCERT_BENCH_DELAYS_MS=500,3000 cargo bench --bench far
 //!   LINKCERT_BENCH_SCENARIOS=advanced-overload cargo bench --bench far
+//!   LINKCERT_BENCH_CHECK=1 LINKCERT_BENCH_DELAYS_MS=250 cargo bench --bench far  # `check`
 
 #[path = "../tests/common/latency.rs"]
 mod latency;
@@ -27,6 +28,9 @@ async fn main() {
     let delays: Vec<u64> = list("LINKCERT_BENCH_DELAYS_MS")
         .map(|v| v.iter().filter_map(|s| s.parse().ok()).collect())
         .unwrap_or_else(|| vec![250, 1000, 2000]);
+    if std::env::var("LINKCERT_BENCH_CHECK").is_ok_and(|v| v == "1") {
+        return check_far(&delays).await;
+    }
     let only = list("LINKCERT_BENCH_SCENARIOS");
     let spec = Arc::new(Spec::embedded().expect("the embedded spec loads"));
     let scenarios: Vec<Scenario> = Scenario::builtin()
@@ -90,5 +94,33 @@ async fn main() {
                 )),
             );
         }
+    }
+}
+
+/// `check` with every plan's key (the default run, fixtures of the reference) against the
+/// reference at the real 60 s window behind the latency proxy: its verdict, requests and time.
+async fn check_far(delays: &[u64]) {
+    use linkcert::check::{self, CheckOptions};
+    let spec = Arc::new(Spec::embedded().expect("the embedded spec loads"));
+    println!("check, every family, at the real 60 s window, the reference behind a latency proxy (±10%)");
+    for &ms in delays {
+        let mut cfg = ServeConfig::in_process();
+        cfg.window = Some(linkcert::window::RateWindow::SPEC);
+        let reference = server::start(spec.clone(), cfg)
+            .await
+            .expect("the reference starts");
+        let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
+        let mut target = linkcert::target::Target::of_reference(&reference, &spec);
+        target.base_url = proxy.url.parse().expect("a base URL");
+        let began = Instant::now();
+        let report = check::run(spec.clone(), target, CheckOptions::default())
+            .await
+            .expect("the check runs");
+        println!(
+            "{ms} ms away: {} failures, {} requests, {:.0} s",
+            report.totals.fail,
+            report.requests,
+            began.elapsed().as_secs_f64()
+        );
     }
 }

@@ -3,6 +3,9 @@
 //!
 //!   cargo bench --bench runner
 //!   LINKCERT_BENCH_CASES=512 cargo bench --bench runner
+//!
+//! Then `check` against the second implementation (`tests/variant`, an independent one) at a
+//! 5 s window with its six keys and fixtures, two runs side by side, each with its own variant.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -59,4 +62,39 @@ async fn main() {
             report.totals.fail
         );
     }
+    variant_side_by_side().await;
+}
+
+#[path = "../tests/common/variant.rs"]
+mod variant;
+
+/// Two `check` runs side by side, each against its own second implementation at a 5 s window
+/// (six keys, fixtures): the wall time of each and of both.
+async fn variant_side_by_side() {
+    let spec = Arc::new(Spec::embedded().unwrap());
+    let one = |seed: u64| {
+        let spec = spec.clone();
+        async move {
+            let v = variant::start(5.0).await;
+            let began = Instant::now();
+            let opts = CheckOptions {
+                seed,
+                ..CheckOptions::default()
+            };
+            let report = check::run(spec, v.target(), opts).await.unwrap();
+            (began.elapsed().as_secs_f64(), report.requests, report.totals.fail)
+        }
+    };
+    let began = Instant::now();
+    let (a, b) = tokio::join!(one(1), one(2));
+    println!(
+        "check against the second implementation at a 5 s window, two side by side: {:.1} s ({} requests, {} failures) and {:.1} s ({} requests, {} failures); {:.1} s for both",
+        a.0,
+        a.1,
+        a.2,
+        b.0,
+        b.1,
+        b.2,
+        began.elapsed().as_secs_f64()
+    );
 }

@@ -2,7 +2,8 @@
 # The reference's memory with fleets of keys: for each N, a fresh `linkcert serve --plain-http
 # --dev-keys N` (N keys for each of the five plans), its resident memory once ready, then after
 # every key of the four plans with a fixed limit was used once (`linkcert load` with one fleet
-# scenario per plan, one request per key, together), then per 1,000 keys.
+# scenario per plan, one request per key, together), then the growth per 1,000 keys over the
+# first size's.
 #
 #   cargo build --release && benches/fleet-memory.sh
 #   SIZES="1000 20000" benches/fleet-memory.sh
@@ -13,12 +14,14 @@ SIZES=${SIZES:-"1000 5000 20000"}
 work=$(mktemp -d)
 trap 'kill "$serve" 2>/dev/null || true; rm -rf "$work"' EXIT
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
-printf '| keys per plan | keys in all | RSS ready | RSS after one request per key | per 1,000 keys (after) |\n|---|---|---|---|---|\n'
+printf '| keys per plan | keys in all | RSS ready | RSS after one request per key | growth per 1,000 keys (after) |\n|---|---|---|---|---|\n'
+first=
 for n in $SIZES; do
   port=$((20000 + RANDOM % 20000))
+  rm -f "$work/serve.log"
   "$BIN" serve --plain-http --addr "127.0.0.1:$port" --dev-keys "$n" >"$work/serve.log" 2>&1 &
   serve=$!
-  until grep -q ready "$work/serve.log"; do sleep 0.2; done
+  until grep -qs ready "$work/serve.log"; do sleep 0.2; done
   ready=$(rss_mb "$serve")
   : >"$work/keys"
   scenarios=()
@@ -40,11 +43,12 @@ query = { pageSize = "1" }
 T
     scenarios+=(--scenario "$work/touch-$plan.toml")
   done
-  "$BIN" load --target "http://127.0.0.1:$port" --key-file "$work/keys" --rate-window 6 \
+  "$BIN" load --target "http://127.0.0.1:$port" --key-file "$work/keys" \
     "${scenarios[@]}" --out "$work/out" >"$work/load.log" 2>&1 || true
   after=$(rss_mb "$serve")
   total=$((5 * n))
-  per=$(python3 -c "print(f'{$after / ($total / 1000):.2f} MB')")
+  if [ -z "$first" ]; then first="$after $total"; fi
+  per=$(python3 -c "a, k = map(float, '$first'.split()); print('-' if k == $total else f'{($after - a) / (($total - k) / 1000):.2f} MB')")
   printf '| %s | %s | %s MB | %s MB | %s |\n' "$n" "$total" "$ready" "$after" "$per"
   grep -E '^load:' "$work/load.log" | sed 's/^/    /' >&2 || true
   kill "$serve"

@@ -65,6 +65,8 @@ async fn main() {
     variant_side_by_side().await;
 }
 
+// The tests' helper for the second implementation; the bench uses only part of it.
+#[allow(dead_code)]
 #[path = "../tests/common/variant.rs"]
 mod variant;
 

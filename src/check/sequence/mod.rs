@@ -233,10 +233,12 @@ async fn baseline(ctx: &Ctx, s: &Setup<'_>, op: Option<&Operation>, step: Step) 
         .exchange(op, read_request(op, &s.home, step, None), Expect::Any)
         .await;
     let r = x.resp().filter(|r| r.status != 429)?;
-    Some(match step {
-        Step::Qr => Seen::of_image(r),
-        _ => Seen::of_tags(r),
-    })
+    match step {
+        Step::Qr => Some(Seen::of_image(r)),
+        // Compared only when the page held the whole list: otherwise a later page may
+        // legally hold other tags.
+        _ => Some(Seen::of_tags(r)).filter(|seen| play::whole_list(op, seen)),
+    }
 }
 
 /// The passes and observations of a play (not of its replays while shrinking), and why it

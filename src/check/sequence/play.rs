@@ -46,7 +46,7 @@ pub(super) enum Seen {
 
 impl Seen {
     pub(super) fn of_tags(r: &Resp) -> Seen {
-        // Sorted: the spec leaves the default order open, so only the set is compared.
+        // Sorted: only the set is compared (the ids and names of the whole list).
         let mut pairs: Vec<(String, String)> = match r.json() {
             Some(Value::Array(items)) if r.status == 200 => items
                 .iter()
@@ -90,15 +90,56 @@ pub(super) fn read_request(
             let filter = op
                 .param("partnerId")
                 .map_or("partnerId", |p| p.name.as_str());
-            let mut req = req.query(filter, partner.unwrap_or_default());
-            if let Some(p) = op.param_with_role("page-size")
-                && let Some(max) = p.bound("maximum")
-            {
-                req = req.query(&p.name, (max as u64).to_string());
-            }
-            req
+            let req = req.query(filter, partner.unwrap_or_default());
+            largest_page(op, req)
         }
+        Step::Tags => tags_query(op, req),
         _ => req,
+    }
+}
+
+/// The largest page the spec allows (its page-size parameter's maximum), and that size.
+fn page_size(op: &Operation) -> Option<(&str, u64)> {
+    let p = op.param_with_role("page-size")?;
+    let max = p.bound("maximum").filter(|m| *m >= 1.0)?;
+    Some((p.name.as_str(), max as u64))
+}
+
+fn largest_page(op: &Operation, req: Req) -> Req {
+    match page_size(op) {
+        Some((name, max)) => req.query(name, max.to_string()),
+        None => req,
+    }
+}
+
+/// A read of the tags in an order the request fixes (the spec's sort parameters, found by
+/// role: by name, or its first field, ascending), on the largest page: so the same read
+/// before and after deactivations shows the same page, and whether it held the whole list.
+fn tags_query(op: &Operation, mut req: Req) -> Req {
+    let pick = |role: &str, want: &str| {
+        let p = op.param_with_role(role)?;
+        let values = p.enum_values()?;
+        let v = values
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(want))
+            .or(values.first())?;
+        Some((p.name.clone(), v.to_string()))
+    };
+    for (name, value) in [pick("sort-by", "name"), pick("sort-order", "asc")]
+        .into_iter()
+        .flatten()
+    {
+        req = req.query(&name, value);
+    }
+    largest_page(op, req)
+}
+
+/// Whether a read of the tags held the whole list: fewer tags than the largest page it asked
+/// for (with no page size known, whether it did is not known).
+pub(super) fn whole_list(op: &Operation, seen: &Seen) -> bool {
+    match (page_size(op), seen) {
+        (Some((_, max)), Seen::Tags(200, pairs)) => (pairs.len() as u64) < max,
+        _ => false,
     }
 }
 

@@ -115,6 +115,8 @@ pub(super) struct Model {
     winner: Option<Side>,
     /// Answers to keys below the plan other than 403, already observed.
     gated_seen: BTreeSet<String>,
+    /// The tenant fixture's tenantId.
+    pub(super) tenant_id: Option<String>,
 }
 
 impl Model {
@@ -367,7 +369,10 @@ impl Model {
             out.extend(self.repeat(side, form, a));
             return Some(out);
         }
-        (side == Side::Tenant && self.partner.deactivated).then(|| {
+        // After a key below the plan named it, the refusal is judged the gate's (that request
+        // changed it): which of the two it was cannot be told, and a gate ignored is the
+        // spec's to judge, fixtures that are one partner a configuration's mistake.
+        (side == Side::Tenant && self.partner.deactivated && !self.tenant.gated).then(|| {
             vec![Judged::Halt(format!(
                 "{how}: {} for the tenant fixture's first deactivation, after the partner \
                  fixture's: is the tenant fixture the partner fixture (--tenant gives a \
@@ -398,6 +403,17 @@ impl Model {
                     format!(
                         "{how}, a repeat: a 200 names the partner ({}), or a 4xx",
                         own.as_deref().unwrap_or("its partnerId")
+                    ),
+                    a,
+                )];
+            }
+            404 if form == Form::Learned && own.is_some() && own == self.tenant_id => {
+                return vec![fail(
+                    id,
+                    format!(
+                        "{how}: the deactivation by tenantId answered the tenantId sent as the \
+                         partnerId ({}), and no partner has it (404): the 200 named no partner",
+                        own.as_deref().unwrap_or_default()
                     ),
                     a,
                 )];

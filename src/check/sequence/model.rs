@@ -303,10 +303,10 @@ impl Model {
                  deactivation cannot be told from a repeat"
             ))];
         }
-        if a.refusal() {
-            if let Some(j) = self.refused_first(side, form, a) {
-                return j;
-            }
+        if a.refusal()
+            && let Some(j) = self.refused_first(side, form, a)
+        {
+            return j;
         }
         if a.status == 200 && self.first_answered(side, named) {
             return vec![Judged::Pass(check_id!("sequence.first"))];
@@ -607,6 +607,19 @@ mod tests {
         // Refused by tenantId before: a 200 by tenantId answers as if it were active again.
         assert_eq!(
             failed(&m.allowed(Form::Tenant, &ok("tn_9"))),
+            Some("sequence.repeat")
+        );
+    }
+
+    /// The deactivation by tenantId answering the tenantId as the partnerId, which no partner
+    /// has (404 by it), fails; a 404 by the answered partnerId otherwise is a refusal.
+    #[test]
+    fn the_tenant_id_answered_as_partner_id_fails() {
+        let mut m = Model::new(Some("pn_1"));
+        m.tenant_id = Some("tn_9".into());
+        assert_eq!(failed(&m.allowed(Form::Tenant, &ok("tn_9"))), None);
+        assert_eq!(
+            failed(&m.allowed(Form::Learned, &err(404, "not_found"))),
             Some("sequence.repeat")
         );
     }

@@ -159,26 +159,38 @@ fn second_is_500() -> Defect {
     })
 }
 
-/// A repeat by tenantId alone flips: answered as a first deactivation where the target
-/// refuses repeats (the variant), refused where it answers them 200 (the reference), while
-/// repeats in the other forms answer as the target does.
-fn tenant_repeat_flips() -> Defect {
+/// A repeat by one id alone flips back: the first repeat naming an id is refused (422), later
+/// ones answer 200 as if the partner were active again (the same request, in the same state,
+/// refused and then served). Which answer a repeat gets is the target's choice, and may differ
+/// by form; a 200 after a refusal of the same request is not.
+fn repeat_flips_back() -> Defect {
     let seen = Shared::default();
+    let refused: Arc<Mutex<HashSet<String>>> = Arc::default();
     Defect::after(move |inc, ans| {
-        let known = match (is_deactivation(inc), ids(inc)) {
-            (true, (None, Some(t))) => seen.lock().unwrap().tenants.get(&t).cloned(),
+        let (p, t) = ids(inc);
+        let alone = match (p, t) {
+            (Some(id), None) | (None, Some(id)) => Some(id),
             _ => None,
         };
-        match (known, ans.status) {
-            (Some(_), 200) => set_json(ans, 422, envelope("unprocessable_entity")),
-            (Some(p), 400..=499) if ans.status != 403 && ans.status != 429 => set_json(
-                ans,
-                200,
-                serde_json::json!({ "partnerId": p })
-                    .to_string()
-                    .into_bytes(),
-            ),
-            _ => learn(&seen, inc, ans),
+        let repeat = alone.filter(|id| {
+            let s = seen.lock().unwrap();
+            is_deactivation(inc) && s.done.contains(id) && ans.status != 403
+        });
+        let Some(id) = repeat else {
+            return learn(&seen, inc, ans);
+        };
+        let partner = seen
+            .lock()
+            .unwrap()
+            .tenants
+            .get(&id)
+            .cloned()
+            .unwrap_or(id.clone());
+        if refused.lock().unwrap().insert(id) {
+            set_json(ans, 422, envelope("unprocessable_entity"));
+        } else {
+            let body = serde_json::json!({ "partnerId": partner });
+            set_json(ans, 200, body.to_string().into_bytes());
         }
     })
 }
@@ -224,6 +236,53 @@ fn tags_lose_one_after_a_deactivation() -> Defect {
     })
 }
 
+/// Legal choices: a repeat refused with a status of its own per form (by partnerId 409, by
+/// tenantId 404: the enrollment is gone), and a key below the plan answered 422 or 404 (its
+/// body or lookup checked before the plan) where the implementation answers 403.
+fn refusals_of_their_own() -> Defect {
+    let seen = Shared::default();
+    Defect::after(move |inc, ans| {
+        let (p, t) = ids(inc);
+        let gated = inc.headers.get("authorization").is_some_and(gated_key);
+        if is_deactivation(inc) && gated && ans.status == 403 {
+            let (status, code) = match (p, t) {
+                (Some(_), _) => (422, "unprocessable_entity"),
+                _ => (404, "not_found"),
+            };
+            return set_json(ans, status, envelope(code));
+        }
+        let repeat = {
+            let s = seen.lock().unwrap();
+            match (&p, &t) {
+                (Some(p), None) => s.done.contains(p).then_some((409, "conflict")),
+                (None, Some(t)) => s.done.contains(t).then_some((404, "not_found")),
+                _ => None,
+            }
+        };
+        match repeat {
+            Some((status, code)) if is_deactivation(inc) => set_json(ans, status, envelope(code)),
+            _ => learn(&seen, inc, ans),
+        }
+    })
+}
+
+/// A legal paging choice: GET /tags without a page size answers one tag a page, a different
+/// one each time (no order given). Reads that name the order and the largest page are alike.
+fn tags_default_page_of_one() -> Defect {
+    let n = Arc::new(Mutex::new(0usize));
+    Defect::after(move |inc, ans| {
+        if inc.path == "/tags" && ans.status == 200 && !inc.query.contains("pageSize") {
+            let mut v: Vec<Value> = serde_json::from_slice(&ans.body).unwrap_or_default();
+            let mut i = n.lock().unwrap();
+            *i += 1;
+            if !v.is_empty() {
+                let one = v.remove(*i % v.len());
+                ans.body = serde_json::to_vec(&vec![one]).unwrap();
+            }
+        }
+    })
+}
+
 const ONLY: &[&str] = &["sequence"];
 
 /// Every defect, and the check of the family that must fail, in front of both
@@ -241,6 +300,22 @@ const DEFECTS: &[Row] = &[
             Passes("sequence.unknown"),
             Passes("sequence.unaffected"),
         ],
+    ),
+    Row::new(
+        "repeats refused 409 by partnerId and 404 by tenantId, gated keys 422/404 (legal)",
+        refusals_of_their_own,
+        ONLY,
+        &[
+            NothingFails,
+            Passes("sequence.gated"),
+            Passes("sequence.repeat"),
+        ],
+    ),
+    Row::new(
+        "GET /tags pages of one by default, in no fixed order (legal)",
+        tags_default_page_of_one,
+        ONLY,
+        &[NothingFails, Passes("sequence.unaffected")],
     ),
     Row::new(
         "a first deactivation by partnerId names another partner",
@@ -294,8 +369,8 @@ const DEFECTS: &[Row] = &[
         ],
     ),
     Row::new(
-        "a repeat by tenantId flips to the other answer",
-        tenant_repeat_flips,
+        "a repeat refused once answers 200 as if first the next time",
+        repeat_flips_back,
         ONLY,
         &[Fails("sequence.repeat")],
     ),

@@ -62,12 +62,13 @@ fn fail(check: Check, expected: impl Into<String>, a: &Answer) -> Judged {
     })
 }
 
-/// How repeats are answered, once the first one was.
+/// How a repeat in one form was answered: 200 naming the partner again (idempotent), or
+/// refused (any 4xx in the error envelope: which one is the target's choice, and may differ
+/// by form).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Repeat {
-    /// 200 naming the partner again (idempotent).
     Again,
-    /// This 4xx status, in the envelope.
+    /// Refused; the status of the answer it was first seen in.
     Refused(u16),
 }
 
@@ -77,6 +78,9 @@ impl Repeat {
             Repeat::Again => "200 naming the partner again".into(),
             Repeat::Refused(s) => format!("{s} in the error envelope"),
         }
+    }
+    fn refused(self) -> bool {
+        matches!(self, Repeat::Refused(_))
     }
 }
 
@@ -93,6 +97,9 @@ struct Fixture {
     partner_id: Option<String>,
     /// A key below the plan addressed it (refused, it must have changed nothing).
     gated: bool,
+    /// A request by both ids answered 200 naming the other partner while this one was active:
+    /// whether it deactivated this one too is not shown; its next answer tells.
+    maybe: bool,
     /// Its links enabled at the last read, while active.
     enabled_links: Option<BTreeSet<String>>,
 }
@@ -101,9 +108,15 @@ struct Fixture {
 pub(super) struct Model {
     partner: Fixture,
     tenant: Fixture,
-    repeat: Option<Repeat>,
+    /// How a repeat was last answered, per form (a target may answer a repeat by partnerId
+    /// otherwise than one by tenantId).
+    repeats: Vec<(Form, Repeat)>,
     /// Which id wins when both are given, once a 200 showed it.
     winner: Option<Side>,
+    /// Answers to keys below the plan other than 403, already observed.
+    gated_seen: BTreeSet<String>,
+    /// The tenant fixture's tenantId.
+    pub(super) tenant_id: Option<String>,
 }
 
 impl Model {
@@ -133,7 +146,9 @@ impl Model {
         }
     }
 
-    /// A deactivation sent with a key of a plan below the operation's.
+    /// A deactivation sent with a key of a plan below the operation's: 403, or (the order of
+    /// body validation, lookup and plan check is not shown) 400, 404 or 422, all in the error
+    /// envelope. Whatever it is answered, it must change nothing (judged by later answers).
     pub(super) fn gated(&mut self, form: Form, a: &Answer) -> Vec<Judged> {
         if matches!(form, Form::Partner | Form::Both) {
             self.partner.gated = true;
@@ -143,17 +158,31 @@ impl Model {
         }
         let id = check_id!("sequence.gated");
         if a.status == 403 && a.spec_error {
-            vec![Judged::Pass(id)]
-        } else {
-            vec![fail(
-                id,
-                format!(
-                    "{}: 403 forbidden (the plan may not deactivate, whatever the body)",
-                    form_name(form)
-                ),
-                a,
-            )]
+            return vec![Judged::Pass(id)];
         }
+        if matches!(a.status, 400 | 404 | 422) && a.envelope {
+            let mut out = vec![Judged::Pass(id)];
+            if self.gated_seen.insert(a.class()) {
+                out.push(Judged::Observe(
+                    check_id!("sequence.choices"),
+                    format!(
+                        "a key below the plan, {}: {} (checked before the plan)",
+                        form_name(form),
+                        a.class()
+                    ),
+                ));
+            }
+            return out;
+        }
+        vec![fail(
+            id,
+            format!(
+                "{}: 403 forbidden (the plan may not deactivate), or 400/404/422 in the error \
+                 envelope",
+                form_name(form)
+            ),
+            a,
+        )]
     }
 
     /// A deactivation sent with a key that may deactivate.
@@ -188,8 +217,23 @@ impl Model {
         }
     }
 
-    /// Both ids, of two partners: the target's choice which wins, or a refusal.
+    /// Both ids, of two partners: the target's choice which wins, or a refusal. After a 200,
+    /// whether the other partner was deactivated too is not shown: its next answer tells.
     fn both(&mut self, a: &Answer) -> Vec<Judged> {
+        let out = self.both_answer(a);
+        if a.status == 200
+            && let Some(side) = self.winner
+        {
+            let other = self.side(match side {
+                Side::Partner => Side::Tenant,
+                Side::Tenant => Side::Partner,
+            });
+            other.maybe = !other.deactivated;
+        }
+        out
+    }
+
+    fn both_answer(&mut self, a: &Answer) -> Vec<Judged> {
         if let Some(side) = self.winner {
             return self.address(side, Form::Both, a);
         }
@@ -238,8 +282,7 @@ impl Model {
     /// A deactivation addressing one fixture partner: its first, or a repeat.
     fn address(&mut self, side: Side, form: Form, a: &Answer) -> Vec<Judged> {
         let how = form_name(form);
-        let f = self.side(side);
-        if f.deactivated {
+        if self.side(side).deactivated {
             return self.repeat(side, form, a);
         }
         if a.status == 409 {
@@ -249,26 +292,38 @@ impl Model {
             ))];
         }
         let named = a.partner_id.as_deref().filter(|p| !p.is_empty());
-        let ok = a.status == 200
+        if side == Side::Tenant
+            && a.status == 200
             && named.is_some()
-            && (f.partner_id.is_none() || f.partner_id.as_deref() == named);
+            && named == self.partner.partner_id.as_deref()
+        {
+            return vec![Judged::Halt(format!(
+                "{how}: 200 naming the partner fixture's partnerId: the tenant fixture is the \
+                 partner fixture (--tenant gives a --partner's tenantId?), so a first \
+                 deactivation cannot be told from a repeat"
+            ))];
+        }
+        if a.refusal()
+            && let Some(j) = self.refused_first(side, form, a)
+        {
+            return j;
+        }
+        if a.status == 200 && self.first_answered(side, named) {
+            return vec![Judged::Pass(check_id!("sequence.first"))];
+        }
+        let f = self.side(side);
         let want = f
             .partner_id
             .as_deref()
             .map_or("its partnerId".to_string(), |p| {
                 format!("{{\"partnerId\": {p:?}}}")
             });
-        if ok {
-            f.deactivated = true;
-            f.partner_id = named.map(str::to_string);
-            f.enabled_links = None;
-            return vec![Judged::Pass(check_id!("sequence.first"))];
-        }
         // Refused as a repeat would be, after refusals that named it: they changed it.
         let (check, after) = if f.gated && a.status != 200 {
             (
                 check_id!("sequence.gated"),
-                ", the refused (403) requests before it having changed nothing",
+                ", the refused requests with a key below the plan before it having changed \
+                 nothing",
             )
         } else {
             (check_id!("sequence.first"), "")
@@ -280,17 +335,86 @@ impl Model {
         )]
     }
 
-    /// A deactivation of a partner already deactivated: as the first repeat was answered.
+    /// A 200 to the first deactivation of a fixture: it is deactivated, when the answer names
+    /// it (true), or not.
+    fn first_answered(&mut self, side: Side, named: Option<&str>) -> bool {
+        let f = self.side(side);
+        let ok = named.is_some() && (f.partner_id.is_none() || f.partner_id.as_deref() == named);
+        if ok {
+            f.deactivated = true;
+            f.maybe = false;
+            f.partner_id = named.map(str::to_string);
+            f.enabled_links = None;
+        }
+        ok
+    }
+
+    /// A refusal (a 4xx in the envelope) of what the model holds to be a fixture's first
+    /// deactivation, when it cannot be judged one: a request by both ids may have deactivated
+    /// it too (then this refusal shows it did), or the tenant fixture may be the partner
+    /// fixture, already deactivated. None when it is a first deactivation refused.
+    fn refused_first(&mut self, side: Side, form: Form, a: &Answer) -> Option<Vec<Judged>> {
+        let how = form_name(form);
+        if self.side(side).maybe {
+            let f = self.side(side);
+            f.deactivated = true;
+            f.maybe = false;
+            let mut out = vec![Judged::Observe(
+                check_id!("sequence.choices"),
+                format!(
+                    "both ids of two partners deactivated both: {how} was refused after ({})",
+                    a.class()
+                ),
+            )];
+            out.extend(self.repeat(side, form, a));
+            return Some(out);
+        }
+        // After a key below the plan named it, the refusal is judged the gate's (that request
+        // changed it): which of the two it was cannot be told, and a gate ignored is the
+        // spec's to judge, fixtures that are one partner a configuration's mistake.
+        (side == Side::Tenant && self.partner.deactivated && !self.tenant.gated).then(|| {
+            vec![Judged::Halt(format!(
+                "{how}: {} for the tenant fixture's first deactivation, after the partner \
+                 fixture's: is the tenant fixture the partner fixture (--tenant gives a \
+                 --partner's tenantId)? A first deactivation cannot be told from a repeat",
+                a.class()
+            ))]
+        })
+    }
+
+    /// A deactivation of a partner already deactivated. Each form keeps the answer its first
+    /// repeat got: a 200 naming the partner again, or a refusal (any 4xx in the envelope). A
+    /// 200 after a refusal in the same form answers as if the partner were active again.
     fn repeat(&mut self, side: Side, form: Form, a: &Answer) -> Vec<Judged> {
         let id = check_id!("sequence.repeat");
         let how = form_name(form);
-        let own = self.side(side).partner_id.clone().unwrap_or_default();
+        let own = self.side(side).partner_id.clone();
+        let named = a.partner_id.as_deref().filter(|p| !p.is_empty());
         let class = match a.status {
-            200 if a.partner_id.as_deref() == Some(own.as_str()) => Repeat::Again,
+            200 if named.is_some() && (own.is_none() || own.as_deref() == named) => {
+                if own.is_none() {
+                    self.side(side).partner_id = named.map(str::to_string);
+                }
+                Repeat::Again
+            }
             200 => {
                 return vec![fail(
                     id,
-                    format!("{how}, a repeat: a 200 names the partner ({own:?}), or a 4xx"),
+                    format!(
+                        "{how}, a repeat: a 200 names the partner ({}), or a 4xx",
+                        own.as_deref().unwrap_or("its partnerId")
+                    ),
+                    a,
+                )];
+            }
+            404 if form == Form::Learned && own.is_some() && own == self.tenant_id => {
+                return vec![fail(
+                    id,
+                    format!(
+                        "{how}: the deactivation by tenantId answered the tenantId sent as the \
+                         partnerId ({}), and no partner has it (404): the 200 named no partner",
+                        own.as_deref().unwrap_or_default()
+                    ),
                     a,
                 )];
             }
@@ -298,34 +422,49 @@ impl Model {
             _ => {
                 return vec![fail(
                     id,
-                    format!(
-                        "{how}, a repeat: {}",
-                        self.repeat.map_or(
-                            "200 naming the partner, or a 4xx in the envelope".into(),
-                            Repeat::describe
-                        )
-                    ),
+                    format!("{how}, a repeat: 200 naming the partner, or a 4xx in the envelope"),
                     a,
                 )];
             }
         };
-        match self.repeat {
+        let before = self.repeats.iter().position(|(f, _)| *f == form);
+        match before.map(|i| self.repeats[i].1) {
             None => {
-                self.repeat = Some(class);
+                self.repeats.push((form, class));
                 vec![
                     Judged::Pass(id),
                     Judged::Observe(
                         check_id!("sequence.choices"),
-                        format!("a repeat deactivation: {}", class.describe()),
+                        format!("a repeat deactivation: {} ({how})", class.describe()),
                     ),
                 ]
             }
-            Some(c) if c == class => vec![Judged::Pass(id)],
-            Some(c) => vec![fail(
+            Some(c) if c.refused() && class == Repeat::Again => vec![fail(
                 id,
-                format!("{how}, a repeat: {}, as the first repeat was", c.describe()),
+                format!(
+                    "{how}, a repeat: {} as the repeat before it in this form (a 200 now answers \
+                     as if the partner were active again)",
+                    c.describe()
+                ),
                 a,
             )],
+            Some(c) if c.refused() == class.refused() => vec![Judged::Pass(id)],
+            Some(c) => {
+                if let Some(i) = before {
+                    self.repeats[i].1 = class;
+                }
+                vec![
+                    Judged::Pass(id),
+                    Judged::Observe(
+                        check_id!("sequence.choices"),
+                        format!(
+                            "a repeat deactivation {how}: {} after {} before",
+                            class.describe(),
+                            c.describe()
+                        ),
+                    ),
+                ]
+            }
         }
     }
 
@@ -394,41 +533,162 @@ mod tests {
         })
     }
 
-    /// Either legal repeat choice holds across forms; a flip back, a 500, or the tenantId
-    /// answered as the partnerId does not.
+    fn halted(v: &[Judged]) -> bool {
+        v.iter().any(|j| matches!(j, Judged::Halt(_)))
+    }
+
+    /// Each form keeps its repeat choice (200 again, or any 4xx in the envelope); forms may
+    /// differ. A 200 after a refusal in the same form, a 500, a 200 naming another partner or
+    /// an error outside the envelope fail.
     #[test]
-    fn repeats_hold_their_first_answer_across_forms() {
+    fn repeats_hold_their_answer_per_form() {
         for repeat in [ok("pn_1"), err(422, "unprocessable_entity")] {
             let mut m = Model::new(Some("pn_1"));
             assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
             assert_eq!(failed(&m.allowed(Form::Partner, &repeat)), None);
             assert_eq!(failed(&m.allowed(Form::Both, &repeat)), None);
-            let flipped = if repeat.status == 200 {
-                err(422, "unprocessable_entity")
-            } else {
-                ok("pn_1")
-            };
+            if repeat.status == 200 {
+                // 200 again, then refused: observed, not failed; a 200 after that is.
+                assert_eq!(
+                    failed(&m.allowed(Form::Partner, &err(409, "conflict"))),
+                    None
+                );
+            }
             assert_eq!(
-                failed(&m.allowed(Form::Partner, &flipped)),
-                Some("sequence.repeat")
-            );
-            assert_eq!(
-                failed(&m.allowed(Form::Partner, &err(500, "internal_server_error"))),
+                failed(&m.allowed(Form::Partner, &ok("pn_1"))),
                 Some("sequence.repeat")
             );
         }
         let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &err(500, "internal_server_error"))),
+            Some("sequence.repeat")
+        );
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &ok("pn_2"))),
+            Some("sequence.repeat")
+        );
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        let bare = Answer {
+            status: 400,
+            got: "400 text/plain".into(),
+            ..Answer::default()
+        };
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &bare)),
+            Some("sequence.repeat")
+        );
+        // By partnerId 409, by tenantId 422, by the answered partnerId 404 (the enrollment is
+        // gone): each form its own refusal, all legal.
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &err(409, "conflict"))),
+            None
+        );
         assert_eq!(failed(&m.allowed(Form::Tenant, &ok("tn_9"))), None);
         assert_eq!(m.learned(), Some("tn_9"));
         assert_eq!(
             failed(&m.allowed(Form::Tenant, &err(422, "unprocessable_entity"))),
             None
         );
-        // The answered id is unknown to the target: not the repeat the tenantId got.
+        assert_eq!(
+            failed(&m.allowed(Form::Learned, &err(404, "not_found"))),
+            None
+        );
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &err(400, "bad_request"))),
+            None
+        );
+        // Refused by tenantId before: a 200 by tenantId answers as if it were active again.
+        assert_eq!(
+            failed(&m.allowed(Form::Tenant, &ok("tn_9"))),
+            Some("sequence.repeat")
+        );
+    }
+
+    /// The deactivation by tenantId answering the tenantId as the partnerId, which no partner
+    /// has (404 by it), fails; a 404 by the answered partnerId otherwise is a refusal.
+    #[test]
+    fn the_tenant_id_answered_as_partner_id_fails() {
+        let mut m = Model::new(Some("pn_1"));
+        m.tenant_id = Some("tn_9".into());
+        assert_eq!(failed(&m.allowed(Form::Tenant, &ok("tn_9"))), None);
         assert_eq!(
             failed(&m.allowed(Form::Learned, &err(404, "not_found"))),
             Some("sequence.repeat")
         );
+    }
+
+    /// Fixtures that are one partner, or a request by both ids that deactivates both, are not
+    /// failed as a first deactivation refused: the play halts, or the refusal shows it.
+    #[test]
+    fn one_partner_twice_halts_and_both_deactivated_shows_in_the_next_answer() {
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert!(halted(&m.allowed(Form::Tenant, &ok("pn_1"))));
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert!(halted(
+            &m.allowed(Form::Tenant, &err(422, "unprocessable_entity"))
+        ));
+        // Both ids: the partnerId wins, and the tenant's partner is deactivated too.
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Both, &ok("pn_1"))), None);
+        let j = m.allowed(Form::Tenant, &err(422, "unprocessable_entity"));
+        assert_eq!(failed(&j), None);
+        assert!(!halted(&j));
+        assert_eq!(
+            failed(&m.allowed(Form::Tenant, &err(422, "unprocessable_entity"))),
+            None
+        );
+        // Or it was not: its first deactivation is a 200.
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(failed(&m.allowed(Form::Both, &ok("tn_9"))), None);
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        assert_eq!(failed(&m.allowed(Form::Partner, &ok("pn_1"))), None);
+        // With no request by both ids, a first deactivation refused still fails.
+        let mut m = Model::new(Some("pn_1"));
+        assert_eq!(
+            failed(&m.allowed(Form::Partner, &err(422, "unprocessable_entity"))),
+            Some("sequence.first")
+        );
+    }
+
+    /// A key below the plan: 403, or 400/404/422 in the envelope (the order of checks is not
+    /// shown); a 200, a 500 or an error outside the envelope fail, and so does a later answer
+    /// showing the refused request changed the partner.
+    #[test]
+    fn a_gated_key_gets_403_or_a_clean_rejection() {
+        for clean in [
+            err(403, "forbidden"),
+            err(400, "bad_request"),
+            err(404, "not_found"),
+            err(422, "unprocessable_entity"),
+        ] {
+            let mut m = Model::new(Some("pn_1"));
+            assert_eq!(failed(&m.gated(Form::Neither, &clean)), None);
+            assert_eq!(failed(&m.gated(Form::Partner, &clean)), None);
+            assert_eq!(
+                failed(&m.allowed(Form::Partner, &err(422, "unprocessable_entity"))),
+                Some("sequence.gated")
+            );
+        }
+        for bad in [
+            ok("pn_1"),
+            err(500, "internal_server_error"),
+            err(409, "conflict"),
+        ] {
+            let mut m = Model::new(Some("pn_1"));
+            assert_eq!(
+                failed(&m.gated(Form::Partner, &bad)),
+                Some("sequence.gated")
+            );
+        }
     }
 
     /// A refusal to a gated key changes nothing: the first allowed deactivation after it is

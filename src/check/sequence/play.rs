@@ -46,7 +46,7 @@ pub(super) enum Seen {
 
 impl Seen {
     pub(super) fn of_tags(r: &Resp) -> Seen {
-        // Sorted: the spec leaves the default order open, so only the set is compared.
+        // Sorted: only the set is compared (the ids and names of the whole list).
         let mut pairs: Vec<(String, String)> = match r.json() {
             Some(Value::Array(items)) if r.status == 200 => items
                 .iter()
@@ -67,6 +67,18 @@ impl Seen {
                 Seen::Image(r.status, g.width(), g.height(), g.into_raw())
             }
             _ => Seen::Raw(r.status, r.body.clone()),
+        }
+    }
+    /// The names only (a first page sorted by name: the ids of ties may differ).
+    pub(super) fn names_only(self) -> Seen {
+        match self {
+            Seen::Tags(s, pairs) => {
+                let mut names: Vec<(String, String)> =
+                    pairs.into_iter().map(|(_, n)| (String::new(), n)).collect();
+                names.sort();
+                Seen::Tags(s, names)
+            }
+            other => other,
         }
     }
     fn status(&self) -> u16 {
@@ -90,15 +102,65 @@ pub(super) fn read_request(
             let filter = op
                 .param("partnerId")
                 .map_or("partnerId", |p| p.name.as_str());
-            let mut req = req.query(filter, partner.unwrap_or_default());
-            if let Some(p) = op.param_with_role("page-size")
-                && let Some(max) = p.bound("maximum")
-            {
-                req = req.query(&p.name, (max as u64).to_string());
-            }
-            req
+            let req = req.query(filter, partner.unwrap_or_default());
+            largest_page(op, req)
         }
+        Step::Tags => tags_query(op, req),
         _ => req,
+    }
+}
+
+/// The largest page the spec allows (its page-size parameter's maximum), and that size.
+fn page_size(op: &Operation) -> Option<(&str, u64)> {
+    let p = op.param_with_role("page-size")?;
+    let max = p.bound("maximum").filter(|m| *m >= 1.0)?;
+    Some((p.name.as_str(), max as u64))
+}
+
+fn largest_page(op: &Operation, req: Req) -> Req {
+    match page_size(op) {
+        Some((name, max)) => req.query(name, max.to_string()),
+        None => req,
+    }
+}
+
+/// A read of the tags in an order the request fixes (the spec's sort parameters, found by
+/// role: by name, or its first field, ascending), on the largest page: so the same read
+/// before and after deactivations shows the same page, and whether it held the whole list.
+fn tags_query(op: &Operation, mut req: Req) -> Req {
+    let pick = |role: &str, want: &str| {
+        let p = op.param_with_role(role)?;
+        let values = p.enum_values()?;
+        let v = values
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(want))
+            .or(values.first())?;
+        Some((p.name.clone(), v.to_string()))
+    };
+    for (name, value) in [pick("sort-by", "name"), pick("sort-order", "asc")]
+        .into_iter()
+        .flatten()
+    {
+        req = req.query(&name, value);
+    }
+    largest_page(op, req)
+}
+
+/// Whether the tags are read sorted by name (the spec's sort parameters found): then the names
+/// on the first page are the list's first by name, whatever the order of ties.
+pub(super) fn sorted_by_name(op: &Operation) -> bool {
+    op.param_with_role("sort-by")
+        .and_then(|p| p.enum_values())
+        .is_some_and(|v| v.iter().any(|v| v.eq_ignore_ascii_case("name")))
+        && op.param_with_role("sort-order").is_some()
+}
+
+/// Whether a read of the tags held the whole list: fewer tags than the largest page it asked
+/// for (with no page size known, whether it did is not known).
+pub(super) fn whole_list(op: &Operation, seen: &Seen) -> bool {
+    match (page_size(op), seen) {
+        (Some((_, max)), Seen::Tags(200, pairs)) => (pairs.len() as u64) < max,
+        _ => false,
     }
 }
 
@@ -145,6 +207,7 @@ fn enabled_links(r: &Resp, partner: &str) -> Option<BTreeSet<String>> {
 /// refusal that deactivated it anyway shows there, whatever a repeat is answered.
 pub(super) async fn play(ctx: &Ctx, s: &Setup<'_>, cast: &Cast, steps: &[Step]) -> Played {
     let mut model = Model::new(cast.partner.as_ref().map(|f| f.id.as_str()));
+    model.tenant_id = cast.tenant.as_ref().map(|f| f.id.clone());
     let mut out = Played::default();
     for (i, step) in steps.iter().enumerate() {
         let read_after = matches!(step, Step::Deactivate(Key::Gated(_), _))
@@ -267,7 +330,15 @@ fn judge(
         })],
     };
     match step {
-        Step::Tags => compare(Seen::of_tags(r), s.base_tags.as_ref(), "GET /tags answered"),
+        Step::Tags => {
+            let seen = Seen::of_tags(r);
+            let seen = if s.tags_names_only {
+                seen.names_only()
+            } else {
+                seen
+            };
+            compare(seen, s.base_tags.as_ref(), "GET /tags answered")
+        }
         Step::Qr => compare(Seen::of_image(r), s.base_qr.as_ref(), "GET /qr answered"),
         Step::Links => {
             let partner = cast.partner.as_ref().map_or("", |f| f.id.as_str());

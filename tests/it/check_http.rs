@@ -313,7 +313,7 @@ const SURFACE_DEFECTS: &[Row] = &[
     Row::new(
         "a logo answered 404 not_found (fetched and not found)",
         logo_not_found,
-        &["http.chars"],
+        &["http.chars", "http.choices"],
         &[
             NothingFails,
             Passes("http.chars"),

@@ -88,6 +88,45 @@ fn lower_case_scheme_accepted() -> Defect {
     })
 }
 
+/// The valid key taken from `?apiKey=` as well: another mechanism, which the spec (showing
+/// one) does not exclude.
+fn key_in_query_accepted() -> Defect {
+    Defect::before(|inc| {
+        if inc.headers.contains_key("authorization") {
+            return;
+        }
+        let key = url::form_urlencoded::parse(inc.query.as_bytes())
+            .find(|(k, _)| k == "apiKey")
+            .map(|(_, v)| v.into_owned());
+        if let Some(k) = key.filter(|k| KEYS.contains(&k.as_str())) {
+            inc.headers.insert(
+                "authorization",
+                HeaderValue::from_str(&format!("Bearer {k}")).unwrap(),
+            );
+        }
+    })
+}
+
+/// `Bearer`, whitespace, the valid key: a lenient separator, the key itself exact.
+fn lenient_separator() -> Defect {
+    Defect::before(|inc| {
+        let Some(v) = inc.headers.get("authorization") else {
+            return;
+        };
+        let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        let Some(rest) = v.strip_prefix("Bearer") else {
+            return;
+        };
+        let k = rest.trim_start_matches([' ', '\t']);
+        if rest.len() > k.len() && KEYS.contains(&k) {
+            inc.headers.insert(
+                "authorization",
+                HeaderValue::from_str(&format!("Bearer {k}")).unwrap(),
+            );
+        }
+    })
+}
+
 const MUTATIONS: &[&str] = &["auth.mutations"];
 
 const DEFECTS: &[Row] = &[
@@ -122,6 +161,26 @@ const DEFECTS: &[Row] = &[
         &[
             Fails("auth.mutations"),
             Says("auth.mutations", "a no-break space after the key"),
+        ],
+    ),
+    Row::new(
+        "the valid key honoured in ?apiKey= (another mechanism)",
+        key_in_query_accepted,
+        &["auth"],
+        &[
+            NothingFails,
+            Passes("auth.mutations"),
+            Says("auth.choices", "the key in a query parameter"),
+        ],
+    ),
+    Row::new(
+        "the valid key honoured after Bearer and a tab (a lenient separator)",
+        lenient_separator,
+        &["auth"],
+        &[
+            NothingFails,
+            Passes("auth.mutations"),
+            Says("auth.choices", "a tab before the key"),
         ],
     ),
     Row::new(

@@ -287,6 +287,39 @@ const SURFACE_DEFECTS: &[Row] = &[
             Says("http.chars", "not of the url sent"),
         ],
     ),
+    // Legal choices the surface checks must let pass.
+    Row::new(
+        "GET /tags answered in another order each time (no ORDER BY)",
+        tags_shuffled,
+        &["http.client-headers", "http.shapes"],
+        &[
+            NothingFails,
+            Passes("http.client-headers"),
+            Passes("http.shapes"),
+        ],
+    ),
+    Row::new(
+        "Accept-Encoding honoured with br where asked for",
+        br_where_asked,
+        &["http.client-headers", "schema.response"],
+        &[NothingFails, Passes("http.client-headers")],
+    ),
+    Row::new(
+        "a url canonicalised as the WHATWG URL standard does",
+        url_canonicalised,
+        &["http.chars"],
+        &[NothingFails, Passes("http.chars")],
+    ),
+    Row::new(
+        "a logo answered 404 not_found (fetched and not found)",
+        logo_not_found,
+        &["http.chars", "http.choices"],
+        &[
+            NothingFails,
+            Passes("http.chars"),
+            Says("http.choices", "rejected with 404 not_found"),
+        ],
+    ),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -361,5 +394,76 @@ fn url_mangled() -> Defect {
         inc.query = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(pairs)
             .finish();
+    })
+}
+
+/// The tags of every GET /tags answer rotated by one more place than the answer before: the
+/// same tags, in an order the spec does not show.
+fn tags_shuffled() -> Defect {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let turn = AtomicUsize::new(0);
+    Defect::after(move |inc, ans| {
+        if inc.path != "/tags" || ans.status != 200 {
+            return;
+        }
+        let Ok(serde_json::Value::Array(mut tags)) = serde_json::from_slice(&ans.body) else {
+            return;
+        };
+        if !tags.is_empty() {
+            let by = turn.fetch_add(1, Ordering::Relaxed) % tags.len();
+            tags.rotate_left(by);
+        }
+        ans.body = serde_json::to_vec(&tags).unwrap();
+        ans.headers.remove("content-length");
+    })
+}
+
+/// A target that answers br to a client that offers it (the body is not really brotli: the
+/// check must not offer br, since it cannot read it).
+fn br_where_asked() -> Defect {
+    Defect::after(|inc, ans| {
+        let br = inc
+            .headers
+            .get("accept-encoding")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|e| e.trim() == "br"));
+        if br && ans.status == 200 {
+            ans.body = b"\x1b\x00\xf8brotli".to_vec();
+            ans.set_header("content-encoding", "br");
+        }
+    })
+}
+
+/// The url parsed and serialised as the WHATWG URL standard does (spaces to %20, a backslash
+/// to /, a control character dropped or escaped) before the QR code is drawn.
+fn url_canonicalised() -> Defect {
+    Defect::before(|inc| {
+        if inc.path != "/qr" {
+            return;
+        }
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(inc.query.as_bytes())
+            .map(|(k, v)| {
+                let v = match (k.as_ref(), url::Url::parse(&v)) {
+                    ("url", Ok(u)) => u.to_string(),
+                    _ => v.into_owned(),
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        inc.query = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+    })
+}
+
+/// A logo the target fetched and did not find: 404 not_found in the envelope.
+fn logo_not_found() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.path == "/qr" && inc.query.contains("logo=") {
+            ans.status = 404;
+            ans.body = envelope("not_found");
+            ans.set_header("content-type", "application/json");
+            ans.headers.remove("content-length");
+        }
     })
 }

@@ -8,7 +8,9 @@
 //!
 //! Two Authorization headers are ambiguous (RFC 9110 5.3: the field is not a list, so the
 //! message is malformed, and servers commonly read the first): serving them is observed in
-//! `auth.choices`, never failed.
+//! `auth.choices`, never failed. So are the valid key in a query parameter (another mechanism,
+//! which the spec, showing one, does not exclude) and the valid key after `Bearer` and a tab
+//! (a lenient separator): each carries the valid key, not a mutated one.
 
 use serde_json::json;
 
@@ -105,9 +107,14 @@ pub(super) fn mutations(key: &str, other: Option<&str>, known: &[&str]) -> Vec<M
             "the first half of the key",
             b(&chars[..n / 2].iter().collect::<String>()),
         ),
-        // A tab is not the space the spec (and RFC 9110's 1*SP) puts after the scheme; a
-        // target that trims the key lets it in.
-        header("a tab before the key", format!("Bearer \t{key}")),
+        // A tab is not the space the spec puts after the scheme, but the key after it is the
+        // valid one: a target lenient about the separator (RFC 9110's BWS-minded parsers)
+        // lets a valid key in, which the spec does not exclude: observed, not failed.
+        Mutation {
+            what: "a tab before the key",
+            carries: Carries::Header(format!("Bearer \t{key}")),
+            ambiguous: true,
+        },
         // HTTP strips whitespace at the end of a field value, so a trailing space never
         // reaches the target; a no-break space does, and a Unicode trim removes it.
         header(
@@ -128,10 +135,12 @@ pub(super) fn mutations(key: &str, other: Option<&str>, known: &[&str]) -> Vec<M
             carries: Carries::Headers(vec![b(&format!("{key}x")), b(key)]),
             ambiguous: true,
         },
+        // The valid key by another mechanism: the spec shows one ("One authentication
+        // mechanism ... is shown") without excluding others, so honouring it is a choice.
         Mutation {
             what: "the key in a query parameter, no Authorization header",
             carries: Carries::Query("apiKey", key.to_string()),
-            ambiguous: false,
+            ambiguous: true,
         },
     ];
     if let Some(o) = other {
@@ -333,6 +342,18 @@ mod tests {
         ] {
             assert!(headers.iter().any(|h| h == want), "{want} in {headers:?}");
         }
+        // Only the valid key by another mechanism or separator, and duplicated headers, are
+        // choices; every mutated key is not.
+        let ambiguous: Vec<&str> = ms.iter().filter(|m| m.ambiguous).map(|m| m.what).collect();
+        assert_eq!(
+            ambiguous,
+            [
+                "a tab before the key",
+                "two Authorization headers, the valid one first",
+                "two Authorization headers, the valid one second",
+                "the key in a query parameter, no Authorization header",
+            ]
+        );
         // A one-character key: its empty half and shortened forms are dropped, not sent.
         assert!(
             mutations("k", None, &["k"])

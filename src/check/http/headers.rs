@@ -27,7 +27,9 @@ const EVERY: &[(&str, &str)] = &[
 /// Headers sent to GET /tags only (one route is enough for them).
 const TAGS_ONLY: &[(&str, &str)] = &[
     ("accept", "application/json"),
-    ("accept-encoding", "gzip, deflate, br"),
+    // Not `br`: `http::body` inflates gzip and deflate only, so a target honouring br would
+    // leave a body no judge here (nor conformance's) can read, and be failed for a choice.
+    ("accept-encoding", "gzip, deflate"),
     ("x-real-ip", "203.0.113.8"),
     ("forwarded", "for=203.0.113.9;proto=https"),
     ("origin", "https://app.example.com"),
@@ -40,7 +42,11 @@ const TAGS_ONLY: &[(&str, &str)] = &[
 pub(super) async fn client_headers(ctx: &Ctx) {
     let id = check_id!("http.client-headers");
     let routes = [
-        ("getTags", Body::Tags, &[("accept", "application/json")][..]),
+        (
+            "getTags",
+            Body::Tags { whole: false },
+            &[("accept", "application/json")][..],
+        ),
         ("getQRCode", Body::Image, &[("accept", "image/png")][..]),
     ];
     for (op_id, body, own) in routes {
@@ -59,7 +65,12 @@ pub(super) async fn client_headers(ctx: &Ctx) {
             continue;
         };
         let mut dress: Vec<(&str, &str)> = EVERY.to_vec();
-        if body == Body::Tags {
+        let mut body = body;
+        if let Body::Tags { .. } = body {
+            let all = same::whole_list(ctx, op, &key).await;
+            body = Body::Tags {
+                whole: same::holds_all(base, all.as_ref()),
+            };
             dress.extend(TAGS_ONLY);
         } else {
             dress.extend(own);

@@ -1,18 +1,31 @@
 //! Whether an answer to a request a client dressed differently (a header, a slash, an unknown
 //! parameter) is the answer the plain request got, or a clean error: what `http.client-headers`
 //! and `http.shapes` judge by. "The same" is what a client reads: the status, the tags' ids and
-//! names (fields beyond them are the target's), the QR's symbol, an error's code.
+//! names (fields beyond them are the target's) as a set, the QR's symbol, an error's code.
+//!
+//! Tags are compared as a set: the order of a list asked for without a sort is not shown (a
+//! map or a query without ORDER BY answers in any order). Which tags make up the page is judged
+//! only when the plain answer held the whole list (`whole_list`): a page of a longer,
+//! unordered list may hold other tags each time, so then only their number is.
+
+use std::collections::BTreeSet;
 
 use super::{Judged, answer_text};
+use crate::check::Ctx;
+use crate::check::auth::minimal_request;
+use crate::check::conformance::Expect;
 use crate::check::probe::Exchange;
 use crate::http::{Resp, error_code, is_envelope};
 use crate::qr::{Rgb, inspect_png};
+use crate::spec::Operation;
+use crate::target::PlanKey;
 
 /// What the plain answer's body is, for comparing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Body {
-    /// A JSON array of tags: their ids and names, in order.
-    Tags,
+    /// A JSON array of tags: their ids and names, as a set; `whole` when the plain answer held
+    /// every tag (then which tags is judged, else only how many).
+    Tags { whole: bool },
     /// A PNG holding a QR code: its size and the payload decoded.
     Image,
     /// Any JSON: equal as values.
@@ -29,7 +42,8 @@ fn inflated(r: &Resp) -> bool {
     })
 }
 
-fn tags(r: &Resp) -> Option<Vec<(String, String)>> {
+/// The tags' (id, name) pairs, in whatever order they came.
+pub(super) fn tags(r: &Resp) -> Option<BTreeSet<(String, String)>> {
     let v = r.json()?;
     v.as_array()?
         .iter()
@@ -40,6 +54,39 @@ fn tags(r: &Resp) -> Option<Vec<(String, String)>> {
         .collect()
 }
 
+/// The largest page the spec allows.
+const MAX_PAGE: usize = 100;
+
+/// Every tag, asked for with the largest page: None when the answer is not a list of tags or
+/// may be cut (a full page).
+pub(super) async fn whole_list(
+    ctx: &Ctx,
+    op: &Operation,
+    key: &PlanKey,
+) -> Option<BTreeSet<(String, String)>> {
+    let req = minimal_request(op)
+        .key(key)
+        .query("pageSize", MAX_PAGE.to_string());
+    let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+    let all = tags(x.resp().filter(|r| r.is_success())?)?;
+    (all.len() < MAX_PAGE).then_some(all)
+}
+
+/// Whether `base` (a plain answer) held every tag of `all` (the whole list, if known).
+pub(super) fn holds_all(base: &Resp, all: Option<&BTreeSet<(String, String)>>) -> bool {
+    all.is_some_and(|all| tags(base).as_ref() == Some(all))
+}
+
+/// How two successful bodies compare for a client.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Diff {
+    Same,
+    /// Not judged: the words say why.
+    Unjudged(String),
+    /// Another answer: the words say how.
+    Other(String),
+}
+
 /// The image's size and the QR payload, when it decodes.
 fn symbol(r: &Resp) -> Option<(u32, u32, Vec<u8>)> {
     let i = inspect_png(&r.body, Rgb([0, 0, 0]), Rgb([255, 255, 255])).ok()?;
@@ -47,31 +94,39 @@ fn symbol(r: &Resp) -> Option<(u32, u32, Vec<u8>)> {
     Some((i.width, i.height, d.content))
 }
 
-/// Why two successful bodies differ for a client, or None when they do not.
-pub(super) fn differs(kind: Body, base: &Resp, r: &Resp) -> Option<String> {
+/// How two successful bodies compare for a client.
+pub(super) fn differs(kind: Body, base: &Resp, r: &Resp) -> Diff {
     if base.body == r.body {
-        return None;
+        return Diff::Same;
     }
     match kind {
-        Body::Tags => match (tags(base), tags(r)) {
-            (Some(a), Some(b)) if a == b => None,
-            (Some(a), Some(b)) => Some(format!(
+        Body::Tags { whole } => match (tags(base), tags(r)) {
+            (Some(a), Some(b)) if a == b => Diff::Same,
+            (Some(a), Some(b)) if a.len() != b.len() => Diff::Other(format!(
                 "{} tags, not the {} of the plain request",
                 b.len(),
                 a.len()
             )),
-            _ => Some("a body that is not an array of tags".into()),
+            (Some(_), Some(_)) if whole => {
+                Diff::Other("other tags than the plain request's (the whole list)".into())
+            }
+            (Some(a), Some(_)) => Diff::Unjudged(format!(
+                "{} tags as the plain request, others of a longer list (a page of an \
+                 unsorted list: which tags, not shown)",
+                a.len()
+            )),
+            _ => Diff::Other("a body that is not an array of tags".into()),
         },
         Body::Image => match (symbol(base), symbol(r)) {
-            (Some(a), Some(b)) if a == b => None,
-            (Some(_), Some((w, h, _))) => Some(format!(
+            (Some(a), Some(b)) if a == b => Diff::Same,
+            (Some(_), Some((w, h, _))) => Diff::Other(format!(
                 "a {w}x{h} image whose QR code differs from the plain request's"
             )),
-            _ => Some("an image that is not the plain request's QR code".into()),
+            _ => Diff::Other("an image that is not the plain request's QR code".into()),
         },
         Body::Json => match (base.json(), r.json()) {
-            (Some(a), Some(b)) if a == b => None,
-            _ => Some("another body than the plain request's".into()),
+            (Some(a), Some(b)) if a == b => Diff::Same,
+            _ => Diff::Other("another body than the plain request's".into()),
         },
     }
 }
@@ -114,8 +169,9 @@ pub(super) fn judge(kind: Body, base: &Resp, x: &Exchange, dressed: &str) -> Jud
         ));
     }
     match differs(kind, base, r) {
-        None => Judged::Pass(format!("{dressed}: the plain request's answer")),
-        Some(why) => Judged::Fail(format!("{why}, for {dressed}")),
+        Diff::Same => Judged::Pass(format!("{dressed}: the plain request's answer")),
+        Diff::Unjudged(why) => Judged::Observe(format!("{dressed}: {why}")),
+        Diff::Other(why) => Judged::Fail(format!("{why}, for {dressed}")),
     }
 }
 
@@ -129,7 +185,8 @@ mod tests {
     fn the_same_tags_a_clean_error_or_a_redirect_hold() {
         let base = x(Method::GET, 200, &[], r#"[{"id":"t1","name":"a"}]"#);
         let base = base.resp().unwrap();
-        let j = |s, h: &[(&str, &str)], b| judge(Body::Tags, base, &x(Method::GET, s, h, b), "H");
+        let tags = Body::Tags { whole: true };
+        let j = |s, h: &[(&str, &str)], b| judge(tags, base, &x(Method::GET, s, h, b), "H");
         let extra = r#"[{"id":"t1","name":"a","color":"red"}]"#;
         assert!(matches!(j(200, &[], extra), Judged::Pass(_)));
         assert!(fails(&j(200, &[], "[]")), "another list");
@@ -146,5 +203,33 @@ mod tests {
             Judged::Observe(_)
         ));
         assert_eq!(j(429, &[], NF), Judged::Throttled);
+    }
+
+    #[test]
+    fn tags_are_a_set_and_a_page_s_members_are_judged_only_on_the_whole_list() {
+        let two = r#"[{"id":"t1","name":"a"},{"id":"t2","name":"b"}]"#;
+        let base = x(Method::GET, 200, &[], two);
+        let base = base.resp().unwrap();
+        let j = |whole, b| {
+            judge(
+                Body::Tags { whole },
+                base,
+                &x(Method::GET, 200, &[], b),
+                "H",
+            )
+        };
+        let shuffled = r#"[{"id":"t2","name":"b"},{"id":"t1","name":"a"}]"#;
+        let other = r#"[{"id":"t2","name":"b"},{"id":"t3","name":"c"}]"#;
+        assert!(matches!(j(true, shuffled), Judged::Pass(_)));
+        assert!(matches!(j(false, shuffled), Judged::Pass(_)));
+        assert!(fails(&j(true, other)), "other tags than the whole list");
+        assert!(
+            matches!(j(false, other), Judged::Observe(_)),
+            "another page"
+        );
+        assert!(fails(&j(false, r#"[{"id":"t1","name":"a"}]"#)), "fewer");
+        let all = tags(base);
+        assert!(holds_all(base, all.as_ref()));
+        assert!(!holds_all(base, None));
     }
 }

@@ -123,7 +123,7 @@ fn deactivate_shapes(op: &Operation, key: &PlanKey) -> Vec<Shape> {
 
 pub async fn run(ctx: &Ctx) {
     let routes: [(&str, Body, Shapes); 3] = [
-        ("getTags", Body::Tags, tag_shapes),
+        ("getTags", Body::Tags { whole: false }, tag_shapes),
         ("getQRCode", Body::Image, qr_shapes),
         ("deactivatePartner", Body::Json, deactivate_shapes),
     ];
@@ -141,6 +141,11 @@ pub async fn run(ctx: &Ctx) {
 async fn judge_shapes(ctx: &Ctx, op: &Operation, body: Body, shapes: Vec<Shape>) {
     let id = check_id!("http.shapes");
     let label = op.label();
+    // Every tag, to know whether a meant answer held them all (`same::holds_all`).
+    let all = match (body, ctx.key_for(op)) {
+        (Body::Tags { .. }, Some(key)) => same::whole_list(ctx, op, key).await,
+        _ => None,
+    };
     // The meant requests' answers, each asked once.
     let mut meant: Vec<(String, Exchange)> = Vec::new();
     for s in shapes {
@@ -164,7 +169,13 @@ async fn judge_shapes(ctx: &Ctx, op: &Operation, body: Body, shapes: Vec<Shape>)
             continue;
         };
         let (x, _) = ctx.exchange(op, s.dressed, Expect::Any).await;
-        let j = same::judge(body, base, &x, s.what);
+        let kind = match body {
+            Body::Tags { .. } => Body::Tags {
+                whole: same::holds_all(base, all.as_ref()),
+            },
+            other => other,
+        };
+        let j = same::judge(kind, base, &x, s.what);
         let expected = format!(
             "{}: the answer of the request it means ({}), or a clean error in the envelope",
             s.what,

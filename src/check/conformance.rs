@@ -53,6 +53,8 @@ pub struct Memo {
     /// The key of the bodies' hashes: random per run, so a target cannot craft a bad image
     /// that collides with a good one judged before.
     pub(super) png_keys: std::collections::hash_map::RandomState,
+    /// What the run may still inflate of PNG image data (`qr::png`).
+    pub(super) png_budget: crate::qr::datastream::Budget,
 }
 
 /// The run's `Memo` (named for what it first held).

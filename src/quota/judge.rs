@@ -42,11 +42,9 @@ impl History {
     fn refill(&self, a: &Said, b: &Said) -> f64 {
         let n = self.n as f64;
         let rate = n * (b.recv - a.sent).max(0.0) / self.w + 1.0;
-        // The target's own Reset: no boundary before it (less rounding and clock slack), and
-        // answers naming one Reset lie in one window.
-        let no_boundary = self.w >= 2.0
-            && a.reset
-                .is_some_and(|r| b.reset == Some(r) || b.recv <= r as f64 - SLACK_SECS);
+        // The target's own Reset: answers naming one Reset lie in one window. Never the
+        // client's clock against the target's Reset: the two clocks may differ by seconds.
+        let no_boundary = self.w >= 2.0 && a.reset.is_some_and(|r| b.reset == Some(r));
         let fixed = if no_boundary { 0.0 } else { n };
         rate.max(fixed).max(self.aged_out(a.sent, b.recv))
     }

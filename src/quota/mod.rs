@@ -11,7 +11,8 @@
 //! - a sliding log: the key's own admissions that age out meanwhile (one window earlier), plus
 //!   what the key may have used before its history starts (its first answer's Remaining says);
 //! - a fixed window: N at a boundary, unless the target's own Reset says no boundary passed
-//!   (both answers name one Reset, or the later came before the earlier's Reset, less slack).
+//!   (both answers name one Reset; never the client's clock against the target's Reset,
+//!   since the two clocks may differ by seconds).
 //!
 //! Times are the client's (send, answer); the target decided each request somewhere between,
 //! so every count below is taken the way that favours the target. Three findings:
@@ -26,7 +27,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::rate_headers::{self, ResetUnit, SLACK_SECS};
+use crate::rate_headers::{self, ResetUnit};
 
 /// One exchange of a key as the client saw it (times: UTC epoch seconds).
 #[derive(Clone, Copy, Debug, PartialEq)]

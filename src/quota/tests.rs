@@ -70,10 +70,16 @@ impl Limiter {
 
 /// Requests at `(sent, latency)`: the limiter decides halfway, answers in send order.
 fn run(l: &mut Limiter, sends: &[(f64, f64)]) -> Vec<Said> {
+    run_skewed(l, sends, 0.0)
+}
+
+/// `run` with the target's clock `skew` seconds ahead of the client's (behind if negative):
+/// the target decides, and writes Reset, by its own clock.
+fn run_skewed(l: &mut Limiter, sends: &[(f64, f64)], skew: f64) -> Vec<Said> {
     sends
         .iter()
         .map(|&(sent, lat)| {
-            let (ok, remaining, reset) = l.decide(sent + lat / 2.0);
+            let (ok, remaining, reset) = l.decide(sent + lat / 2.0 + skew);
             Said {
                 sent,
                 recv: sent + lat,
@@ -131,6 +137,22 @@ fn every_legal_limiter_passes_whatever_the_phase_and_round_trip() {
                 let j = History::judge_all(N, W, &h);
                 assert_eq!(j.faults, 0, "phase {phase} lat {lat}: {:?}", j.first);
                 assert!(j.judged > 100, "{}", j.judged);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_target_clock_seconds_off_the_clients_passes() {
+    // A fixed window read by a clock 5 s ahead or behind: its boundaries are seconds away
+    // from where the client's clock and the target's Reset would put them.
+    for skew in [-5.0, 5.0] {
+        for l in limiters() {
+            for phase in 0..12 {
+                let start = T0 + phase as f64 * W / 12.0;
+                let h = run_skewed(&mut l.clone(), &check_like(start, 0.004), skew);
+                let j = History::judge_all(N, W, &h);
+                assert_eq!(j.faults, 0, "skew {skew} phase {phase}: {:?}", j.first);
             }
         }
     }

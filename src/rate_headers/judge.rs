@@ -64,9 +64,24 @@ impl Judged {
 /// in `load`), each with its verdict where it had something to judge. Both call this, so a
 /// header sequence gets one verdict whichever of them saw it.
 pub fn judge_shared(answers: &[Answer], window: Duration) -> Vec<(&'static str, Judged)> {
+    judge_shared_skewed(answers, window, None)
+}
+
+/// `judge_shared` where the target's clock is `offset` seconds from the client's (estimated
+/// from its Date headers, `clock_offset`): the bounds that compare the target's Reset with the
+/// client's clock are widened by it.
+pub fn judge_shared_skewed(
+    answers: &[Answer],
+    window: Duration,
+    offset: Option<f64>,
+) -> Vec<(&'static str, Judged)> {
+    let slack = skewed_slack(offset);
     [
-        ("reset", judge_resets(answers, window)),
-        ("retry-after", judge_retry_afters(answers, window)),
+        ("reset", judge_resets_within(answers, window, slack)),
+        (
+            "retry-after",
+            judge_retry_afters_within(answers, window, slack),
+        ),
         ("remaining", judge_remaining_before_429(answers)),
     ]
     .into_iter()
@@ -80,6 +95,12 @@ pub fn judge_shared(answers: &[Answer], window: Duration) -> Vec<(&'static str, 
 /// the client only knows lies between its send and its receipt: a far target's round trip is
 /// allowed for by judging the lower bound from the send and the upper from the receipt.
 pub fn judge_resets(answers: &[Answer], window: Duration) -> Option<Judged> {
+    judge_resets_within(answers, window, SLACK_SECS)
+}
+
+/// `judge_resets` with `slack` seconds on the bounds that compare Reset with the client's
+/// clock (`skewed_slack`).
+pub fn judge_resets_within(answers: &[Answer], window: Duration, slack: f64) -> Option<Judged> {
     let w = window.as_secs_f64();
     let expected = format!("UTC epoch seconds between now and now + {window:?}, never backwards");
     let mut order: Vec<usize> = (0..answers.len()).collect();
@@ -103,10 +124,10 @@ pub fn judge_resets(answers: &[Answer], window: Duration) -> Option<Judged> {
             }
             ResetUnit::EpochSeconds(v) => {
                 let f = v as f64;
-                if f < a.sent - SLACK_SECS {
+                if f < a.sent - slack {
                     out_of_range
                         .get_or_insert((i, format!("{v} ({:.0} s in the past)", a.sent - f)));
-                } else if f > a.recv + w + SLACK_SECS {
+                } else if f > a.recv + w + slack {
                     out_of_range.get_or_insert((
                         i,
                         format!("{v} ({:.0} s ahead, beyond one window)", f - a.recv),
@@ -177,6 +198,16 @@ pub fn reset_backwards(items: &[(usize, f64, f64, u64)]) -> Option<(usize, u64, 
 /// suggests milliseconds), and not past the reset the same answer announces. The spec's form is
 /// seconds; an HTTP-date (RFC 9110) is non-strict. None: no 429 to judge.
 pub fn judge_retry_afters(answers: &[Answer], window: Duration) -> Option<Judged> {
+    judge_retry_afters_within(answers, window, SLACK_SECS)
+}
+
+/// `judge_retry_afters` with `slack` seconds where Retry-After is compared with Reset by the
+/// client's clock (`skewed_slack`).
+pub fn judge_retry_afters_within(
+    answers: &[Answer],
+    window: Duration,
+    slack: f64,
+) -> Option<Judged> {
     let w = window.as_secs_f64();
     let longest = w + SLACK_SECS;
     let mut judged = 0;
@@ -211,7 +242,7 @@ pub fn judge_retry_afters(answers: &[Answer], window: Duration) -> Option<Judged
         // server decided, at the send at the earliest: the longest wait Reset allows.
         if let Some(ResetUnit::EpochSeconds(reset)) = a.reset.map(reset_unit) {
             let by_reset = reset as f64 - a.sent;
-            if wait > by_reset + SLACK_SECS {
+            if wait > by_reset + slack {
                 return Some(Judged::fail(
                     format!("a wait no longer than X-RateLimit-Reset announces ({by_reset:.0} s)"),
                     format!("Retry-After {raw} ({wait:.0} s)"),

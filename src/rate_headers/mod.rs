@@ -28,6 +28,33 @@ pub const RETRY_AFTER: &str = "retry-after";
 /// Rounding to whole seconds plus a round trip: the slack on Reset and Retry-After.
 pub const SLACK_SECS: f64 = 2.0;
 
+/// The slack on comparing the target's Reset with the client's clock, the target's clock
+/// `offset` seconds from the client's: widened by the offset and its uncertainty (Date has
+/// whole seconds, half a second either way once centred).
+pub fn skewed_slack(offset: Option<f64>) -> f64 {
+    SLACK_SECS + offset.map_or(0.0, |o| o.abs() + 0.5)
+}
+
+/// The target's clock less the client's, in seconds, from answers' Date headers: the median
+/// over `(sent, recv, Date)` of Date (centred: it has whole seconds) less the exchange's
+/// mid-time, as `linkcert merge` estimates it. None: no answer had a Date that parses.
+pub fn clock_offset<'a>(answers: impl IntoIterator<Item = (f64, f64, &'a str)>) -> Option<f64> {
+    let mut offsets: Vec<f64> = answers
+        .into_iter()
+        .filter_map(|(sent, recv, date)| {
+            let theirs = httpdate::parse_http_date(date.trim()).ok()?;
+            let theirs = theirs.duration_since(UNIX_EPOCH).ok()?.as_secs_f64();
+            let off = theirs + 0.5 - (sent + recv) / 2.0;
+            off.is_finite().then_some(off)
+        })
+        .collect();
+    if offsets.is_empty() {
+        return None;
+    }
+    offsets.sort_by(f64::total_cmp);
+    Some(offsets[offsets.len() / 2])
+}
+
 /// At or above this a Reset is epoch milliseconds: read as seconds it would fall after the year
 /// 5000, read as milliseconds after 1973.
 pub const EPOCH_MILLIS_FROM: u64 = 100_000_000_000;

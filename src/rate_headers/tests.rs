@@ -319,3 +319,54 @@ fn a_limit_is_the_plans_or_its_hourly_reading_for_check_and_load_alike() {
     assert_eq!(super::read_limit(60, 600, true), Wrong);
     assert_eq!(super::read_limit(u64::MAX, u64::MAX, true), Plan);
 }
+
+/// A fixed window of 6 s read by a target clock `skew` seconds off the client's, sampled at
+/// every twelfth of a window: (the answers' Reset, their Date), sent at NOW + i/2 s.
+fn skewed_fixed_window(skew: f64) -> Vec<(f64, String, String)> {
+    (0..24)
+        .map(|i| {
+            let t = NOW + 0.01 + f64::from(i) * 0.5;
+            let theirs = t + skew;
+            let end = ((theirs / 6.0).floor() + 1.0) * 6.0;
+            let date = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs_f64(theirs));
+            (t, (end.ceil() as u64).to_string(), date)
+        })
+        .collect()
+}
+
+#[test]
+fn a_target_clock_seconds_off_is_allowed_for_by_its_date() {
+    let w = Duration::from_secs(6);
+    for skew in [-5.0, 5.0] {
+        let samples = skewed_fixed_window(skew);
+        let seq: Vec<Answer> = samples
+            .iter()
+            .map(|(t, reset, _)| answer(*t, 200, Some(reset), None))
+            .collect();
+        let dates = samples.iter().map(|(t, _, d)| (t - 0.01, *t, d.as_str()));
+        let offset = clock_offset(dates).unwrap();
+        assert!((offset - skew).abs() <= 0.6, "{skew}: {offset}");
+        // Without the offset, the client's clock puts some Resets out of range.
+        let naive = judge_resets(&seq, w).unwrap();
+        assert_eq!(naive.verdict, Verdict::Fail, "{skew}: {naive:?}");
+        let judged = judge_shared_skewed(&seq, w, Some(offset));
+        assert!(
+            judged.iter().all(|(_, j)| j.verdict == Verdict::Pass),
+            "{skew}: {judged:?}"
+        );
+        // Faults still show: milliseconds, and a Reset far in the past.
+        let millis = format!("{}000", samples[0].1);
+        let past = (NOW as u64 - 30).to_string();
+        for bad in [millis, past] {
+            let one = [answer(NOW, 200, Some(&bad), None)];
+            let j = judge_shared_skewed(&one, w, Some(offset));
+            assert_eq!(j[0].1.verdict, Verdict::Fail, "{skew} {bad}: {j:?}");
+        }
+    }
+}
+
+#[test]
+fn no_date_no_offset() {
+    assert_eq!(clock_offset([(NOW, NOW + 0.1, "yesterday")]), None);
+    assert_eq!(clock_offset(std::iter::empty()), None);
+}

@@ -6,7 +6,8 @@
 //! Remaining and Reset early, middle and late, whatever the window's alignment). Then A is
 //! driven to the edge of its quota with the GET operations alternating (`mixed`), interleaved
 //! with another key of its plan (B) and a key of another plan (P), which spend some of their
-//! own quotas just before A's is out; a burst at once at the edge; A on to its 429 and every
+//! own quotas just before A's is out; a burst at once at the edge (not in the last seconds of
+//! a window by A's Reset: a boundary there would explain any admission); A on to its 429 and every
 //! standard operation once more (a 429 on each: the quota is the key's, not the route's);
 //! then B and P again. Each key's exchanges (the burst key's burst included) are judged
 //! apart, on the times they really had, never on whether a schedule was held.
@@ -21,8 +22,11 @@ use crate::quota::{Fault, History, Said};
 
 /// Remaining at which A gets the burst at once.
 const EDGE: u64 = 3;
-/// Requests of the burst at once.
-const AT_ONCE: usize = 10;
+/// Requests of the burst at once: enough that a limiter admitting them all has admitted
+/// more than the refill of a slow burst explains.
+const AT_ONCE: usize = 20;
+/// A's Reset less than this ahead: the burst waits for the next window.
+const LATE_SECS: f64 = 2.0;
 /// Requests A sends before its phases are sampled.
 const SPENT_FIRST: u64 = 20;
 /// Requests P sends when A's quota is nearly spent: more than A has left.
@@ -59,6 +63,18 @@ impl Trail {
     }
     fn throttled(&self) -> bool {
         self.seen.last().is_some_and(|s| s.status() == 429)
+    }
+    /// How long until just past the last answer's Reset, when that is less than `LATE_SECS`
+    /// away by the client's clock (only where to put the burst: nothing is judged by it).
+    fn late_in_window(&self) -> Option<Duration> {
+        let r = self.seen.last()?.exchange.resp()?;
+        let rate_headers::ResetUnit::EpochSeconds(reset) =
+            rate_headers::reset_unit(r.header(rate_headers::RESET)?)
+        else {
+            return None;
+        };
+        let ahead = reset as f64 - now_epoch();
+        (ahead < LATE_SECS).then(|| Duration::from_secs_f64((ahead + 0.5).clamp(0.0, LATE_SECS)))
     }
 }
 
@@ -223,8 +239,9 @@ pub(super) async fn mixed(ctx: &Ctx, k: &Keys, a: &mut Trail) -> Vec<Trail> {
     if ops.is_empty() {
         return Vec::new();
     }
-    let cap = k.n * 2 + 10;
-    let (mut i, mut others_spent, mut burst_sent) = (0usize, false, false);
+    // Twice the quota and some, and once more for a wait into the next window.
+    let cap = k.n * 3 + 10;
+    let (mut i, mut others_spent, mut burst_sent, mut waited) = (0usize, false, false, false);
     while (i as u64) < cap && !a.throttled() {
         let left = a.left();
         if !others_spent && left.is_some_and(|l| l <= 10) {
@@ -234,9 +251,18 @@ pub(super) async fn mixed(ctx: &Ctx, k: &Keys, a: &mut Trail) -> Vec<Trail> {
             spend_others(ctx, &ops, b.as_mut(), p.as_mut()).await;
         }
         if !burst_sent && left.is_some_and(|l| l <= EDGE) {
-            burst_sent = true;
-            at_once(ctx, &ops, a).await;
-            continue;
+            match a.late_in_window() {
+                // Once: into the next window, then on to the edge again.
+                Some(wait) if !waited => {
+                    waited = true;
+                    tokio::time::sleep(wait).await;
+                }
+                _ => {
+                    burst_sent = true;
+                    at_once(ctx, &ops, a).await;
+                    continue;
+                }
+            }
         }
         if i % 6 == 5
             && let Some(b) = b.as_mut()

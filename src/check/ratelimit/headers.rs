@@ -40,7 +40,12 @@ pub(crate) fn header_verdicts(
     seen: &[Seen],
     window: Duration,
 ) -> Vec<(Check, rate_headers::Judged)> {
-    rate_headers::judge_shared(&answers(seen), window)
+    let dates = seen.iter().filter_map(|s| {
+        let date = s.exchange.resp()?.header("date")?;
+        Some((s.sent, s.at, date))
+    });
+    let offset = rate_headers::clock_offset(dates);
+    rate_headers::judge_shared_skewed(&answers(seen), window, offset)
         .into_iter()
         .map(|(rule, j)| {
             let id = match rule {

@@ -19,6 +19,10 @@ use thiserror::Error;
 /// data is not judged (`Fault::BeyondCap`). A 4096 px RGBA 16-bit image is 128 MiB.
 pub const MAX_INFLATED: u64 = 256 * 1024 * 1024;
 
+/// Most image data one run inflates, over all the datastreams it judges (`Budget`): four of
+/// the largest images judged. A run sees a few hundred QR codes of a few hundred KiB each.
+pub const RUN_BUDGET: u64 = 4 * MAX_INFLATED;
+
 /// A chunk's type, as its four bytes (printed as text when they are letters).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ChunkType(pub [u8; 4]);
@@ -176,20 +180,91 @@ pub enum Fault {
     /// Not the target's fault: the image data is more than the runner inflates.
     #[error("IHDR implies {0} bytes of image data, over the {MAX_INFLATED}-byte cap: not inflated")]
     BeyondCap(u64),
+    /// Not the target's fault: the run has inflated nearly all it may (`Budget`).
+    #[error(
+        "IHDR implies {implied} bytes of image data and {left} bytes are left of the run's {RUN_BUDGET}-byte budget for inflating images: not inflated, not judged"
+    )]
+    OverBudget { implied: u64, left: u64 },
 }
 
 impl Fault {
     /// Whether this is the runner's limit, not a fault of the datastream.
     pub fn beyond_cap(&self) -> bool {
-        matches!(self, Fault::BeyondCap(_))
+        matches!(self, Fault::BeyondCap(_) | Fault::OverBudget { .. })
     }
+}
+
+/// A datastream whose chunks were walked and judged, its image data not inflated yet: what
+/// IHDR implies tells what inflating it may cost before it is paid.
+pub struct Walked(chunks::Walked);
+
+impl Walked {
+    pub fn header(&self) -> Header {
+        self.0.header
+    }
+    /// Bytes of image data inflating may produce: what IHDR implies.
+    pub fn implied_bytes(&self) -> u64 {
+        self.0.header.implied_bytes()
+    }
+    /// Judges the image data: the header when the whole datastream is a PNG.
+    pub fn inflate(&self) -> Result<Header, Fault> {
+        zlib::judge_image_data(&self.0.idat, self.0.header)?;
+        Ok(self.0.header)
+    }
+}
+
+/// What a run may still inflate: `RUN_BUDGET` bytes of image data in all.
+#[derive(Debug)]
+pub struct Budget {
+    left: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget::new(RUN_BUDGET)
+    }
+}
+
+impl Budget {
+    pub fn new(bytes: u64) -> Budget {
+        Budget { left: bytes }
+    }
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+    /// Pays for inflating `w` before it is inflated: what IHDR implies (inflation stops
+    /// there). Image data over `MAX_INFLATED` costs nothing: it is never inflated.
+    pub fn charge(&mut self, w: &Walked) -> Result<(), Fault> {
+        let implied = w.implied_bytes();
+        if implied > MAX_INFLATED {
+            return Ok(());
+        }
+        if implied > self.left {
+            return Err(Fault::OverBudget {
+                implied,
+                left: self.left,
+            });
+        }
+        self.left -= implied;
+        Ok(())
+    }
+}
+
+/// Walks the chunks of `body`, judging all but the image data (`Walked::inflate`).
+pub fn walk(body: &[u8]) -> Result<Walked, Fault> {
+    chunks::walk(body).map(Walked)
 }
 
 /// Judge a whole PNG datastream: its header when it is one, else the first fault found.
 pub fn validate(body: &[u8]) -> Result<Header, Fault> {
-    let walked = chunks::walk(body)?;
-    zlib::judge_image_data(&walked.idat, walked.header)?;
-    Ok(walked.header)
+    walk(body)?.inflate()
+}
+
+/// `validate`, the inflation paid from `budget`: past it, `Fault::OverBudget`.
+pub fn validate_within(body: &[u8], budget: &mut Budget) -> Result<Header, Fault> {
+    let walked = walk(body)?;
+    budget.charge(&walked)?;
+    walked.inflate()
 }
 
 #[cfg(test)]

@@ -379,3 +379,34 @@ fn bombs_are_not_inflated_and_nothing_panics() {
         let _ = validate(&flipped);
     }
 }
+
+#[test]
+fn a_run_inflates_no_more_than_its_budget() {
+    // 8x8 grey, 8 bits: 8 rows of 9 bytes.
+    let good = grey_with(1, vec![]);
+    let implied = walk(&good).map(|w| w.implied_bytes()).unwrap_or(0);
+    assert_eq!(implied, 72);
+    let mut budget = Budget::new(2 * implied + 10);
+    assert!(validate_within(&good, &mut budget).is_ok());
+    assert!(validate_within(&good, &mut budget).is_ok());
+    assert_eq!(budget.left(), 10);
+    let over = validate_within(&good, &mut budget);
+    assert_eq!(
+        over,
+        Err(Fault::OverBudget {
+            implied: 72,
+            left: 10
+        })
+    );
+    assert!(over.is_err_and(|f| f.beyond_cap()), "observed, not failed");
+    // A fault found before inflating is still found, and costs nothing.
+    let mut bad = good.clone();
+    bad[0] ^= 1;
+    assert_eq!(validate_within(&bad, &mut budget), Err(Fault::Signature));
+    assert_eq!(budget.left(), 10);
+    // A bomb past the cap is never inflated and costs nothing either.
+    let bomb = crate::qr::png_declaring(100_000, 100_000);
+    let mut fresh = Budget::default();
+    assert!(validate_within(&bomb, &mut fresh).is_err_and(|f| f.beyond_cap()));
+    assert_eq!(fresh.left(), RUN_BUDGET);
+}

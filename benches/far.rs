@@ -102,7 +102,9 @@ async fn main() {
 async fn check_far(delays: &[u64]) {
     use linkcert::check::{self, CheckOptions};
     let spec = Arc::new(Spec::embedded().expect("the embedded spec loads"));
-    println!("check, every family, at the real 60 s window, the reference behind a latency proxy (±10%)");
+    println!(
+        "check, every family, at the real 60 s window, the reference behind a latency proxy (±10%)"
+    );
     for &ms in delays {
         let mut cfg = ServeConfig::in_process();
         cfg.window = Some(linkcert::window::RateWindow::SPEC);

@@ -82,7 +82,11 @@ async fn variant_side_by_side() {
                 ..CheckOptions::default()
             };
             let report = check::run(spec, v.target(), opts).await.unwrap();
-            (began.elapsed().as_secs_f64(), report.requests, report.totals.fail)
+            (
+                began.elapsed().as_secs_f64(),
+                report.requests,
+                report.totals.fail,
+            )
         }
     };
     let began = Instant::now();

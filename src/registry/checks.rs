@@ -278,7 +278,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.lexical",
-        title: "another spelling of page, pageSize, sort order or field, when accepted, means the same value",
+        title: "page or pageSize written with leading zeros or a +, when accepted, means the same integer (ties in any order); other strings (1e1, 2.0, blanks, DESC) are no integers or members: their reading is observed",
         clause: "Pagination parameters: page and pageSize are integers; sortOrder asc or desc",
         level: Fail,
         needs: "any key",

@@ -117,6 +117,19 @@ fn zero_padded_page_as_one() -> Defect {
     })
 }
 
+/// `pageSize=1e1` read as 1, as `parseInt` reads it: `1e1` is no integer, a legal reading.
+fn exponent_page_size_as_parse_int() -> Defect {
+    Defect::before(|inc| {
+        rewrite(inc, |p| {
+            for (k, v) in p.iter_mut() {
+                if k == "pageSize" && v.contains(['e', 'E']) {
+                    *v = v.split(['e', 'E']).next().unwrap_or_default().to_string();
+                }
+            }
+        })
+    })
+}
+
 fn page_size_only_without_filters() -> Defect {
     Defect::before(|inc| {
         rewrite(inc, |p| {
@@ -180,6 +193,18 @@ const DEFECTS: &[Row] = &[
         zero_padded_page_as_one,
         &["pagination.lexical"],
         &[Fails("pagination.lexical")],
+    ),
+    Row::new(
+        "pageSize=1e1 read as 1 (parseInt): no integer, observed",
+        exponent_page_size_as_parse_int,
+        &["pagination.lexical", "pagination.choices"],
+        &[
+            Passes("pagination.lexical"),
+            Says(
+                "pagination.choices",
+                "\"1e1\", no 10, accepted and read otherwise",
+            ),
+        ],
     ),
     Row::new(
         "pageSize honoured only without filters",

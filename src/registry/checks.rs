@@ -262,7 +262,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.ids-forms",
-        title: "ids in another order, duplicated, or repeated (ids=a&ids=b) select the same tags (or are refused cleanly)",
+        title: "in a form of the ids list the target honours, another order or duplicates select the same tags; the other form (repeated ids=a&ids=b, or comma-separated) is read as it was for two ids (the list, its first or last value: observed), or refused cleanly",
         clause: "Endpoints / GET /tags: IDs of tags to filter by (a list of tag identifiers)",
         level: Fail,
         needs: "any key",

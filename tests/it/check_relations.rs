@@ -79,6 +79,8 @@ fn sort_order_ignored_under_a_filter() -> Defect {
     })
 }
 
+/// Repeated ids read as the last one: a framework reading one value of a repeated name, a
+/// legal reading of a form the spec does not show.
 fn only_the_last_repeated_id() -> Defect {
     Defect::before(|inc| {
         rewrite(inc, |p| {
@@ -86,6 +88,24 @@ fn only_the_last_repeated_id() -> Defect {
                 let kept = p[last].clone();
                 p.retain(|(k, _)| k != "ids");
                 p.push(kept);
+            }
+        })
+    })
+}
+
+/// Repeated ids joined into one comma list without the first: for two ids it looks like
+/// reading the last value, for three it is neither the list nor one value.
+fn first_repeated_id_dropped() -> Defect {
+    Defect::before(|inc| {
+        rewrite(inc, |p| {
+            let ids: Vec<String> = p
+                .iter()
+                .filter(|(k, _)| k == "ids")
+                .map(|(_, v)| v.clone())
+                .collect();
+            if ids.len() > 1 {
+                p.retain(|(k, _)| k != "ids");
+                p.push(("ids".into(), ids[1..].join(",")));
             }
         })
     })
@@ -174,10 +194,19 @@ const DEFECTS: &[Row] = &[
         &[Fails("pagination.reverse")],
     ),
     Row::new(
-        "only the last of repeated ids kept",
-        only_the_last_repeated_id,
+        "repeated ids: the first dropped, the rest read as a comma list",
+        first_repeated_id_dropped,
         &["pagination.ids-forms"],
         &[Fails("pagination.ids-forms")],
+    ),
+    Row::new(
+        "repeated ids read as the last one: a legal reading, observed",
+        only_the_last_repeated_id,
+        &["pagination.ids-forms", "pagination.choices"],
+        &[
+            Passes("pagination.ids-forms"),
+            Says("pagination.choices", "read as Last"),
+        ],
     ),
     Row::new(
         "% acting as a wildcard",

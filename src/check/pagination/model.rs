@@ -79,6 +79,43 @@ pub(super) struct Names {
     pub(super) sorting: Option<Sorting>,
 }
 
+/// How the target read a list of two ids in one form (comma-separated, repeated): the spec
+/// shows neither the form nor the parameter's name, so each is the target's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// As the list: honoured.
+    All,
+    /// As its first value, or its last (a framework reading one value of a repeated name).
+    First,
+    Last,
+    /// As one id no tag has (`a,b` taken whole).
+    Nothing,
+    /// Refused, not read whole, or read some other way: not settled.
+    Unsettled,
+}
+
+impl Reading {
+    /// The readings an answer `got` is consistent with, for ids asked in order whose whole
+    /// list selects `all`.
+    pub(super) fn of(got: &HashSet<String>, all: &HashSet<String>, asked: &[String]) -> Vec<Self> {
+        let one = |i: Option<&String>| -> HashSet<String> {
+            all.iter().filter(|a| Some(*a) == i).cloned().collect()
+        };
+        let mut v = Vec::new();
+        for (r, want) in [
+            (Reading::All, all.clone()),
+            (Reading::First, one(asked.first())),
+            (Reading::Last, one(asked.last())),
+            (Reading::Nothing, HashSet::new()),
+        ] {
+            if *got == want {
+                v.push(r);
+            }
+        }
+        v
+    }
+}
+
 /// The list as learned.
 pub(super) struct Model {
     /// (id, name) of every tag with both, in list order: the pools cases draw from.
@@ -94,6 +131,9 @@ pub(super) struct Model {
     /// The default page size; None when the default page held the whole list.
     pub(super) default_size: Option<usize>,
     pub(super) names: Names,
+    /// How two ids comma-separated, and repeated, were read.
+    pub(super) comma: Reading,
+    pub(super) repeated: Reading,
 }
 
 /// The tags a filter selects: `must` under every consistent rule (in list order), `may` under
@@ -148,7 +188,10 @@ impl Model {
             orders: HashMap::new(),
             default_size: None,
             names,
+            comma: Reading::Unsettled,
+            repeated: Reading::Unsettled,
         };
+        m.learn_ids(l).await;
         m.learn_rules(l).await;
         m.learn_orders(l, baseline).await;
         let (_, _, items) = l.list(&[], Expect::Accept).await;
@@ -228,6 +271,69 @@ impl Model {
         self.rules = rules;
     }
 
+    /// How two distinct ids are read comma-separated and repeated (`ids=a&ids=b`).
+    async fn learn_ids(&mut self, l: &Lister<'_>) {
+        let Some(name) = self.names.ids.clone() else {
+            return;
+        };
+        let Some((a, b)) = self.named.first().and_then(|(a, _)| {
+            let (b, _) = self.named.iter().find(|(b, _)| b != a)?;
+            Some((a.clone(), b.clone()))
+        }) else {
+            return;
+        };
+        let asked = vec![a.clone(), b.clone()];
+        let all: HashSet<String> = asked.iter().cloned().collect();
+        let mut seen = Vec::new();
+        for repeated in [false, true] {
+            let p: Params = if repeated {
+                vec![(name.clone(), a.clone()), (name.clone(), b.clone())]
+            } else {
+                vec![(name.clone(), format!("{a},{b}"))]
+            };
+            let w = l
+                .walk_first(&p, l.size_max, Expect::AcceptOrReject, MAX_PAGES)
+                .await;
+            let r = match w {
+                Ok(w) if w.complete => {
+                    let got = w.items.iter().filter_map(id_of).map(str::to_string);
+                    let got: HashSet<String> = got.collect();
+                    Reading::of(&got, &all, &asked)
+                        .first()
+                        .copied()
+                        .unwrap_or(Reading::Unsettled)
+                }
+                Err(Unwalked::Refused(s, _)) => {
+                    seen.push(format!("{} refused ({s})", show_query(&p)));
+                    Reading::Unsettled
+                }
+                _ => Reading::Unsettled,
+            };
+            if !matches!(r, Reading::Unsettled) {
+                seen.push(format!("{} read as {r:?}", show_query(&p)));
+            }
+            if repeated {
+                self.repeated = r;
+            } else {
+                self.comma = r;
+            }
+        }
+        let note = format!("ids lists, as learned: {}", seen.join("; "));
+        l.ctx
+            .rec
+            .observe(check_id!("pagination.choices"), &l.label, note, None);
+    }
+
+    /// Whether ids go repeated: the form asked when the target honours it, else the other
+    /// honoured one; None when it honours neither (ids are then not predicted).
+    pub(super) fn ids_repeated(&self, prefer: bool) -> Option<bool> {
+        let ok = |repeated: bool| {
+            let r = if repeated { self.repeated } else { self.comma };
+            r == Reading::All
+        };
+        [prefer, !prefer].into_iter().find(|r| ok(*r))
+    }
+
     /// Every sort field in both orders over the whole list (name ascending is the baseline).
     async fn learn_orders(&mut self, l: &Lister<'_>, baseline: &Walk) {
         let Some(s) = &self.names.sorting else { return };
@@ -266,6 +372,9 @@ impl Model {
     /// The tags `filter` selects; None when it has a term and the search is not modelled.
     pub(super) fn predict(&self, term: Option<&str>, ids: Option<&[String]>) -> Option<Predicted> {
         if term.is_some() && self.rules.is_empty() {
+            return None;
+        }
+        if ids.is_some_and(|i| i.len() > 1) && self.ids_repeated(false).is_none() {
             return None;
         }
         let asked: Option<HashSet<&str>> = ids.map(|v| v.iter().map(String::as_str).collect());

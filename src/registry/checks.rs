@@ -290,7 +290,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.literal",
-        title: "a search term with characters that mean something to storage, URL or shell layers is taken literally (or refused cleanly)",
+        title: "a search term with a character the target was seen to take literally (learned per character and for blanks) is taken literally again; wildcards, word-by-word matching or stripping are choices the spec leaves open, observed (pagination.choices) and not judged",
         clause: "Endpoints / GET /tags: search term to filter tags",
         level: Fail,
         needs: "any key",

@@ -124,6 +124,19 @@ fn percent_as_wildcard() -> Defect {
     })
 }
 
+/// `%` taken literally as the third character, stripped elsewhere: seen literal, then not.
+fn percent_stripped_but_third() -> Defect {
+    Defect::before(|inc| {
+        rewrite(inc, |p| {
+            for (k, v) in p.iter_mut() {
+                if k == "search" && v.chars().position(|c| c == '%') != Some(2) {
+                    *v = v.replace('%', "");
+                }
+            }
+        })
+    })
+}
+
 /// `page=02` read as the first page.
 fn zero_padded_page_as_one() -> Defect {
     Defect::before(|inc| {
@@ -209,8 +222,18 @@ const DEFECTS: &[Row] = &[
         ],
     ),
     Row::new(
-        "% acting as a wildcard",
+        "% acting as a wildcard: the spec is silent, observed",
         percent_as_wildcard,
+        &["pagination.literal", "pagination.choices"],
+        // The spec says nothing of wildcards: a choice, observed, `%` terms then unjudged.
+        &[
+            Passes("pagination.literal"),
+            Says("pagination.choices", "not taken literally"),
+        ],
+    ),
+    Row::new(
+        "% literal as the third character, stripped elsewhere",
+        percent_stripped_but_third,
         &["pagination.literal"],
         &[
             Fails("pagination.literal"),

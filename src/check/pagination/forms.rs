@@ -212,7 +212,8 @@ fn describe(
 const LITERAL_CASES: u32 = 10;
 
 /// `pagination.literal`: a term with meta characters finds what the learned rule finds for it
-/// taken literally; `%` or `_` acting as wildcards, a quote ending it early, are failures.
+/// taken literally, when the learning saw each of its characters taken literally
+/// (`Model::literal`); otherwise unjudged (a wildcard or a word-by-word search is a choice).
 pub(super) async fn literal(l: &Lister<'_>, m: &Model) {
     let id = check_id!("pagination.literal");
     let Some(param) = m.names.search.clone() else {

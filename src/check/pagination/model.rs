@@ -134,6 +134,11 @@ pub(super) struct Model {
     /// How two ids comma-separated, and repeated, were read.
     pub(super) comma: Reading,
     pub(super) repeated: Reading,
+    /// Characters other than letters and digits seen taken literally by the search (the
+    /// rules are learned on letters and digits only); a blank among them when a term with
+    /// one was seen matched as one string, not word by word. Terms with others are not
+    /// predicted: wildcards, tokenising or stripping are the target's choice.
+    pub(super) literal: HashSet<char>,
 }
 
 /// The tags a filter selects: `must` under every consistent rule (in list order), `may` under
@@ -190,9 +195,11 @@ impl Model {
             names,
             comma: Reading::Unsettled,
             repeated: Reading::Unsettled,
+            literal: HashSet::new(),
         };
         m.learn_ids(l).await;
         m.learn_rules(l).await;
+        m.learn_literals(l).await;
         m.learn_orders(l, baseline).await;
         let (_, _, items) = l.list(&[], Expect::Accept).await;
         m.default_size = items.map(|i| i.len()).filter(|n| *n < m.by_id.len());
@@ -334,6 +341,110 @@ impl Model {
         [prefer, !prefer].into_iter().find(|r| ok(*r))
     }
 
+    /// The tags a term selects taken literally: (under every rule, under some).
+    fn literal_sets(&self, term: &str) -> (HashSet<&str>, HashSet<&str>) {
+        let mut must = HashSet::new();
+        let mut may = HashSet::new();
+        for (id, n) in &self.named {
+            let hits = self.rules.iter().filter(|r| r.matches(n, term)).count();
+            if hits == self.rules.len() {
+                must.insert(id.as_str());
+            }
+            if hits > 0 {
+                may.insert(id.as_str());
+            }
+        }
+        (must, may)
+    }
+
+    /// Learning terms for characters outside letters and digits: each meta character inside
+    /// the first four letters of a name (`Su%mm`: a wildcard or stripping finds that name, the
+    /// character taken literally does not), and a piece across a blank that a word-by-word
+    /// search answers otherwise (`mer Sa` finds `Sale summer` word by word).
+    fn literal_terms(&self) -> Vec<(char, String)> {
+        let mut v = Vec::new();
+        let head = self.named.iter().find_map(|(_, n)| {
+            let c: Vec<char> = n.chars().take(4).collect();
+            (c.len() == 4 && c.iter().all(|c| c.is_alphanumeric())).then_some(c)
+        });
+        let mut chars: Vec<char> = super::combos::META.iter().flat_map(|m| m.chars()).collect();
+        chars.extend(self.named.iter().flat_map(|(_, n)| n.chars()));
+        let mut seen = HashSet::new();
+        for c in chars {
+            if c.is_alphanumeric() || c.is_whitespace() || !seen.insert(c) || seen.len() > 40 {
+                continue;
+            }
+            if let Some(h) = &head {
+                v.push((c, format!("{}{}{}{}{}", h[0], h[1], c, h[2], h[3])));
+            }
+        }
+        v.extend(self.blank_term().map(|t| (' ', t)));
+        v
+    }
+
+    /// A piece across a blank whose words, matched one by one, find a tag the piece does not.
+    fn blank_term(&self) -> Option<String> {
+        self.named.iter().find_map(|(_, n)| {
+            let c: Vec<char> = n.chars().collect();
+            (2..c.len().saturating_sub(2)).find_map(|i| {
+                let piece: String = c[i - 2..=i + 2].iter().collect();
+                let ok = c[i] == ' '
+                    && [i - 2, i - 1, i + 1, i + 2]
+                        .iter()
+                        .all(|j| c[*j].is_alphanumeric());
+                let (_, may) = self.literal_sets(&piece);
+                let words: Vec<&str> = piece.split(' ').collect();
+                let split = self.named.iter().any(|(id, n)| {
+                    !may.contains(id.as_str())
+                        && words
+                            .iter()
+                            .all(|w| self.rules.iter().any(|r| r.matches(n, w)))
+                });
+                (ok && split).then_some(piece)
+            })
+        })
+    }
+
+    /// Which characters outside letters and digits the search takes literally.
+    async fn learn_literals(&mut self, l: &Lister<'_>) {
+        let Some(param) = self.names.search.clone() else {
+            return;
+        };
+        if self.rules.is_empty() {
+            return;
+        }
+        let mut not = Vec::new();
+        for (c, term) in self.literal_terms() {
+            let p = vec![(param.clone(), term.clone())];
+            let w = l
+                .walk_first(&p, l.size_max, Expect::AcceptOrReject, MAX_PAGES)
+                .await;
+            let Ok(w) = w
+                .map_err(|_| ())
+                .and_then(|w| w.complete.then_some(w).ok_or(()))
+            else {
+                not.push(format!("{term:?} (refused)"));
+                continue;
+            };
+            let got: HashSet<&str> = w.items.iter().filter_map(id_of).collect();
+            let (must, may) = self.literal_sets(&term);
+            if must.is_subset(&got) && got.is_subset(&may) {
+                self.literal.insert(c);
+            } else {
+                not.push(format!("{term:?} ({} tags)", got.len()));
+            }
+        }
+        if !not.is_empty() {
+            let note = format!(
+                "search terms not taken literally, not predicted: {}",
+                not.join(", ")
+            );
+            l.ctx
+                .rec
+                .observe(check_id!("pagination.choices"), &l.label, note, None);
+        }
+    }
+
     /// Every sort field in both orders over the whole list (name ascending is the baseline).
     async fn learn_orders(&mut self, l: &Lister<'_>, baseline: &Walk) {
         let Some(s) = &self.names.sorting else { return };
@@ -372,6 +483,13 @@ impl Model {
     /// The tags `filter` selects; None when it has a term and the search is not modelled.
     pub(super) fn predict(&self, term: Option<&str>, ids: Option<&[String]>) -> Option<Predicted> {
         if term.is_some() && self.rules.is_empty() {
+            return None;
+        }
+        let unlearned = |c: char| {
+            let c = if c.is_whitespace() { ' ' } else { c };
+            !c.is_alphanumeric() && !self.literal.contains(&c)
+        };
+        if term.is_some_and(|t| t.chars().any(unlearned)) {
             return None;
         }
         if ids.is_some_and(|i| i.len() > 1) && self.ids_repeated(false).is_none() {

@@ -262,7 +262,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.ids-forms",
-        title: "ids in another order, duplicated, or repeated (ids=a&ids=b) select the same tags (or are refused cleanly)",
+        title: "in a form of the ids list the target honours, another order or duplicates select the same tags; the other form (repeated ids=a&ids=b, or comma-separated) is read as it was for two ids (the list, its first or last value: observed), or refused cleanly",
         clause: "Endpoints / GET /tags: IDs of tags to filter by (a list of tag identifiers)",
         level: Fail,
         needs: "any key",
@@ -278,7 +278,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.lexical",
-        title: "another spelling of page, pageSize, sort order or field, when accepted, means the same value",
+        title: "page or pageSize written with leading zeros or a +, when accepted, means the same integer (ties in any order); other strings (1e1, 2.0, blanks, DESC) are no integers or members: their reading is observed",
         clause: "Pagination parameters: page and pageSize are integers; sortOrder asc or desc",
         level: Fail,
         needs: "any key",
@@ -290,7 +290,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.literal",
-        title: "a search term with characters that mean something to storage, URL or shell layers is taken literally (or refused cleanly)",
+        title: "a search term with a character the target was seen to take literally (learned per character and for blanks) is taken literally again; wildcards, word-by-word matching or stripping are choices the spec leaves open, observed (pagination.choices) and not judged",
         clause: "Endpoints / GET /tags: search term to filter tags",
         level: Fail,
         needs: "any key",

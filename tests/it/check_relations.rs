@@ -79,6 +79,8 @@ fn sort_order_ignored_under_a_filter() -> Defect {
     })
 }
 
+/// Repeated ids read as the last one: a framework reading one value of a repeated name, a
+/// legal reading of a form the spec does not show.
 fn only_the_last_repeated_id() -> Defect {
     Defect::before(|inc| {
         rewrite(inc, |p| {
@@ -86,6 +88,24 @@ fn only_the_last_repeated_id() -> Defect {
                 let kept = p[last].clone();
                 p.retain(|(k, _)| k != "ids");
                 p.push(kept);
+            }
+        })
+    })
+}
+
+/// Repeated ids joined into one comma list without the first: for two ids it looks like
+/// reading the last value, for three it is neither the list nor one value.
+fn first_repeated_id_dropped() -> Defect {
+    Defect::before(|inc| {
+        rewrite(inc, |p| {
+            let ids: Vec<String> = p
+                .iter()
+                .filter(|(k, _)| k == "ids")
+                .map(|(_, v)| v.clone())
+                .collect();
+            if ids.len() > 1 {
+                p.retain(|(k, _)| k != "ids");
+                p.push(("ids".into(), ids[1..].join(",")));
             }
         })
     })
@@ -104,6 +124,19 @@ fn percent_as_wildcard() -> Defect {
     })
 }
 
+/// `%` taken literally as the third character, stripped elsewhere: seen literal, then not.
+fn percent_stripped_but_third() -> Defect {
+    Defect::before(|inc| {
+        rewrite(inc, |p| {
+            for (k, v) in p.iter_mut() {
+                if k == "search" && v.chars().position(|c| c == '%') != Some(2) {
+                    *v = v.replace('%', "");
+                }
+            }
+        })
+    })
+}
+
 /// `page=02` read as the first page.
 fn zero_padded_page_as_one() -> Defect {
     Defect::before(|inc| {
@@ -111,6 +144,19 @@ fn zero_padded_page_as_one() -> Defect {
             for (k, v) in p.iter_mut() {
                 if k == "page" && v.len() > 1 && v.starts_with('0') {
                     *v = "1".into();
+                }
+            }
+        })
+    })
+}
+
+/// `pageSize=1e1` read as 1, as `parseInt` reads it: `1e1` is no integer, a legal reading.
+fn exponent_page_size_as_parse_int() -> Defect {
+    Defect::before(|inc| {
+        rewrite(inc, |p| {
+            for (k, v) in p.iter_mut() {
+                if k == "pageSize" && v.contains(['e', 'E']) {
+                    *v = v.split(['e', 'E']).next().unwrap_or_default().to_string();
                 }
             }
         })
@@ -161,14 +207,33 @@ const DEFECTS: &[Row] = &[
         &[Fails("pagination.reverse")],
     ),
     Row::new(
-        "only the last of repeated ids kept",
-        only_the_last_repeated_id,
+        "repeated ids: the first dropped, the rest read as a comma list",
+        first_repeated_id_dropped,
         &["pagination.ids-forms"],
         &[Fails("pagination.ids-forms")],
     ),
     Row::new(
-        "% acting as a wildcard",
+        "repeated ids read as the last one: a legal reading, observed",
+        only_the_last_repeated_id,
+        &["pagination.ids-forms", "pagination.choices"],
+        &[
+            Passes("pagination.ids-forms"),
+            Says("pagination.choices", "read as Last"),
+        ],
+    ),
+    Row::new(
+        "% acting as a wildcard: the spec is silent, observed",
         percent_as_wildcard,
+        &["pagination.literal", "pagination.choices"],
+        // The spec says nothing of wildcards: a choice, observed, `%` terms then unjudged.
+        &[
+            Passes("pagination.literal"),
+            Says("pagination.choices", "not taken literally"),
+        ],
+    ),
+    Row::new(
+        "% literal as the third character, stripped elsewhere",
+        percent_stripped_but_third,
         &["pagination.literal"],
         &[
             Fails("pagination.literal"),
@@ -180,6 +245,18 @@ const DEFECTS: &[Row] = &[
         zero_padded_page_as_one,
         &["pagination.lexical"],
         &[Fails("pagination.lexical")],
+    ),
+    Row::new(
+        "pageSize=1e1 read as 1 (parseInt): no integer, observed",
+        exponent_page_size_as_parse_int,
+        &["pagination.lexical", "pagination.choices"],
+        &[
+            Passes("pagination.lexical"),
+            Says(
+                "pagination.choices",
+                "\"1e1\", no 10, accepted and read otherwise",
+            ),
+        ],
     ),
     Row::new(
         "pageSize honoured only without filters",

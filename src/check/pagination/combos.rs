@@ -69,7 +69,8 @@ fn swap_first(s: &str) -> String {
 }
 
 /// Ids to filter by: picks into the model's pool (one past its end: an id no target has),
-/// sent comma-separated or repeated (`ids=a&ids=b`, as the SDKs send it).
+/// sent comma-separated or repeated (`ids=a&ids=b`, as the SDKs send it), among the forms the
+/// target was seen to honour (`Model::ids_repeated`).
 #[derive(Clone, Debug)]
 pub(super) struct IdsSpec {
     pub(super) picks: Vec<usize>,
@@ -292,7 +293,8 @@ impl Filter {
         }
         if let (Some(name), Some(spec)) = (&m.names.ids, &self.ids) {
             let ids = spec.ids(m);
-            if spec.repeated {
+            // The form the target was seen to honour (`spec.repeated` when it honours both).
+            if m.ids_repeated(spec.repeated).unwrap_or(false) {
                 p.extend(ids.into_iter().map(|i| (name.clone(), i)));
             } else {
                 p.push((name.clone(), ids.join(",")));

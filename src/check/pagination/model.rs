@@ -79,6 +79,43 @@ pub(super) struct Names {
     pub(super) sorting: Option<Sorting>,
 }
 
+/// How the target read a list of two ids in one form (comma-separated, repeated): the spec
+/// shows neither the form nor the parameter's name, so each is the target's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// As the list: honoured.
+    All,
+    /// As its first value, or its last (a framework reading one value of a repeated name).
+    First,
+    Last,
+    /// As one id no tag has (`a,b` taken whole).
+    Nothing,
+    /// Refused, not read whole, or read some other way: not settled.
+    Unsettled,
+}
+
+impl Reading {
+    /// The readings an answer `got` is consistent with, for ids asked in order whose whole
+    /// list selects `all`.
+    pub(super) fn of(got: &HashSet<String>, all: &HashSet<String>, asked: &[String]) -> Vec<Self> {
+        let one = |i: Option<&String>| -> HashSet<String> {
+            all.iter().filter(|a| Some(*a) == i).cloned().collect()
+        };
+        let mut v = Vec::new();
+        for (r, want) in [
+            (Reading::All, all.clone()),
+            (Reading::First, one(asked.first())),
+            (Reading::Last, one(asked.last())),
+            (Reading::Nothing, HashSet::new()),
+        ] {
+            if *got == want {
+                v.push(r);
+            }
+        }
+        v
+    }
+}
+
 /// The list as learned.
 pub(super) struct Model {
     /// (id, name) of every tag with both, in list order: the pools cases draw from.
@@ -94,6 +131,14 @@ pub(super) struct Model {
     /// The default page size; None when the default page held the whole list.
     pub(super) default_size: Option<usize>,
     pub(super) names: Names,
+    /// How two ids comma-separated, and repeated, were read.
+    pub(super) comma: Reading,
+    pub(super) repeated: Reading,
+    /// Characters other than letters and digits seen taken literally by the search (the
+    /// rules are learned on letters and digits only); a blank among them when a term with
+    /// one was seen matched as one string, not word by word. Terms with others are not
+    /// predicted: wildcards, tokenising or stripping are the target's choice.
+    pub(super) literal: HashSet<char>,
 }
 
 /// The tags a filter selects: `must` under every consistent rule (in list order), `may` under
@@ -148,8 +193,13 @@ impl Model {
             orders: HashMap::new(),
             default_size: None,
             names,
+            comma: Reading::Unsettled,
+            repeated: Reading::Unsettled,
+            literal: HashSet::new(),
         };
+        m.learn_ids(l).await;
         m.learn_rules(l).await;
+        m.learn_literals(l).await;
         m.learn_orders(l, baseline).await;
         let (_, _, items) = l.list(&[], Expect::Accept).await;
         m.default_size = items.map(|i| i.len()).filter(|n| *n < m.by_id.len());
@@ -228,6 +278,173 @@ impl Model {
         self.rules = rules;
     }
 
+    /// How two distinct ids are read comma-separated and repeated (`ids=a&ids=b`).
+    async fn learn_ids(&mut self, l: &Lister<'_>) {
+        let Some(name) = self.names.ids.clone() else {
+            return;
+        };
+        let Some((a, b)) = self.named.first().and_then(|(a, _)| {
+            let (b, _) = self.named.iter().find(|(b, _)| b != a)?;
+            Some((a.clone(), b.clone()))
+        }) else {
+            return;
+        };
+        let asked = vec![a.clone(), b.clone()];
+        let all: HashSet<String> = asked.iter().cloned().collect();
+        let mut seen = Vec::new();
+        for repeated in [false, true] {
+            let p: Params = if repeated {
+                vec![(name.clone(), a.clone()), (name.clone(), b.clone())]
+            } else {
+                vec![(name.clone(), format!("{a},{b}"))]
+            };
+            let w = l
+                .walk_first(&p, l.size_max, Expect::AcceptOrReject, MAX_PAGES)
+                .await;
+            let r = match w {
+                Ok(w) if w.complete => {
+                    let got = w.items.iter().filter_map(id_of).map(str::to_string);
+                    let got: HashSet<String> = got.collect();
+                    Reading::of(&got, &all, &asked)
+                        .first()
+                        .copied()
+                        .unwrap_or(Reading::Unsettled)
+                }
+                Err(Unwalked::Refused(s, _)) => {
+                    seen.push(format!("{} refused ({s})", show_query(&p)));
+                    Reading::Unsettled
+                }
+                _ => Reading::Unsettled,
+            };
+            if !matches!(r, Reading::Unsettled) {
+                seen.push(format!("{} read as {r:?}", show_query(&p)));
+            }
+            if repeated {
+                self.repeated = r;
+            } else {
+                self.comma = r;
+            }
+        }
+        let note = format!("ids lists, as learned: {}", seen.join("; "));
+        l.ctx
+            .rec
+            .observe(check_id!("pagination.choices"), &l.label, note, None);
+    }
+
+    /// Whether ids go repeated: the form asked when the target honours it, else the other
+    /// honoured one; None when it honours neither (ids are then not predicted).
+    pub(super) fn ids_repeated(&self, prefer: bool) -> Option<bool> {
+        let ok = |repeated: bool| {
+            let r = if repeated { self.repeated } else { self.comma };
+            r == Reading::All
+        };
+        [prefer, !prefer].into_iter().find(|r| ok(*r))
+    }
+
+    /// The tags a term selects taken literally: (under every rule, under some).
+    fn literal_sets(&self, term: &str) -> (HashSet<&str>, HashSet<&str>) {
+        let mut must = HashSet::new();
+        let mut may = HashSet::new();
+        for (id, n) in &self.named {
+            let hits = self.rules.iter().filter(|r| r.matches(n, term)).count();
+            if hits == self.rules.len() {
+                must.insert(id.as_str());
+            }
+            if hits > 0 {
+                may.insert(id.as_str());
+            }
+        }
+        (must, may)
+    }
+
+    /// Learning terms for characters outside letters and digits: each meta character inside
+    /// the first four letters of a name (`Su%mm`: a wildcard or stripping finds that name, the
+    /// character taken literally does not), and a piece across a blank that a word-by-word
+    /// search answers otherwise (`mer Sa` finds `Sale summer` word by word).
+    fn literal_terms(&self) -> Vec<(char, String)> {
+        let mut v = Vec::new();
+        let head = self.named.iter().find_map(|(_, n)| {
+            let c: Vec<char> = n.chars().take(4).collect();
+            (c.len() == 4 && c.iter().all(|c| c.is_alphanumeric())).then_some(c)
+        });
+        let mut chars: Vec<char> = super::combos::META.iter().flat_map(|m| m.chars()).collect();
+        chars.extend(self.named.iter().flat_map(|(_, n)| n.chars()));
+        let mut seen = HashSet::new();
+        for c in chars {
+            if c.is_alphanumeric() || c.is_whitespace() || !seen.insert(c) || seen.len() > 40 {
+                continue;
+            }
+            if let Some(h) = &head {
+                v.push((c, format!("{}{}{}{}{}", h[0], h[1], c, h[2], h[3])));
+            }
+        }
+        v.extend(self.blank_term().map(|t| (' ', t)));
+        v
+    }
+
+    /// A piece across a blank whose words, matched one by one, find a tag the piece does not.
+    fn blank_term(&self) -> Option<String> {
+        self.named.iter().find_map(|(_, n)| {
+            let c: Vec<char> = n.chars().collect();
+            (2..c.len().saturating_sub(2)).find_map(|i| {
+                let piece: String = c[i - 2..=i + 2].iter().collect();
+                let ok = c[i] == ' '
+                    && [i - 2, i - 1, i + 1, i + 2]
+                        .iter()
+                        .all(|j| c[*j].is_alphanumeric());
+                let (_, may) = self.literal_sets(&piece);
+                let words: Vec<&str> = piece.split(' ').collect();
+                let split = self.named.iter().any(|(id, n)| {
+                    !may.contains(id.as_str())
+                        && words
+                            .iter()
+                            .all(|w| self.rules.iter().any(|r| r.matches(n, w)))
+                });
+                (ok && split).then_some(piece)
+            })
+        })
+    }
+
+    /// Which characters outside letters and digits the search takes literally.
+    async fn learn_literals(&mut self, l: &Lister<'_>) {
+        let Some(param) = self.names.search.clone() else {
+            return;
+        };
+        if self.rules.is_empty() {
+            return;
+        }
+        let mut not = Vec::new();
+        for (c, term) in self.literal_terms() {
+            let p = vec![(param.clone(), term.clone())];
+            let w = l
+                .walk_first(&p, l.size_max, Expect::AcceptOrReject, MAX_PAGES)
+                .await;
+            let Ok(w) = w
+                .map_err(|_| ())
+                .and_then(|w| w.complete.then_some(w).ok_or(()))
+            else {
+                not.push(format!("{term:?} (refused)"));
+                continue;
+            };
+            let got: HashSet<&str> = w.items.iter().filter_map(id_of).collect();
+            let (must, may) = self.literal_sets(&term);
+            if must.is_subset(&got) && got.is_subset(&may) {
+                self.literal.insert(c);
+            } else {
+                not.push(format!("{term:?} ({} tags)", got.len()));
+            }
+        }
+        if !not.is_empty() {
+            let note = format!(
+                "search terms not taken literally, not predicted: {}",
+                not.join(", ")
+            );
+            l.ctx
+                .rec
+                .observe(check_id!("pagination.choices"), &l.label, note, None);
+        }
+    }
+
     /// Every sort field in both orders over the whole list (name ascending is the baseline).
     async fn learn_orders(&mut self, l: &Lister<'_>, baseline: &Walk) {
         let Some(s) = &self.names.sorting else { return };
@@ -266,6 +483,16 @@ impl Model {
     /// The tags `filter` selects; None when it has a term and the search is not modelled.
     pub(super) fn predict(&self, term: Option<&str>, ids: Option<&[String]>) -> Option<Predicted> {
         if term.is_some() && self.rules.is_empty() {
+            return None;
+        }
+        let unlearned = |c: char| {
+            let c = if c.is_whitespace() { ' ' } else { c };
+            !c.is_alphanumeric() && !self.literal.contains(&c)
+        };
+        if term.is_some_and(|t| t.chars().any(unlearned)) {
+            return None;
+        }
+        if ids.is_some_and(|i| i.len() > 1) && self.ids_repeated(false).is_none() {
             return None;
         }
         let asked: Option<HashSet<&str>> = ids.map(|v| v.iter().map(String::as_str).collect());
@@ -374,6 +601,24 @@ mod tests {
         // A literal `%` is no wildcard under any rule.
         assert!(Rule::all().iter().all(|r| !r.matches(name, "%")));
         assert_eq!(swap_case("aBç"), "AbÇ");
+    }
+
+    #[test]
+    fn readings_of_an_ids_list() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
+        let asked = vec!["a".to_string(), "b".to_string()];
+        let all = set(&["a", "b"]);
+        assert_eq!(Reading::of(&all, &all, &asked), vec![Reading::All]);
+        assert_eq!(Reading::of(&set(&["b"]), &all, &asked), vec![Reading::Last]);
+        assert_eq!(
+            Reading::of(&set(&["a"]), &all, &asked),
+            vec![Reading::First]
+        );
+        assert_eq!(Reading::of(&set(&[]), &all, &asked), vec![Reading::Nothing]);
+        // Three asked, two found: neither the list nor one value.
+        let asked3 = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let all3 = set(&["a", "b", "c"]);
+        assert!(Reading::of(&set(&["b", "c"]), &all3, &asked3).is_empty());
     }
 
     #[test]

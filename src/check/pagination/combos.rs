@@ -8,15 +8,8 @@ use std::sync::Mutex;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
-use super::model::Model;
+use super::model::{META, Model};
 use super::*;
-
-/// Characters and strings that mean something to a storage, URL or shell layer: a target must
-/// take each literally (or refuse the term cleanly).
-pub(super) const META: &[&str] = &[
-    "%", "_", "'", "\"", "\\", "*", "?", "&", "#", "+", ";", "$(", "`", "..", "%25", "\\%", "%_",
-    "[a]", "=", "é", "漢", "🙂",
-];
 
 /// A search term drawn from a name of the list: a piece of it, its case changed, perhaps a
 /// meta string put inside.

@@ -236,7 +236,7 @@ pub(super) async fn literal(l: &Lister<'_>, m: &Model) {
             combos::term(),
             0usize..64,
             // `%` and `_` (the first two) the most often: SQL's wildcards.
-            prop_oneof![1 => 0usize..2, 1 => 0usize..combos::META.len()],
+            prop_oneof![1 => 0usize..2, 1 => 0usize..model::META.len()],
         ),
         |(mut t, pos, which)| {
             t.meta = Some((pos, which));

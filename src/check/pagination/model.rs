@@ -21,6 +21,13 @@ pub(super) enum Fold {
     Accents,
 }
 
+/// Characters and strings that mean something to a storage, URL or shell layer: a target must
+/// take each literally (or refuse the term cleanly).
+pub(super) const META: &[&str] = &[
+    "%", "_", "'", "\"", "\\", "*", "?", "&", "#", "+", ";", "$(", "`", "..", "%25", "\\%", "%_",
+    "[a]", "=", "é", "漢", "🙂",
+];
+
 /// A way a name may match a term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Rule(Anchor, Fold);
@@ -367,7 +374,7 @@ impl Model {
             let c: Vec<char> = n.chars().take(4).collect();
             (c.len() == 4 && c.iter().all(|c| c.is_alphanumeric())).then_some(c)
         });
-        let mut chars: Vec<char> = super::combos::META.iter().flat_map(|m| m.chars()).collect();
+        let mut chars: Vec<char> = META.iter().flat_map(|m| m.chars()).collect();
         chars.extend(self.named.iter().flat_map(|(_, n)| n.chars()));
         let mut seen = HashSet::new();
         for c in chars {
@@ -583,50 +590,5 @@ fn swap_case(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rules_tell_anchors_and_foldings_apart() {
-        let r = |a, f| Rule(a, f);
-        let name = "Éclair summer-Sale";
-        assert!(r(Anchor::Contains, Fold::Exact).matches(name, "mmer"));
-        assert!(!r(Anchor::Prefix, Fold::Exact).matches(name, "mmer"));
-        assert!(r(Anchor::WordPrefix, Fold::Exact).matches(name, "Sale"));
-        assert!(!r(Anchor::WordPrefix, Fold::Exact).matches(name, "ale"));
-        assert!(!r(Anchor::Prefix, Fold::Ascii).matches(name, "écl"));
-        assert!(r(Anchor::Prefix, Fold::Lower).matches(name, "écl"));
-        assert!(!r(Anchor::Prefix, Fold::Lower).matches(name, "ecl"));
-        assert!(r(Anchor::Prefix, Fold::Accents).matches(name, "ECL"));
-        // A literal `%` is no wildcard under any rule.
-        assert!(Rule::all().iter().all(|r| !r.matches(name, "%")));
-        assert_eq!(swap_case("aBç"), "AbÇ");
-    }
-
-    #[test]
-    fn readings_of_an_ids_list() {
-        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<HashSet<_>>();
-        let asked = vec!["a".to_string(), "b".to_string()];
-        let all = set(&["a", "b"]);
-        assert_eq!(Reading::of(&all, &all, &asked), vec![Reading::All]);
-        assert_eq!(Reading::of(&set(&["b"]), &all, &asked), vec![Reading::Last]);
-        assert_eq!(
-            Reading::of(&set(&["a"]), &all, &asked),
-            vec![Reading::First]
-        );
-        assert_eq!(Reading::of(&set(&[]), &all, &asked), vec![Reading::Nothing]);
-        // Three asked, two found: neither the list nor one value.
-        let asked3 = vec!["a".to_string(), "b".to_string(), "c".to_string()];
-        let all3 = set(&["a", "b", "c"]);
-        assert!(Reading::of(&set(&["b", "c"]), &all3, &asked3).is_empty());
-    }
-
-    #[test]
-    fn queries_show_as_typed() {
-        let p = vec![
-            ("search".to_string(), "a b".to_string()),
-            ("page".to_string(), "2".to_string()),
-        ];
-        assert_eq!(show_query(&p), "search=\"a b\"&page=2");
-    }
-}
+#[path = "model_tests.rs"]
+mod tests;

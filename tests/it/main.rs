@@ -13,6 +13,7 @@ mod action;
 mod certificates;
 mod check_auth;
 mod check_families;
+mod check_far;
 mod check_hostile;
 mod check_http;
 mod check_outage;

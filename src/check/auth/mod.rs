@@ -126,17 +126,10 @@ fn near_misses(key: &str) -> Vec<(String, String)> {
             with(n / 2, other(chars[n / 2])),
         ));
     }
-    let swapped: String = chars
-        .iter()
-        .map(|c| {
-            if c.is_ascii_lowercase() {
-                c.to_ascii_uppercase()
-            } else {
-                c.to_ascii_lowercase()
-            }
-        })
-        .collect();
-    out.push(("a key in the other letter case".into(), swapped));
+    out.push((
+        "a key in the other letter case".into(),
+        mutations::case_flipped(key),
+    ));
     out.retain(|(_, k)| k != key && !k.is_empty());
     out
 }

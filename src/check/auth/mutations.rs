@@ -59,6 +59,19 @@ fn header(what: &'static str, value: String) -> Mutation {
 }
 
 /// Every byte of `s` as `%XX`: a target that percent-decodes the credential lets it in.
+/// The key with every ASCII letter in the other case (`auth.required` sends it too).
+pub(super) fn case_flipped(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
 fn percent_encoded(s: &str) -> String {
     s.bytes().map(|b| format!("%{b:02X}")).collect()
 }
@@ -76,16 +89,7 @@ pub(super) fn mutations(key: &str, other: Option<&str>, known: &[&str]) -> Vec<M
         }
         v.into_iter().collect()
     };
-    let flipped: String = chars
-        .iter()
-        .map(|c| {
-            if c.is_ascii_lowercase() {
-                c.to_ascii_uppercase()
-            } else {
-                c.to_ascii_lowercase()
-            }
-        })
-        .collect();
+    let flipped = case_flipped(key);
     let b = |k: &str| format!("Bearer {k}");
     let mut out = vec![
         header(

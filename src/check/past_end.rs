@@ -84,13 +84,7 @@ mod tests {
     use super::*;
 
     fn resp(status: u16, body: &str) -> Resp {
-        Resp {
-            status,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: body.as_bytes().to_vec(),
-            truncated: false,
-            elapsed: Default::default(),
-        }
+        Resp::json_answer(status, body)
     }
 
     #[test]

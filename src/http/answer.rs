@@ -15,6 +15,18 @@ pub struct Resp {
 }
 
 impl Resp {
+    /// A JSON answer with `status` and `body`, for unit tests of judges.
+    #[cfg(test)]
+    pub(crate) fn json_answer(status: u16, body: &str) -> Resp {
+        Resp {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.as_bytes().to_vec(),
+            truncated: false,
+            elapsed: Duration::default(),
+        }
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()

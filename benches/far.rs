@@ -42,14 +42,7 @@ async fn main() {
         "built-in load suite at the real 60 s window, the reference behind a latency proxy (±10%)"
     );
     for ms in delays {
-        let mut cfg = ServeConfig::in_process();
-        cfg.window = Some(linkcert::window::RateWindow::SPEC);
-        let reference = server::start(spec.clone(), cfg)
-            .await
-            .expect("the reference starts");
-        let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
-        let mut target = linkcert::target::Target::of_reference(&reference, &spec);
-        target.base_url = proxy.url.parse().expect("a base URL");
+        let (_reference, _proxy, target) = far_reference(&spec, ms).await;
         let out = std::env::temp_dir().join(format!("linkcert-bench-far-{ms}"));
         let opts = LoadOptions::new(out.clone());
         let began = Instant::now();
@@ -106,14 +99,7 @@ async fn check_far(delays: &[u64]) {
         "check, every family, at the real 60 s window, the reference behind a latency proxy (±10%)"
     );
     for &ms in delays {
-        let mut cfg = ServeConfig::in_process();
-        cfg.window = Some(linkcert::window::RateWindow::SPEC);
-        let reference = server::start(spec.clone(), cfg)
-            .await
-            .expect("the reference starts");
-        let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
-        let mut target = linkcert::target::Target::of_reference(&reference, &spec);
-        target.base_url = proxy.url.parse().expect("a base URL");
+        let (_reference, _proxy, target) = far_reference(&spec, ms).await;
         let began = Instant::now();
         let report = check::run(spec.clone(), target, CheckOptions::default())
             .await
@@ -125,4 +111,25 @@ async fn check_far(delays: &[u64]) {
             began.elapsed().as_secs_f64()
         );
     }
+}
+
+/// A fresh reference at the real 60 s window (no key's quota carries over) behind the latency
+/// proxy, `ms` away, and the target through it. Both live as long as the caller keeps them.
+async fn far_reference(
+    spec: &Arc<Spec>,
+    ms: u64,
+) -> (
+    server::RunningServer,
+    latency::LatencyProxy,
+    linkcert::target::Target,
+) {
+    let mut cfg = ServeConfig::in_process();
+    cfg.window = Some(linkcert::window::RateWindow::SPEC);
+    let reference = server::start(spec.clone(), cfg)
+        .await
+        .expect("the reference starts");
+    let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
+    let mut target = linkcert::target::Target::of_reference(&reference, spec);
+    target.base_url = proxy.url.parse().expect("a base URL");
+    (reference, proxy, target)
 }

@@ -190,6 +190,7 @@ pub async fn run(
         coverage,
     );
     report.interrupted = interrupted;
+    report.families = ran.times;
     report.settle(ctx.probe.watch().outage().map(|(_, o)| o));
     Ok(report)
 }
@@ -229,6 +230,8 @@ struct Ran {
     /// Families that ran to their end; once the run is asked to stop, no other is judged.
     finished: Vec<&'static str>,
     cut_short: bool,
+    /// Each family run (finished or not): its wall time and requests.
+    times: Vec<report::model::FamilyTime>,
 }
 
 /// Every family with an entry point, in `families::FAMILIES`' order: run when selected, or
@@ -238,6 +241,7 @@ async fn run_families(ctx: &Ctx, stop: &crate::interrupt::Interrupt) -> Ran {
     let mut ran = Ran {
         finished: Vec::new(),
         cut_short: false,
+        times: Vec::new(),
     };
     for family in families::FAMILIES {
         let families::Runs::Entry { run, .. } = family.runs else {
@@ -255,12 +259,18 @@ async fn run_families(ctx: &Ctx, stop: &crate::interrupt::Interrupt) -> Ran {
         }
         if ctx.family_enabled(name) || families::fed_by(name).any(|f| ctx.family_enabled(f)) {
             ctx.progress.family(name);
+            let (began, sent) = (Instant::now(), ctx.probe.requests_sent());
             // A family stops where it is when the target goes away or the run is interrupted.
             tokio::select! {
                 () = run(ctx) => ran.finished.push(name),
                 () = watch.until_gone() => {}
                 () = stop.until_requested() => ran.cut_short = true,
             }
+            ran.times.push(report::model::FamilyTime {
+                family: name.to_string(),
+                seconds: began.elapsed().as_secs_f64(),
+                requests: ctx.probe.requests_sent() - sent,
+            });
         } else {
             ctx.skip_family(name, "not selected (--only/--skip)");
         }

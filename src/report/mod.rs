@@ -117,6 +117,14 @@ impl Report {
             }
             m.push('\n');
         }
+        if !self.families.is_empty() {
+            let spent: Vec<String> = self
+                .families
+                .iter()
+                .map(|f| format!("{} {:.1} s ({})", f.family, f.seconds, f.requests))
+                .collect();
+            let _ = writeln!(m, "Time per family (requests): {}.\n", spent.join(", "));
+        }
         let t = &self.totals;
         let _ = writeln!(
             m,

@@ -180,6 +180,17 @@ pub struct Report {
     /// The run was asked to stop before it finished (SIGINT, SIGTERM): it is incomplete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<Interrupted>,
+    /// Where the time went: each family run, in run order, its wall time and requests.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub families: Vec<FamilyTime>,
+}
+
+/// One family's share of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct FamilyTime {
+    pub family: String,
+    pub seconds: f64,
+    pub requests: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -289,6 +300,7 @@ impl Report {
             outcome: Outcome::Passed,
             incomplete: None,
             interrupted: None,
+            families: Vec::new(),
         };
         report.settle(None);
         report

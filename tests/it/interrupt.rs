@@ -175,6 +175,15 @@ fn interrupted_runs(check_signal: (libc::c_int, &str), load_signal: (libc::c_int
     assert_interrupted(&report, check_signal.1, &console);
     assert_eq!(report["outcome"], "incomplete", "{console}");
     assert!(report["requests"].as_u64() > Some(0), "it was mid-run");
+    // Where the time went: every family that ran, the one cut short included, and no request
+    // counted twice or lost (the reachability probe and the served-only probe come before).
+    let families = report["families"].as_array().expect("families");
+    assert!(!families.is_empty(), "{console}");
+    let spent: u64 = families.iter().filter_map(|f| f["requests"].as_u64()).sum();
+    assert!(
+        spent > 0 && spent <= report["requests"].as_u64().unwrap_or(0),
+        "{families:?}"
+    );
     let why = format!("interrupted by {}", check_signal.1);
     let checks = report["checks"].as_array().unwrap();
     assert!(

@@ -147,6 +147,26 @@ impl Ctx {
         (x, o)
     }
 
+    /// Exchanges that do not depend on each other, `opts.concurrency` in flight at a time, so
+    /// a far target's round trips overlap; each judged as `exchange` judges it, the answers
+    /// returned in the order given (what a family records stays in its order).
+    pub async fn exchange_each(
+        &self,
+        sends: Vec<(&Operation, Req, conformance::Expect)>,
+    ) -> Vec<(probe::Exchange, conformance::Outcome)> {
+        use futures::stream::{self, StreamExt};
+        // The futures made first: a closure inside the stream would not be `Send` for every
+        // lifetime the family entry points need.
+        let pending: Vec<_> = sends
+            .into_iter()
+            .map(|(op, req, expect)| self.exchange(op, req, expect))
+            .collect();
+        stream::iter(pending)
+            .buffered(self.opts.concurrency.max(1))
+            .collect()
+            .await
+    }
+
     /// Skip every check of a family, saying why.
     pub fn skip_family(&self, family: &str, why: &str) {
         for c in registry::family(family) {

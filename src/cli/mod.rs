@@ -135,7 +135,8 @@ struct CheckArgs {
     /// Generated cases per property (per operation, valid and invalid).
     #[arg(long, default_value_t = 64)]
     cases: u32,
-    /// Properties run at once.
+    /// Requests in flight at once, where they do not depend on each other (generated
+    /// properties, credential mutations, list relations): far targets' round trips overlap.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
     /// Longest wait for one answer, in seconds. A target that stops answering in the middle

@@ -8,6 +8,7 @@ use super::conformance::{Expect, Outcome};
 use super::probe::Req;
 use crate::http::{error_code, is_envelope};
 use crate::spec::{Limit, Operation};
+use crate::target::PlanKey;
 
 mod mutations;
 
@@ -188,49 +189,71 @@ pub async fn run(ctx: &Ctx) {
     if ctx.enabled(check_id!("auth.mutations")) {
         mutations::run(ctx).await;
     }
+    if ctx.enabled(check_id!("auth.required")) {
+        required(ctx, &key).await;
+    }
+    if ctx.enabled(check_id!("auth.accepted")) {
+        accepted(ctx).await;
+    }
+}
+
+/// `auth.required`: every operation, every bad credential, refused with 401.
+async fn required(ctx: &Ctx, key: &PlanKey) {
+    let mut sends = Vec::new();
+    let mut asked = Vec::new();
     for op in &ctx.spec.operations {
-        if ctx.enabled(check_id!("auth.required")) {
-            for (what, header) in bad_credentials(&key.key) {
-                let mut req = minimal_request(op);
-                // None: nothing at all, no key either.
-                if let Some(h) = header {
-                    req = req.header("authorization", h);
-                }
-                let (x, _) = ctx.exchange(op, req, Expect::Any).await;
-                match x.resp() {
-                    Some(r) if ctx.is_error(r, 401) => {
-                        ctx.rec.pass(check_id!("auth.required"), &op.label())
-                    }
-                    // The limiter may answer before auth on some targets; not this check's call.
-                    Some(r) if r.status == 429 => {}
-                    Some(r) => ctx.rec.violation(
-                        check_id!("auth.required"),
-                        &op.label(),
-                        format!("401 unauthorized for {what}"),
-                        r.answered(),
-                        Some(&x),
-                    ),
-                    None => {}
-                }
+        for (what, header) in bad_credentials(&key.key) {
+            let mut req = minimal_request(op);
+            // None: nothing at all, no key either.
+            if let Some(h) = header {
+                req = req.header("authorization", h);
             }
+            sends.push((op, req, Expect::Any));
+            asked.push((op, what));
         }
-        if ctx.enabled(check_id!("auth.accepted"))
-            && let Some(k) = ctx.key_for(op)
-        {
-            let (x, o) = ctx
-                .exchange(op, minimal_request(op).key(k), Expect::Any)
-                .await;
-            match o {
-                Outcome::Other(401) => ctx.rec.violation(
-                    check_id!("auth.accepted"),
-                    &op.label(),
-                    format!("not 401 for a {} key", k.plan),
-                    "401",
-                    Some(&x),
-                ),
-                Outcome::Transport | Outcome::Throttled => {}
-                _ => ctx.rec.pass(check_id!("auth.accepted"), &op.label()),
+    }
+    for ((op, what), (x, _)) in asked.into_iter().zip(ctx.exchange_each(sends).await) {
+        match x.resp() {
+            Some(r) if ctx.is_error(r, 401) => {
+                ctx.rec.pass(check_id!("auth.required"), &op.label())
             }
+            // The limiter may answer before auth on some targets; not this check's call.
+            Some(r) if r.status == 429 => {}
+            Some(r) => ctx.rec.violation(
+                check_id!("auth.required"),
+                &op.label(),
+                format!("401 unauthorized for {what}"),
+                r.answered(),
+                Some(&x),
+            ),
+            None => {}
+        }
+    }
+}
+
+/// `auth.accepted`: every operation with a key that may call it, not 401.
+async fn accepted(ctx: &Ctx) {
+    let called: Vec<(&Operation, &PlanKey)> = ctx
+        .spec
+        .operations
+        .iter()
+        .filter_map(|op| Some((op, ctx.key_for(op)?)))
+        .collect();
+    let sends = called
+        .iter()
+        .map(|&(op, k)| (op, minimal_request(op).key(k), Expect::Any))
+        .collect();
+    for (&(op, k), (x, o)) in called.iter().zip(ctx.exchange_each(sends).await) {
+        match o {
+            Outcome::Other(401) => ctx.rec.violation(
+                check_id!("auth.accepted"),
+                &op.label(),
+                format!("not 401 for a {} key", k.plan),
+                "401",
+                Some(&x),
+            ),
+            Outcome::Transport | Outcome::Throttled => {}
+            _ => ctx.rec.pass(check_id!("auth.accepted"), &op.label()),
         }
     }
 }

@@ -269,11 +269,20 @@ pub async fn run(ctx: &Ctx) {
         })
         .collect();
     let most = per_key.iter().map(Vec::len).max().unwrap_or(0);
-    for (i, j, route) in plan(keys.len(), most, ops.len(), ctx.opts.seed) {
-        let (Some(m), Some(op)) = (per_key[i].get(j), ops.get(route)) else {
-            continue;
-        };
-        let (x, _) = ctx.exchange(op, request(op, m), Expect::Any).await;
+    let sends: Vec<(usize, &Mutation, &Operation)> =
+        plan(keys.len(), most, ops.len(), ctx.opts.seed)
+            .into_iter()
+            .filter_map(|(i, j, route)| Some((i, per_key[i].get(j)?, *ops.get(route)?)))
+            .collect();
+    let answers = ctx
+        .exchange_each(
+            sends
+                .iter()
+                .map(|&(_, m, op)| (op, request(op, m), Expect::Any))
+                .collect(),
+        )
+        .await;
+    for (&(i, m, op), (x, _)) in sends.iter().zip(answers) {
         let Some(r) = x.resp() else { continue };
         let label = op.label();
         let on = format!("{} ({} key)", m.what, keys[i].plan);

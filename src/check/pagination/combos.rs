@@ -230,6 +230,24 @@ fn runner(seed: u64, salt: u64, cases: u32) -> TestRunner {
     TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
 }
 
+/// Runs `jobs` (each blocking on the runtime, as `drive` does) on at most `workers` scoped
+/// threads; this worker is handed over to the runtime meanwhile.
+pub(super) fn side_by_side(workers: usize, jobs: &[Box<dyn Fn() + Send + Sync + '_>]) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take = || jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|s| {
+            for _ in 0..workers.clamp(1, jobs.len().max(1)) {
+                s.spawn(|| {
+                    while let Some(job) = take() {
+                        job();
+                    }
+                });
+            }
+        });
+    });
+}
+
 /// Runs `judge` on `cases` cases of `strategy`; a failure is shrunk (the target asked again at
 /// each step) and the minimal one recorded against `id`. `judge` blocks on the runtime.
 pub(super) fn drive<T: Clone + std::fmt::Debug>(

@@ -387,35 +387,61 @@ pub async fn run(ctx: &Ctx) {
             None,
         );
     }
-    if ctx.enabled(check_id!("pagination.page-size")) {
-        page_size(&l, Some(&baseline)).await;
-    }
-    if ctx.enabled(check_id!("pagination.bounds")) {
-        past_end(&l, &baseline).await;
-    }
-    if ctx.enabled(check_id!("pagination.walk")) {
-        walk(&l, &ordered, &main_field, &baseline).await;
-    }
-    if ctx.enabled(check_id!("pagination.sort")) || ctx.enabled(check_id!("pagination.choices")) {
-        match &sorting {
-            Some(s) => sort(&l, s, &main_field, &baseline).await,
-            None => ctx.rec.skip(
-                check_id!("pagination.sort"),
-                &l.label,
-                "the spec gives no sort-by/sort-order parameters with asc and desc",
-            ),
-        }
-    }
-    if ctx.enabled(check_id!("pagination.ids")) {
-        ids(&l, &baseline).await;
-    }
-    if ctx.enabled(check_id!("pagination.search")) {
-        search(&l, &baseline).await;
-    }
-    if ctx.enabled(check_id!("pagination.choices")) {
-        choices(&l, &main_field, &baseline).await;
-    }
-    modelled(&l, &baseline).await;
+    // The checks below only read the list: side by side on scoped threads (the generated
+    // ones block on the runtime), so a far target's round trips overlap. Each records in its
+    // own order.
+    let h = tokio::runtime::Handle::current();
+    let (l, h, baseline) = (&l, &h, &baseline);
+    let (ordered, main_field, sorting) = (&ordered, main_field.as_str(), &sorting);
+    let pages = move || {
+        h.block_on(async {
+            if ctx.enabled(check_id!("pagination.page-size")) {
+                page_size(l, Some(baseline)).await;
+            }
+            if ctx.enabled(check_id!("pagination.bounds")) {
+                past_end(l, baseline).await;
+            }
+            if ctx.enabled(check_id!("pagination.walk")) {
+                walk(l, ordered, main_field, baseline).await;
+            }
+        })
+    };
+    let sorted = move || {
+        h.block_on(async {
+            let sort_on = ctx.enabled(check_id!("pagination.sort"));
+            if sort_on || ctx.enabled(check_id!("pagination.choices")) {
+                match sorting {
+                    Some(s) => sort(l, s, main_field, baseline).await,
+                    None => ctx.rec.skip(
+                        check_id!("pagination.sort"),
+                        &l.label,
+                        "the spec gives no sort-by/sort-order parameters with asc and desc",
+                    ),
+                }
+            }
+            if ctx.enabled(check_id!("pagination.choices")) {
+                choices(l, main_field, baseline).await;
+            }
+        })
+    };
+    let filtered = move || {
+        h.block_on(async {
+            if ctx.enabled(check_id!("pagination.ids")) {
+                ids(l, baseline).await;
+            }
+            if ctx.enabled(check_id!("pagination.search")) {
+                search(l, baseline).await;
+            }
+        })
+    };
+    let model = move || h.block_on(modelled(l, baseline));
+    let jobs: [Box<dyn Fn() + Send + Sync + '_>; 4] = [
+        Box::new(model),
+        Box::new(pages),
+        Box::new(sorted),
+        Box::new(filtered),
+    ];
+    combos::side_by_side(jobs.len(), &jobs);
 }
 
 /// The checks of combinations, once the model is learned from the whole list.

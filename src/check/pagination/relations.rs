@@ -16,70 +16,69 @@ const RELATION_CASES: u32 = 10;
 
 pub(super) async fn relations(l: &Lister<'_>, m: &Model) {
     let h = tokio::runtime::Handle::current();
-    if l.ctx.enabled(check_id!("pagination.model")) {
-        let judge = |c: &Combo| h.block_on(judge_combo(l, m, c));
-        combos::drive(
-            l,
-            check_id!("pagination.model"),
-            1,
-            MODEL_CASES,
-            combos::combo(l.size_max),
-            &judge,
-        );
+    let on = |id: Check| l.ctx.enabled(id);
+    // Each relation drives its own cases; they are independent, so they run side by side on
+    // scoped threads that block on the runtime (proptest's runner is synchronous), and a far
+    // target's round trips overlap.
+    let mut jobs: Vec<Box<dyn Fn() + Send + Sync + '_>> = Vec::new();
+    let h = &h;
+    if on(check_id!("pagination.model")) {
+        jobs.push(Box::new(move || {
+            let judge = |c: &Combo| h.block_on(judge_combo(l, m, c));
+            let s = combos::combo(l.size_max);
+            combos::drive(l, check_id!("pagination.model"), 1, MODEL_CASES, s, &judge);
+        }));
     }
-    if l.ctx.enabled(check_id!("pagination.concat")) {
-        let judge = |c: &(Filter, (usize, bool), u64)| h.block_on(concat(l, m, c));
-        let s = (
-            combos::filter(),
-            (0usize..4, any::<bool>()),
-            prop_oneof![3 => 1u64..=3, 1 => 1u64..=10],
-        );
-        combos::drive(
-            l,
-            check_id!("pagination.concat"),
-            2,
-            RELATION_CASES,
-            s,
-            &judge,
-        );
+    if on(check_id!("pagination.concat")) {
+        jobs.push(Box::new(move || {
+            let judge = |c: &(Filter, (usize, bool), u64)| h.block_on(concat(l, m, c));
+            let s = (
+                combos::filter(),
+                (0usize..4, any::<bool>()),
+                prop_oneof![3 => 1u64..=3, 1 => 1u64..=10],
+            );
+            combos::drive(
+                l,
+                check_id!("pagination.concat"),
+                2,
+                RELATION_CASES,
+                s,
+                &judge,
+            );
+        }));
     }
-    if l.ctx.enabled(check_id!("pagination.intersection")) {
-        let judge = |c: &(TermSpec, IdsSpec, bool)| h.block_on(intersection(l, m, c));
-        let s = (combos::plain_term(), combos::ids(1, 5), any::<bool>());
-        combos::drive(
-            l,
-            check_id!("pagination.intersection"),
-            3,
-            RELATION_CASES,
-            s,
-            &judge,
-        );
+    if on(check_id!("pagination.intersection")) {
+        jobs.push(Box::new(move || {
+            let judge = |c: &(TermSpec, IdsSpec, bool)| h.block_on(intersection(l, m, c));
+            let s = (combos::plain_term(), combos::ids(1, 5), any::<bool>());
+            let id = check_id!("pagination.intersection");
+            combos::drive(l, id, 3, RELATION_CASES, s, &judge);
+        }));
     }
-    if l.ctx.enabled(check_id!("pagination.ids-forms")) {
-        let judge = |c: &(IdsSpec, u8)| h.block_on(ids_forms(l, m, c));
-        // Half the cases in the other form (repeated or comma-separated).
-        let s = (combos::ids(2, 5), prop_oneof![0u8..2, Just(2u8)]);
-        combos::drive(
-            l,
-            check_id!("pagination.ids-forms"),
-            4,
-            RELATION_CASES,
-            s,
-            &judge,
-        );
+    if on(check_id!("pagination.ids-forms")) {
+        jobs.push(Box::new(move || {
+            let judge = |c: &(IdsSpec, u8)| h.block_on(ids_forms(l, m, c));
+            // Half the cases in the other form (repeated or comma-separated).
+            let s = (combos::ids(2, 5), prop_oneof![0u8..2, Just(2u8)]);
+            let id = check_id!("pagination.ids-forms");
+            combos::drive(l, id, 4, RELATION_CASES, s, &judge);
+        }));
     }
-    if l.ctx.enabled(check_id!("pagination.reverse")) {
-        let judge = |c: &(Filter, usize)| h.block_on(reverse(l, m, c));
-        let s = (combos::filter(), 0usize..4);
-        combos::drive(
-            l,
-            check_id!("pagination.reverse"),
-            5,
-            RELATION_CASES,
-            s,
-            &judge,
-        );
+    if on(check_id!("pagination.reverse")) {
+        jobs.push(Box::new(move || {
+            let judge = |c: &(Filter, usize)| h.block_on(reverse(l, m, c));
+            let s = (combos::filter(), 0usize..4);
+            combos::drive(
+                l,
+                check_id!("pagination.reverse"),
+                5,
+                RELATION_CASES,
+                s,
+                &judge,
+            );
+        }));
     }
+    combos::side_by_side(l.ctx.opts.concurrency, &jobs);
 }
 
 /// A combination the target did not list: a clean refusal is observed, not judged.

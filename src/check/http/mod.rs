@@ -57,26 +57,39 @@ enum Judged {
 }
 
 pub async fn run(ctx: &Ctx) {
-    if ctx.enabled(check_id!("http.method")) {
-        method::run(ctx).await;
-    }
-    if ctx.enabled(check_id!("http.body-size")) {
-        size::run(ctx).await;
-    }
-    if ctx.enabled(check_id!("http.media-type")) {
-        media::run(ctx).await;
-    }
-    if ctx.enabled(check_id!("http.client-headers")) {
-        headers::client_headers(ctx).await;
-    }
-    if ctx.enabled(check_id!("http.forwarded-limit")) {
+    let on = |id| ctx.enabled(id);
+    // Independent of each other: side by side, so a far target's round trips overlap.
+    tokio::join!(
+        async {
+            if on(check_id!("http.method")) {
+                method::run(ctx).await;
+            }
+            if on(check_id!("http.body-size")) {
+                size::run(ctx).await;
+            }
+        },
+        async {
+            if on(check_id!("http.media-type")) {
+                media::run(ctx).await;
+            }
+            if on(check_id!("http.client-headers")) {
+                headers::client_headers(ctx).await;
+            }
+        },
+        async {
+            if on(check_id!("http.shapes")) {
+                shapes::run(ctx).await;
+            }
+        },
+        async {
+            if on(check_id!("http.chars")) {
+                chars::run(ctx).await;
+            }
+        },
+    );
+    // Alone: it reads one key's Remaining request by request, which no other traffic may move.
+    if on(check_id!("http.forwarded-limit")) {
         headers::forwarded_limit(ctx).await;
-    }
-    if ctx.enabled(check_id!("http.shapes")) {
-        shapes::run(ctx).await;
-    }
-    if ctx.enabled(check_id!("http.chars")) {
-        chars::run(ctx).await;
     }
 }
 

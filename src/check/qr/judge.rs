@@ -12,8 +12,24 @@ impl Family<'_> {
             .ctx
             .exchange(self.op, case.request(&self.key, self.op), case.expect)
             .await;
+        self.answered(case, &x, o)
+    }
+
+    /// Renders of `cases`, sent side by side (`Ctx::exchange_each`) and judged in order.
+    pub(super) async fn render_each(&self, cases: &[Case]) {
+        let sends = cases
+            .iter()
+            .map(|c| (self.op, c.request(&self.key, self.op), c.expect))
+            .collect();
+        for (case, (x, o)) in cases.iter().zip(self.ctx.exchange_each(sends).await) {
+            self.answered(case, &x, o);
+        }
+    }
+
+    /// `render`'s judgement of an answer.
+    fn answered(&self, case: &Case, x: &Exchange, o: Outcome) -> Option<Inspection> {
         match o {
-            Outcome::Accepted => self.judge(case, &x),
+            Outcome::Accepted => self.judge(case, x),
             Outcome::CleanRejection(s) => {
                 if case.expect == Expect::AcceptOrReject {
                     let code = x.resp().and_then(error_code).unwrap_or_default();
@@ -21,7 +37,7 @@ impl Family<'_> {
                         check_id!("qr.choices"),
                         &self.label,
                         format!("{}: rejected with {s} {code}", case.what),
-                        Some(&x),
+                        Some(x),
                     );
                 }
                 None

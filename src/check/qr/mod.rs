@@ -272,23 +272,30 @@ pub async fn run(ctx: &Ctx) {
     ]
     .iter()
     .any(|c| ctx.enabled(*c));
-    if renders {
-        for case in f.matrix() {
-            f.render(&case).await;
-        }
-    }
-    if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
-        f.ranges().await;
-    }
-    if renders || ctx.enabled(check_id!("qr.margin")) {
-        f.margins().await;
-    }
-    if ctx.enabled(check_id!("qr.rejects")) {
-        f.rejects().await;
-    }
-    if ctx.enabled(check_id!("qr.choices")) || renders {
-        f.choices().await;
-    }
+    // Independent of each other: side by side, so a far target's round trips overlap.
+    tokio::join!(
+        async {
+            if renders {
+                f.render_each(&f.matrix()).await;
+            }
+        },
+        async {
+            if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
+                f.ranges().await;
+            }
+        },
+        async {
+            if renders || ctx.enabled(check_id!("qr.margin")) {
+                f.margins().await;
+            }
+            if ctx.enabled(check_id!("qr.rejects")) {
+                f.rejects().await;
+            }
+            if ctx.enabled(check_id!("qr.choices")) || renders {
+                f.choices().await;
+            }
+        },
+    );
 }
 
 fn hex(c: Rgb) -> String {

@@ -111,7 +111,10 @@ async fn check_far(delays: &[u64]) {
             began.elapsed().as_secs_f64()
         );
         for f in &report.families {
-            println!("  {:<11} {:>6.1} s {:>6} requests", f.family, f.seconds, f.requests);
+            println!(
+                "  {:<11} {:>6.1} s {:>6} requests",
+                f.family, f.seconds, f.requests
+            );
         }
     }
 }

@@ -314,14 +314,20 @@ pub(super) fn locate_and_decode(
         });
     }
 
-    // Wide modules: sample down to ~4 px per module so big images decode fast. If that fails
-    // (e.g. the estimate was fooled), fall back to full resolution once.
-    let factor = ((estimate / 4.0).floor() as usize).max(1);
-    let mut result = run_rqrr(dark, w, h, factor);
-    if factor > 1 && result.is_err() {
-        result = run_rqrr(dark, w, h, 1);
-    }
-    let (content, level, version) = result?;
+    // A symbol upright on the pixel grid is read off its modules; anything else is searched
+    // for. Wide modules: sample down to ~4 px per module so big images search fast. If that
+    // fails (e.g. the estimate was fooled), search at full resolution once.
+    let (content, level, version) = match upright::read(dark, w, bbox) {
+        Some(read) => read,
+        None => {
+            let factor = ((estimate / 4.0).floor() as usize).max(1);
+            let mut result = run_rqrr(dark, w, h, factor);
+            if factor > 1 && result.is_err() {
+                result = run_rqrr(dark, w, h, 1);
+            }
+            result?
+        }
+    };
 
     let modules = 17 + 4 * u32::from(version);
     let module_px = side as f64 / f64::from(modules);

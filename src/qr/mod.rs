@@ -21,6 +21,7 @@ use thiserror::Error;
 pub mod datastream;
 mod inspect;
 mod render;
+mod upright;
 
 pub use inspect::*;
 pub use render::*;

@@ -910,6 +910,7 @@ async fn a_plan_admitted_at_another_plans_rate_fails_admitted() {
                         a.set_header("x-ratelimit-limit", PRO);
                     }
                 })),
+                hold: None,
             },
         )
         .await;
@@ -967,6 +968,7 @@ async fn a_few_more_than_the_limit_per_window_fails_admitted() {
                         a.set_header("x-ratelimit-remaining", 0);
                     }
                 })),
+                hold: None,
             },
         )
         .await;

@@ -135,8 +135,10 @@ struct CheckArgs {
     /// Generated cases per property (per operation, valid and invalid).
     #[arg(long, default_value_t = 64)]
     cases: u32,
-    /// Requests in flight at once, where they do not depend on each other (generated
-    /// properties, credential mutations, list relations): far targets' round trips overlap.
+    /// Requests in flight at once where they do not depend on each other (generated
+    /// properties, credential mutations, renders, list relations), so a far target's round
+    /// trips overlap. A family may run a few other checks beside such a group: at most twice
+    /// this and two more in flight in all.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
     /// Longest wait for one answer, in seconds. A target that stops answering in the middle

@@ -51,6 +51,8 @@ type After = dyn Fn(&Incoming, &mut Answer) + Send + Sync;
 pub struct Defect {
     pub before: Option<Box<Before>>,
     pub after: Option<Box<After>>,
+    /// Each request held this long before it is forwarded (after `before`): a slow target.
+    pub hold: Option<std::time::Duration>,
 }
 
 impl Defect {
@@ -58,18 +60,21 @@ impl Defect {
         Defect {
             before: None,
             after: Some(Box::new(f)),
+            hold: None,
         }
     }
     pub fn before(f: impl Fn(&mut Incoming) + Send + Sync + 'static) -> Defect {
         Defect {
             before: Some(Box::new(f)),
             after: None,
+            hold: None,
         }
     }
     pub fn none() -> Defect {
         Defect {
             before: None,
             after: None,
+            hold: None,
         }
     }
 }
@@ -237,6 +242,9 @@ async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Req
     };
     if let Some(b) = &defect.before {
         b(&mut inc);
+    }
+    if let Some(d) = defect.hold {
+        tokio::time::sleep(d).await;
     }
     let url = if inc.query.is_empty() {
         format!("{base}{}", inc.path)

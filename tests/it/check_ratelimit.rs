@@ -324,6 +324,7 @@ mod counter {
                     }
                 }
             })),
+            hold: None,
         }
     }
 

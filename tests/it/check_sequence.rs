@@ -109,6 +109,7 @@ fn tenant_skips_gate() -> Defect {
             as_owner(&seen, inc, |inc| ids(inc).1.is_some());
         })),
         after: Some(Box::new(move |inc, ans| learn(&s2, inc, ans))),
+        hold: None,
     }
 }
 
@@ -127,6 +128,7 @@ fn refused_still_deactivates() -> Defect {
                 learn(&s2, inc, ans);
             }
         })),
+        hold: None,
     }
 }
 

@@ -17,6 +17,7 @@ mod check_far;
 mod check_hostile;
 mod check_http;
 mod check_outage;
+mod check_overlap;
 mod check_pagination;
 mod check_qr;
 mod check_ratelimit;

@@ -272,16 +272,15 @@ pub async fn run(ctx: &Ctx) {
     ]
     .iter()
     .any(|c| ctx.enabled(*c));
-    // Independent of each other: side by side, so a far target's round trips overlap.
+    // The ranges first (their own probes are side by side); then the renders beside the
+    // rest: independent of each other, so a far target's round trips overlap.
+    if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
+        f.ranges().await;
+    }
     tokio::join!(
         async {
             if renders {
                 f.render_each(&f.matrix()).await;
-            }
-        },
-        async {
-            if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
-                f.ranges().await;
             }
         },
         async {

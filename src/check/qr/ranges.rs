@@ -12,6 +12,7 @@
 
 use super::*;
 use crate::registry::check_id;
+use futures::StreamExt;
 
 /// Probes of a bisection, at most: enough to pin a bound in 0..=10000.
 const STEPS: usize = 14;
@@ -139,14 +140,22 @@ impl Family<'_> {
                     .clamp(f64::from(lo), f64::from(hi)) as u32
             })
             .collect();
-        // Independent of each other: sent side by side.
-        let probes = between.iter().enumerate().map(|(i, &v)| async move {
-            let p = self
-                .probe(dim, v, &format!("seeded #{i} between the bounds"))
-                .await;
-            (v, p)
-        });
-        for (v, p) in futures::future::join_all(probes).await {
+        // Independent of each other: sent side by side, `--concurrency` at a time.
+        let probes: Vec<_> = between
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| async move {
+                let p = self
+                    .probe(dim, v, &format!("seeded #{i} between the bounds"))
+                    .await;
+                (v, p)
+            })
+            .collect();
+        let answers: Vec<(u32, Probe)> = futures::stream::iter(probes)
+            .buffered(self.ctx.opts.concurrency.max(1))
+            .collect()
+            .await;
+        for (v, p) in answers {
             if let Probe::Accepted(q) = p {
                 seen.push((v, q));
             }

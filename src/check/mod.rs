@@ -148,12 +148,14 @@ impl Ctx {
     }
 
     /// Exchanges that do not depend on each other, `opts.concurrency` in flight at a time, so
-    /// a far target's round trips overlap; each judged as `exchange` judges it, the answers
-    /// returned in the order given (what a family records stays in its order).
+    /// a far target's round trips overlap; each judged as `exchange` judges it, then handed to
+    /// `each` with its place in `sends`, in that order, and dropped: no more answers are held
+    /// at once than are in flight (a hostile target's bodies are large).
     pub async fn exchange_each(
         &self,
         sends: Vec<(&Operation, Req, conformance::Expect)>,
-    ) -> Vec<(probe::Exchange, conformance::Outcome)> {
+        mut each: impl FnMut(usize, probe::Exchange, conformance::Outcome),
+    ) {
         use futures::stream::{self, StreamExt};
         // The futures made first: a closure inside the stream would not be `Send` for every
         // lifetime the family entry points need.
@@ -161,10 +163,12 @@ impl Ctx {
             .into_iter()
             .map(|(op, req, expect)| self.exchange(op, req, expect))
             .collect();
-        stream::iter(pending)
-            .buffered(self.opts.concurrency.max(1))
-            .collect()
-            .await
+        let mut answers = stream::iter(pending).buffered(self.opts.concurrency.max(1));
+        let mut i = 0;
+        while let Some((x, o)) = answers.next().await {
+            each(i, x, o);
+            i += 1;
+        }
     }
 
     /// Skip every check of a family, saying why.

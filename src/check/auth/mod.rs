@@ -212,7 +212,10 @@ async fn required(ctx: &Ctx, key: &PlanKey) {
             asked.push((op, what));
         }
     }
-    for ((op, what), (x, _)) in asked.into_iter().zip(ctx.exchange_each(sends).await) {
+    ctx.exchange_each(sends, |i, x, _| {
+        let Some((op, what)) = asked.get(i) else {
+            return;
+        };
         match x.resp() {
             Some(r) if ctx.is_error(r, 401) => {
                 ctx.rec.pass(check_id!("auth.required"), &op.label())
@@ -228,7 +231,8 @@ async fn required(ctx: &Ctx, key: &PlanKey) {
             ),
             None => {}
         }
-    }
+    })
+    .await;
 }
 
 /// `auth.accepted`: every operation with a key that may call it, not 401.
@@ -243,7 +247,10 @@ async fn accepted(ctx: &Ctx) {
         .iter()
         .map(|&(op, k)| (op, minimal_request(op).key(k), Expect::Any))
         .collect();
-    for (&(op, k), (x, o)) in called.iter().zip(ctx.exchange_each(sends).await) {
+    ctx.exchange_each(sends, |i, x, o| {
+        let Some(&(op, k)) = called.get(i) else {
+            return;
+        };
         match o {
             Outcome::Other(401) => ctx.rec.violation(
                 check_id!("auth.accepted"),
@@ -255,7 +262,8 @@ async fn accepted(ctx: &Ctx) {
             Outcome::Transport | Outcome::Throttled => {}
             _ => ctx.rec.pass(check_id!("auth.accepted"), &op.label()),
         }
-    }
+    })
+    .await;
 }
 
 /// `plan.*`: minimum plans, analytics availability, paid-only parameters.

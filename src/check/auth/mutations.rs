@@ -274,16 +274,15 @@ pub async fn run(ctx: &Ctx) {
             .into_iter()
             .filter_map(|(i, j, route)| Some((i, per_key[i].get(j)?, *ops.get(route)?)))
             .collect();
-    let answers = ctx
-        .exchange_each(
-            sends
-                .iter()
-                .map(|&(_, m, op)| (op, request(op, m), Expect::Any))
-                .collect(),
-        )
-        .await;
-    for (&(i, m, op), (x, _)) in sends.iter().zip(answers) {
-        let Some(r) = x.resp() else { continue };
+    let requests = sends
+        .iter()
+        .map(|&(_, m, op)| (op, request(op, m), Expect::Any))
+        .collect();
+    ctx.exchange_each(requests, |n, x, _| {
+        let Some(&(i, m, op)) = sends.get(n) else {
+            return;
+        };
+        let Some(r) = x.resp() else { return };
         let label = op.label();
         let on = format!("{} ({} key)", m.what, keys[i].plan);
         match judge(r, m.ambiguous) {
@@ -310,7 +309,8 @@ pub async fn run(ctx: &Ctx) {
             ),
             Judged::Throttled => {}
         }
-    }
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -58,16 +58,16 @@ enum Judged {
 
 pub async fn run(ctx: &Ctx) {
     let on = |id| ctx.enabled(id);
+    // First, alone: their choices (404 or 405, 400 or 413) lead `http.choices`, whose findings
+    // are kept in the order they come.
+    if on(check_id!("http.method")) {
+        method::run(ctx).await;
+    }
+    if on(check_id!("http.body-size")) {
+        size::run(ctx).await;
+    }
     // Independent of each other: side by side, so a far target's round trips overlap.
     tokio::join!(
-        async {
-            if on(check_id!("http.method")) {
-                method::run(ctx).await;
-            }
-            if on(check_id!("http.body-size")) {
-                size::run(ctx).await;
-            }
-        },
         async {
             if on(check_id!("http.media-type")) {
                 media::run(ctx).await;

@@ -387,12 +387,30 @@ pub async fn run(ctx: &Ctx) {
             None,
         );
     }
-    // The checks below only read the list: side by side on scoped threads (the generated
-    // ones block on the runtime), so a far target's round trips overlap. Each records in its
-    // own order.
-    let h = tokio::runtime::Handle::current();
-    let (l, h, baseline) = (&l, &h, &baseline);
-    let (ordered, main_field, sorting) = (&ordered, main_field.as_str(), &sorting);
+    // First, alone: the target's choices of sort and paging lead `pagination.choices`, whose
+    // findings are kept in the order they come.
+    if ctx.enabled(check_id!("pagination.sort")) || ctx.enabled(check_id!("pagination.choices")) {
+        match &sorting {
+            Some(s) => sort(&l, s, &main_field, &baseline).await,
+            None => ctx.rec.skip(
+                check_id!("pagination.sort"),
+                &l.label,
+                "the spec gives no sort-by/sort-order parameters with asc and desc",
+            ),
+        }
+    }
+    if ctx.enabled(check_id!("pagination.choices")) {
+        choices(&l, &main_field, &baseline).await;
+    }
+    beside(&l, &ordered, &main_field, &baseline);
+}
+
+/// The checks that only read the list, once its baseline is read: side by side on scoped
+/// threads (the generated ones block on the runtime), so a far target's round trips overlap.
+/// Each records in its own order.
+fn beside(l: &Lister<'_>, ordered: &[(String, String)], main_field: &str, baseline: &Walk) {
+    let (ctx, h) = (l.ctx, tokio::runtime::Handle::current());
+    let h = &h;
     let pages = move || {
         h.block_on(async {
             if ctx.enabled(check_id!("pagination.page-size")) {
@@ -403,24 +421,6 @@ pub async fn run(ctx: &Ctx) {
             }
             if ctx.enabled(check_id!("pagination.walk")) {
                 walk(l, ordered, main_field, baseline).await;
-            }
-        })
-    };
-    let sorted = move || {
-        h.block_on(async {
-            let sort_on = ctx.enabled(check_id!("pagination.sort"));
-            if sort_on || ctx.enabled(check_id!("pagination.choices")) {
-                match sorting {
-                    Some(s) => sort(l, s, main_field, baseline).await,
-                    None => ctx.rec.skip(
-                        check_id!("pagination.sort"),
-                        &l.label,
-                        "the spec gives no sort-by/sort-order parameters with asc and desc",
-                    ),
-                }
-            }
-            if ctx.enabled(check_id!("pagination.choices")) {
-                choices(l, main_field, baseline).await;
             }
         })
     };
@@ -435,12 +435,8 @@ pub async fn run(ctx: &Ctx) {
         })
     };
     let model = move || h.block_on(modelled(l, baseline));
-    let jobs: [Box<dyn Fn() + Send + Sync + '_>; 4] = [
-        Box::new(model),
-        Box::new(pages),
-        Box::new(sorted),
-        Box::new(filtered),
-    ];
+    let jobs: [Box<dyn Fn() + Send + Sync + '_>; 3] =
+        [Box::new(model), Box::new(pages), Box::new(filtered)];
     combos::side_by_side(jobs.len(), &jobs);
 }
 

@@ -21,9 +21,13 @@ impl Family<'_> {
             .iter()
             .map(|c| (self.op, c.request(&self.key, self.op), c.expect))
             .collect();
-        for (case, (x, o)) in cases.iter().zip(self.ctx.exchange_each(sends).await) {
-            self.answered(case, &x, o);
-        }
+        self.ctx
+            .exchange_each(sends, |i, x, o| {
+                if let Some(case) = cases.get(i) {
+                    self.answered(case, &x, o);
+                }
+            })
+            .await;
     }
 
     /// `render`'s judgement of an answer.

@@ -20,16 +20,22 @@ impl Repeated<'_> {
         if b.len() <= INLINE_BODY {
             return None;
         }
-        let (mut start, mut len, mut best) = (0, 0, (0, 0));
-        for (i, c) in b.iter().enumerate() {
-            if i > 0 && *c == b[i - 1] {
-                len += 1;
-            } else {
-                (start, len) = (i, 1);
+        // The longest run of one byte, a run at a time: whole 64-byte blocks compared at once
+        // (a memcmp), then the bytes left, so 16 MiB is not walked byte by byte.
+        let (mut i, mut best) = (0, (0, 0));
+        while i < b.len() {
+            let (c, rest) = (b[i], &b[i..]);
+            let block = [c; 64];
+            let mut run = rest
+                .chunks_exact(64)
+                .take_while(|ch| *ch == block.as_slice())
+                .count()
+                * 64;
+            run += rest[run..].iter().take_while(|&&x| x == c).count();
+            if run > best.1 {
+                best = (i, run);
             }
-            if len > best.1 {
-                best = (start, len);
-            }
+            i += run;
         }
         let (start, len) = best;
         let byte = b[start];
@@ -65,6 +71,15 @@ mod tests {
             })
         );
         assert_eq!(Repeated::of(b"short"), None);
+        // The longest run wins, wherever it starts and however long.
+        let mut two = b"{".to_vec();
+        two.resize(1 + 30_001, b'b');
+        two.push(b'-');
+        two.resize(two.len() + 90_003, b'c');
+        two.push(b'}');
+        let r = Repeated::of(&two).expect("taken apart");
+        assert_eq!((r.byte, r.len, r.tail), ('c', 90_003, "}"));
+        assert_eq!(r.head.len(), 30_003);
         let noise: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
         assert_eq!(Repeated::of(&noise), None);
     }

@@ -323,6 +323,18 @@ impl Target {
     }
 
     /// The client `check` sends with.
+    /// The target's clock less ours, in seconds, from the Date header of one answer (any
+    /// status), taken at the middle of the exchange (`rate_headers::clock_offset`); None when
+    /// it sends none or does not answer.
+    pub async fn clock_offset(&self) -> Option<f64> {
+        let client = self.client(Duration::from_secs(10), 1).ok()?;
+        let before = crate::clock::now_epoch();
+        let answer = client.get(self.base_url.join("/")).send().await.ok()?;
+        let after = crate::clock::now_epoch();
+        let date = answer.headers().get(http::header::DATE)?.to_str().ok()?;
+        crate::rate_headers::clock_offset([(before, after, date)])
+    }
+
     pub fn client(&self, timeout: Duration, pool: usize) -> Result<reqwest::Client, TargetError> {
         Ok(self.client_config(timeout, pool).build()?)
     }

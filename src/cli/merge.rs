@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 
@@ -46,25 +45,8 @@ pub(super) async fn shard_meta(
         keys: target.keys.len(),
         start_at,
         start_offset_secs: None,
-        clock_offset_secs: clock_offset(target).await,
+        clock_offset_secs: target.clock_offset().await,
     }
-}
-
-/// The target's clock minus ours, from the Date header of one answer (any status), taken at
-/// the middle of the exchange; None when it sends none or does not answer.
-async fn clock_offset(target: &Target) -> Option<f64> {
-    let client = target.client(Duration::from_secs(10), 1).ok()?;
-    let before = crate::clock::now_epoch();
-    let answer = client.get(target.base_url.join("/")).send().await.ok()?;
-    let after = crate::clock::now_epoch();
-    let date = answer.headers().get(http::header::DATE)?.to_str().ok()?;
-    let theirs = httpdate::parse_http_date(date).ok()?;
-    let theirs = theirs
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs_f64();
-    // Date has whole seconds: the true offset is within half a second of this.
-    Some(theirs + 0.5 - (before + after) / 2.0)
 }
 
 /// A shard that ran: its record beside its reports, its start against the agreed time.

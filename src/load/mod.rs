@@ -182,6 +182,13 @@ pub async fn execute(
     // A target that is not there at all cannot be judged: said at once, not as a run of
     // failed requests (a streak after answers is an outage: `outage`).
     crate::target::reachable(&target.base_url).await?;
+    // The target's clock, once: its Reset and Retry-After are judged against ours allowing
+    // for it, as `check` does.
+    let offset = target.clock_offset().await;
+    let mut prepared = prepared;
+    for r in prepared.resolved.iter_mut().flatten() {
+        r.clock_offset = offset;
+    }
     std::fs::create_dir_all(&opts.out).map_err(|source| LoadError::Io {
         path: opts.out.display().to_string(),
         source,

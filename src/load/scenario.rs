@@ -165,6 +165,9 @@ pub struct Resolved {
     /// A fleet's share in a shard: each key's position in the whole fleet, and its size
     /// (`load::shard`), so that a key's rate is the one it has in the whole run.
     pub fleet_share: Option<(Vec<usize>, usize)>,
+    /// The target's clock less ours, in seconds, from its Date header when the run began:
+    /// the header rules compare its Reset with our clock allowing for it.
+    pub clock_offset: Option<f64>,
 }
 
 impl Resolved {
@@ -417,6 +420,7 @@ impl Scenario {
             throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
             standard: class == spec.default_rate_class,
             fleet_share: None,
+            clock_offset: None,
         })
     }
 }

@@ -20,6 +20,9 @@ use rate_headers::{HeaderFault, Judged, ResetUnit};
 pub(super) struct State {
     wall0: f64,
     window: std::time::Duration,
+    /// The slack on comparing the target's Reset with our clock (`rate_headers::skewed_slack`
+    /// of its clock offset).
+    slack: f64,
     /// Answers (2xx or 429), of them those lacking an X-RateLimit-* header and those carrying
     /// one that is not an integer (with the first such header).
     answered: u64,
@@ -65,10 +68,11 @@ struct Resets {
 }
 
 impl State {
-    pub fn new(wall0: f64, window: std::time::Duration) -> State {
+    pub fn new(wall0: f64, window: std::time::Duration, offset: Option<f64>) -> State {
         State {
             wall0,
             window,
+            slack: rate_headers::skewed_slack(offset),
             answered: 0,
             absent: 0,
             not_integer: 0,
@@ -109,7 +113,7 @@ impl State {
         };
         let one = [a];
         // Retry-After.
-        if let Some(jd) = rate_headers::judge_retry_afters(&one, self.window) {
+        if let Some(jd) = rate_headers::judge_retry_afters_within(&one, self.window, self.slack) {
             let ra = &mut self.retry_after;
             ra.judged += 1;
             let slot = match jd.verdict {
@@ -142,7 +146,7 @@ impl State {
         let Some(raw) = a.reset.filter(|_| x.admitted() || x.throttled()) else {
             return;
         };
-        let Some(jd) = rate_headers::judge_resets(&one, self.window) else {
+        let Some(jd) = rate_headers::judge_resets_within(&one, self.window, self.slack) else {
             return;
         };
         let rank = match rate_headers::reset_unit(raw) {
@@ -288,7 +292,7 @@ pub(super) struct Headers;
 
 impl Rule for Headers {
     fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
-        Some(Box::new(State::new(s.wall0, s.r.window)))
+        Some(Box::new(State::new(s.wall0, s.r.window, s.r.clock_offset)))
     }
 }
 

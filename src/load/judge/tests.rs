@@ -563,3 +563,29 @@ fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure()
         result.findings
     );
 }
+
+/// A target whose clock runs 6 s ahead names Resets 6 s later than ours would: load.reset
+/// fails that without knowing its clock, and passes it once its Date header says so (the
+/// offset `load` measures when the run begins, as `check` allows for).
+#[test]
+fn a_target_clock_ahead_is_allowed_for_once_its_date_says_so() {
+    let (mut r, slots, wall0) = free_retry_after_run();
+    let mut records = retry_after_records(&r, &slots, wall0, Some(200), None);
+    for x in &mut records {
+        if x.reset.is_some() {
+            x.reset = Some(format!("{}", (wall0 + 12.0).ceil() as u64));
+        }
+    }
+    let fail = crate::verdict::Verdict::Fail;
+    let blind = judged(&r, &slots, &records, wall0);
+    assert_eq!(verdict_of(&blind, "load.reset"), Some(fail));
+    r.clock_offset = Some(6.0);
+    let told = judged(&r, &slots, &records, wall0);
+    for rule in ["load.reset", "load.retry-after"] {
+        assert!(
+            verdict_of(&told, rule) < Some(fail),
+            "{rule}: {:?}",
+            told.findings
+        );
+    }
+}

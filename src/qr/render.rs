@@ -2,6 +2,8 @@
 //! path), reusing identical rows.
 
 use super::*;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Error)]
 pub enum RenderError {
@@ -17,6 +19,31 @@ pub enum RenderError {
     Encode(String),
     #[error("PNG encoding failed: {0}")]
     Png(#[from] png::EncodingError),
+}
+
+/// Symbols encoded lately, kept: encoding (choosing the mask above all) costs more than drawing
+/// the pixels, and clients ask for the same content at many sizes and colours.
+const RECENT_SYMBOLS: usize = 32;
+
+/// A symbol's modules across and its modules, row by row.
+type Symbol = (usize, Arc<Vec<Color>>);
+
+static RECENT: Mutex<VecDeque<(Vec<u8>, EcLevel, Symbol)>> = Mutex::new(VecDeque::new());
+
+/// The symbol for `data` at `level`: a recent one, or encoded now and kept.
+fn encoded(data: &[u8], level: EcLevel) -> Result<Symbol, QrError> {
+    let lock = || RECENT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, _, symbol)) = lock().iter().find(|(d, l, _)| *l == level && d == data) {
+        return Ok(symbol.clone());
+    }
+    let code = QrCode::with_error_correction_level(data, level.to_qrcode())?;
+    let symbol = (code.width(), Arc::new(code.into_colors()));
+    let mut recent = lock();
+    if recent.len() == RECENT_SYMBOLS {
+        recent.pop_front();
+    }
+    recent.push_back((data.to_vec(), level, symbol.clone()));
+    Ok(symbol)
 }
 
 /// Render `data` as a `size` x `size` two-colour PNG (1-bit palette: 0 = bg, 1 = fg).
@@ -36,13 +63,10 @@ pub fn render_png(data: &[u8], opts: &RenderOptions) -> Result<Vec<u8>, RenderEr
     if data.len() > capacity_bytes(level) {
         return Err(too_long);
     }
-    let code =
-        QrCode::with_error_correction_level(data, level.to_qrcode()).map_err(|e| match e {
-            QrError::DataTooLong => too_long,
-            other => RenderError::Encode(other.to_string()),
-        })?;
-    let modules = code.width();
-    let colors = code.into_colors();
+    let (modules, colors) = encoded(data, level).map_err(|e| match e {
+        QrError::DataTooLong => too_long,
+        other => RenderError::Encode(other.to_string()),
+    })?;
 
     // u64 throughout: margin is caller-controlled and `x * units` must not overflow.
     let margin = u64::from(opts.margin);

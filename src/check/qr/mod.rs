@@ -230,9 +230,11 @@ fn min_modules(data: &[u8], level: EcLevel) -> Option<u32> {
         EcLevel::Q => qrcode::EcLevel::Q,
         EcLevel::H => qrcode::EcLevel::H,
     };
-    qrcode::QrCode::with_error_correction_level(data, l)
+    // The version the encoder picks, without drawing the symbol (choosing a mask is most of
+    // what drawing costs).
+    qrcode::bits::encode_auto(data, l)
         .ok()
-        .map(|c| c.width() as u32)
+        .map(|b| b.version().width() as u32)
 }
 
 fn describe_failure(d: &DecodeFailure) -> String {
@@ -315,6 +317,19 @@ mod tests {
         assert!(min_modules(url_of_len(2953).as_bytes(), EcLevel::L).is_some());
         assert!(min_modules(url_of_len(2954).as_bytes(), EcLevel::L).is_none());
         assert!(min_modules(url_of_len(1274).as_bytes(), EcLevel::H).is_none());
+        // The width the encoder draws, read without drawing.
+        for (len, level, l) in [
+            (20, EcLevel::L, qrcode::EcLevel::L),
+            (300, EcLevel::M, qrcode::EcLevel::M),
+            (1200, EcLevel::Q, qrcode::EcLevel::Q),
+            (2953, EcLevel::L, qrcode::EcLevel::L),
+        ] {
+            let u = url_of_len(len);
+            let drawn = qrcode::QrCode::with_error_correction_level(u.as_bytes(), l)
+                .map(|c| c.width() as u32)
+                .ok();
+            assert_eq!(min_modules(u.as_bytes(), level), drawn, "{len} at {l:?}");
+        }
     }
 
     #[test]

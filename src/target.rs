@@ -322,7 +322,6 @@ impl Target {
         }
     }
 
-    /// The client `check` sends with.
     /// The target's clock less ours, in seconds, from the Date header of one answer (any
     /// status), taken at the middle of the exchange (`rate_headers::clock_offset`); None when
     /// it sends none or does not answer.
@@ -335,6 +334,7 @@ impl Target {
         crate::rate_headers::clock_offset([(before, after, date)])
     }
 
+    /// The client `check` sends with.
     pub fn client(&self, timeout: Duration, pool: usize) -> Result<reqwest::Client, TargetError> {
         Ok(self.client_config(timeout, pool).build()?)
     }

@@ -148,24 +148,34 @@ impl Ctx {
     }
 
     /// Exchanges that do not depend on each other, `opts.concurrency` in flight at a time, so
-    /// a far target's round trips overlap; each judged as `exchange` judges it, then handed to
-    /// `each` with its place in `sends`, in that order, and dropped: no more answers are held
-    /// at once than are in flight (a hostile target's bodies are large).
+    /// a far target's round trips overlap. Answers are judged as `exchange` judges them, in the
+    /// order of `sends` (what is recorded does not depend on which answer came first), handed
+    /// to `each` with their place in `sends`, and dropped: no more answers are held at once
+    /// than are in flight (a hostile target's bodies are large).
     pub async fn exchange_each(
         &self,
         sends: Vec<(&Operation, Req, conformance::Expect)>,
         mut each: impl FnMut(usize, probe::Exchange, conformance::Outcome),
     ) {
         use futures::stream::{self, StreamExt};
+        let mut judging = Vec::with_capacity(sends.len());
         // The futures made first: a closure inside the stream would not be `Send` for every
         // lifetime the family entry points need.
         let pending: Vec<_> = sends
             .into_iter()
-            .map(|(op, req, expect)| self.exchange(op, req, expect))
+            .map(|(op, req, expect)| {
+                judging.push((op, expect));
+                self.probe.send(req)
+            })
             .collect();
         let mut answers = stream::iter(pending).buffered(self.opts.concurrency.max(1));
         let mut i = 0;
-        while let Some((x, o)) = answers.next().await {
+        while let Some(x) = answers.next().await {
+            let Some(&(op, expect)) = judging.get(i) else {
+                break;
+            };
+            let o = self.judge(op, &x, expect);
+            self.progress.tick(&self.probe, &self.rec);
             each(i, x, o);
             i += 1;
         }

@@ -173,7 +173,10 @@ impl Probe {
         // A target with nonsense headers (milliseconds, far future) costs at most one window.
         let wait = wait.min(self.max_wait);
         if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = crate::interrupt::process().until_requested() => {}
+            }
         }
     }
 
@@ -182,16 +185,26 @@ impl Probe {
         let p = map.entry(key.to_string()).or_default();
         let now = now_epoch();
         let back = quota_back(r, now);
-        p.remaining = r.header_u64(rate_headers::REMAINING);
+        // Answers overlap and arrive in any order: within one window (the same Reset) a late
+        // answer's higher Remaining is older news, and a 429's wait still stands after a
+        // late admission.
+        let remaining = r.header_u64(rate_headers::REMAINING);
+        let reset = back.spec_reset();
+        p.remaining = match (p.remaining, remaining) {
+            (Some(old), Some(new)) if reset.is_some() && reset == p.reset_epoch => {
+                Some(old.min(new))
+            }
+            _ => remaining,
+        };
         // Only a Reset in the spec's unit paces; anything else is `ratelimit.reset`'s finding.
-        p.reset_epoch = back.spec_reset();
+        p.reset_epoch = reset;
         p.retry_until = if r.status == 429 {
             let wait = wait_until(back.retry, now)
                 .unwrap_or_default()
                 .max(Duration::from_secs(1));
             Some(Instant::now() + wait.min(self.max_wait))
         } else {
-            None
+            p.retry_until.filter(|t| *t > Instant::now())
         };
     }
 
@@ -238,6 +251,11 @@ impl Probe {
 
     /// Why nothing more is sent on `route` (or to the target), if so.
     fn given_up(&self, route: &str) -> Option<String> {
+        // Asked to stop: checks running on threads of their own (which a family's `select!`
+        // cannot drop) end at their next send.
+        if crate::interrupt::process().requested() {
+            return Some(format!("{NOT_SENT}the run was asked to stop"));
+        }
         if let Some(words) = self.watch.broken() {
             return Some(format!("{NOT_SENT}the target is broken ({words})"));
         }

@@ -209,7 +209,8 @@ pub fn judge_retry_afters_within(
     slack: f64,
 ) -> Option<Judged> {
     let w = window.as_secs_f64();
-    let longest = w + SLACK_SECS;
+    // An HTTP-date's wait is the target's clock less ours: the slack allows for its offset.
+    let longest = w + slack;
     let mut judged = 0;
     let mut date = None;
     for (i, a) in answers.iter().enumerate().filter(|(_, a)| a.throttled()) {

@@ -387,8 +387,12 @@ pub async fn run(ctx: &Ctx) {
             None,
         );
     }
-    // First, alone: the target's choices of sort and paging lead `pagination.choices`, whose
-    // findings are kept in the order they come.
+    // First, alone: the walk (it says whether the pages are consistent, which `sort` reads
+    // before judging lists against each other), then the target's choices of sort and paging,
+    // which lead `pagination.choices`, whose findings are kept in the order they come.
+    if ctx.enabled(check_id!("pagination.walk")) {
+        walk(&l, &ordered, &main_field, &baseline).await;
+    }
     if ctx.enabled(check_id!("pagination.sort")) || ctx.enabled(check_id!("pagination.choices")) {
         match &sorting {
             Some(s) => sort(&l, s, &main_field, &baseline).await,
@@ -402,13 +406,13 @@ pub async fn run(ctx: &Ctx) {
     if ctx.enabled(check_id!("pagination.choices")) {
         choices(&l, &main_field, &baseline).await;
     }
-    beside(&l, &ordered, &main_field, &baseline);
+    beside(&l, &baseline);
 }
 
 /// The checks that only read the list, once its baseline is read: side by side on scoped
 /// threads (the generated ones block on the runtime), so a far target's round trips overlap.
 /// Each records in its own order.
-fn beside(l: &Lister<'_>, ordered: &[(String, String)], main_field: &str, baseline: &Walk) {
+fn beside(l: &Lister<'_>, baseline: &Walk) {
     let (ctx, h) = (l.ctx, tokio::runtime::Handle::current());
     let h = &h;
     let pages = move || {
@@ -418,9 +422,6 @@ fn beside(l: &Lister<'_>, ordered: &[(String, String)], main_field: &str, baseli
             }
             if ctx.enabled(check_id!("pagination.bounds")) {
                 past_end(l, baseline).await;
-            }
-            if ctx.enabled(check_id!("pagination.walk")) {
-                walk(l, ordered, main_field, baseline).await;
             }
         })
     };

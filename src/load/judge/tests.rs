@@ -588,4 +588,12 @@ fn a_target_clock_ahead_is_allowed_for_once_its_date_says_so() {
             told.findings
         );
     }
+    // Retry-After as an HTTP-date by the target's clock: 6 s after its now, 12 s after ours.
+    for x in records.iter_mut().filter(|x| x.retry_after.is_some()) {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(wall0 + x.recv + 12.0);
+        x.retry_after = Some(httpdate::fmt_http_date(at));
+    }
+    let dated = judged(&r, &slots, &records, wall0);
+    let ra = verdict_of(&dated, "load.retry-after");
+    assert!(ra.is_some() && ra < Some(fail), "{:?}", dated.findings);
 }

@@ -8,6 +8,7 @@
 #
 #   cargo build --release && benches/vs-schemathesis.sh
 #   ST=/path/to/schemathesis EXAMPLES=50 benches/vs-schemathesis.sh
+#   KEEP=1 ...   keeps the work directory (both tools' logs, linkcert's reports, serve.log)
 # Needs Schemathesis (pip install schemathesis; ST names the executable) and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ BIN=${BIN:-target/release/linkcert}
 ST=${ST:-schemathesis}
 EXAMPLES=${EXAMPLES:-100}
 work=$(mktemp -d)
-trap 'kill "$serve" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill "$serve" 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"' EXIT
 port=$((20000 + RANDOM % 20000))
 cat >"$work/keys.toml" <<T
 [[workspace]]

@@ -142,9 +142,20 @@ impl Ctx {
         expect: conformance::Expect,
     ) -> (probe::Exchange, conformance::Outcome) {
         let x = self.probe.send(req).await;
-        let o = self.judge(op, &x, expect);
-        self.progress.tick(&self.probe, &self.rec);
+        let o = self.judged(op, &x, expect);
         (x, o)
+    }
+
+    /// The cross-cutting checks on an answer, and the progress line told.
+    fn judged(
+        &self,
+        op: &Operation,
+        x: &probe::Exchange,
+        expect: conformance::Expect,
+    ) -> conformance::Outcome {
+        let o = self.judge(op, x, expect);
+        self.progress.tick(&self.probe, &self.rec);
+        o
     }
 
     /// Exchanges that do not depend on each other, `opts.concurrency` in flight at a time, so
@@ -174,8 +185,7 @@ impl Ctx {
             let Some(&(op, expect)) = judging.get(i) else {
                 break;
             };
-            let o = self.judge(op, &x, expect);
-            self.progress.tick(&self.probe, &self.rec);
+            let o = self.judged(op, &x, expect);
             each(i, x, o);
             i += 1;
         }

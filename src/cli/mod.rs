@@ -138,7 +138,8 @@ struct CheckArgs {
     /// Requests in flight at once where they do not depend on each other (generated
     /// properties, credential mutations, renders, list relations), so a far target's round
     /// trips overlap. A family may run a few other checks beside such a group: at most twice
-    /// this and two more in flight in all.
+    /// this and two more in flight in all, but for the rate-limit bursts, which send at once on
+    /// purpose.
     #[arg(long, default_value_t = 4)]
     concurrency: usize,
     /// Longest wait for one answer, in seconds. A target that stops answering in the middle

@@ -34,9 +34,12 @@ url="http://127.0.0.1:$port"
 now() { date +%s.%N; }
 
 t0=$(now)
-"$ST" run specs/link-attribution.openapi.yaml --url "$url" -H "Authorization: Bearer lk_bench" \
+# Run from the work directory: Schemathesis keeps the failures it found in `.schemathesis/`
+# under its working directory and replays them first, so each run starts from none.
+spec=$PWD/specs/link-attribution.openapi.yaml
+(cd "$work" && "$ST" run "$spec" --url "$url" -H "Authorization: Bearer lk_bench" \
   --max-examples "$EXAMPLES" --workers 1 --report har --report-har-path "$work/st.har" \
-  >"$work/st.log" 2>&1 || true
+  >"$work/st.log" 2>&1) || true
 t1=$(now)
 st_requests=$(python3 -c "import json; print(len(json.load(open('$work/st.har'))['log']['entries']))")
 

@@ -12,14 +12,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use image::{DynamicImage, ImageError, ImageFormat, ImageReader, Limits};
 
-use qrcode::QrCode;
-
 use qrcode::types::{Color, QrError};
 
 use thiserror::Error;
 
 pub mod datastream;
 mod inspect;
+mod mask;
 mod render;
 mod upright;
 

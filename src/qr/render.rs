@@ -36,8 +36,8 @@ fn encoded(data: &[u8], level: EcLevel) -> Result<Symbol, QrError> {
     if let Some((_, _, symbol)) = lock().iter().find(|(d, l, _)| *l == level && d == data) {
         return Ok(symbol.clone());
     }
-    let code = QrCode::with_error_correction_level(data, level.to_qrcode())?;
-    let symbol = (code.width(), Arc::new(code.into_colors()));
+    let (width, colors) = mask::encode(data, level.to_qrcode())?;
+    let symbol = (width, Arc::new(colors));
     let mut recent = lock();
     if recent.len() == RECENT_SYMBOLS {
         recent.pop_front();

@@ -1,0 +1,205 @@
+//! Encoding a symbol, the mask chosen by ISO/IEC 18004 7.8.3's penalty exactly as `qrcode`
+//! scores it, but on a flat grid of booleans. `qrcode` scores each of the eight candidates
+//! through a boxed closure per module and position: that was most of the reference's CPU under
+//! `check`, whose probes ask for many new contents. The symbol is the one `qrcode` draws,
+//! module for module (tested against it).
+
+use qrcode::canvas::{Canvas, MaskPattern};
+use qrcode::types::{Color, QrResult, Version};
+
+/// The eight patterns in `qrcode`'s order: the first of equal scores wins, as there.
+const PATTERNS: [MaskPattern; 8] = [
+    MaskPattern::Checkerboard,
+    MaskPattern::HorizontalLines,
+    MaskPattern::VerticalLines,
+    MaskPattern::DiagonalLines,
+    MaskPattern::LargeCheckerboard,
+    MaskPattern::Fields,
+    MaskPattern::Diamonds,
+    MaskPattern::Meadow,
+];
+
+/// `data` as a symbol at `level`: its width in modules and its modules row by row, what
+/// `QrCode::with_error_correction_level(data, level)` gives.
+pub(super) fn encode(data: &[u8], level: qrcode::EcLevel) -> QrResult<(usize, Vec<Color>)> {
+    let bits = qrcode::bits::encode_auto(data, level)?;
+    let version = bits.version();
+    if let Version::Micro(_) = version {
+        // Not chosen by `encode_auto`; scored differently. Left to `qrcode` whole.
+        let code = qrcode::QrCode::with_bits(bits, level)?;
+        return Ok((code.width(), code.into_colors()));
+    }
+    let (codewords, ec) = qrcode::ec::construct_codewords(&bits.into_bytes(), version, level)?;
+    let mut canvas = Canvas::new(version, level);
+    canvas.draw_all_functional_patterns();
+    canvas.draw_data(&codewords, &ec);
+    let width = version.width() as usize;
+    let mut best: Option<(u16, Vec<Color>)> = None;
+    let mut dark = Vec::with_capacity(width * width);
+    for pattern in PATTERNS {
+        let mut masked = canvas.clone();
+        masked.apply_mask(pattern);
+        let colors = masked.into_colors();
+        dark.clear();
+        dark.extend(colors.iter().map(|c| *c == Color::Dark));
+        let score = penalty(&dark, width);
+        if best.as_ref().is_none_or(|(b, _)| score < *b) {
+            best = Some((score, colors));
+        }
+    }
+    let (_, colors) = best.expect("eight patterns scored");
+    Ok((width, colors))
+}
+
+/// The four penalties summed, in `qrcode`'s 16-bit arithmetic (wrapping, as its release
+/// build does; real symbols stay far below it).
+fn penalty(dark: &[bool], w: usize) -> u16 {
+    let column = |x: usize| -> Vec<bool> { (0..w).map(|y| dark[y * w + x]).collect() };
+    let columns: Vec<Vec<bool>> = (0..w).map(column).collect();
+    let mut total = 0u16;
+    for line in dark
+        .chunks_exact(w)
+        .chain(columns.iter().map(Vec::as_slice))
+    {
+        total = total.wrapping_add(runs(line));
+    }
+    total = total.wrapping_add(blocks(dark, w));
+    for lines in [
+        dark.chunks_exact(w).collect::<Vec<_>>(),
+        columns.iter().map(Vec::as_slice).collect(),
+    ] {
+        let found: u32 = lines.iter().map(|l| finder_like(l)).sum();
+        total = total.wrapping_add((found as u16).wrapping_sub(360));
+    }
+    total.wrapping_add(balance(dark))
+}
+
+/// N1: every run of 5 + k modules of one colour in a line scores 3 + k.
+fn runs(line: &[bool]) -> u16 {
+    let mut score = 0u32;
+    let mut len = 0u32;
+    for (i, &m) in line.iter().enumerate() {
+        if i > 0 && m == line[i - 1] {
+            len += 1;
+        } else {
+            if len >= 5 {
+                score += len - 2;
+            }
+            len = 1;
+        }
+    }
+    if len >= 5 {
+        score += len - 2;
+    }
+    score as u16
+}
+
+/// N2: every 2x2 block of one colour, overlaps counted, scores 3.
+fn blocks(dark: &[bool], w: usize) -> u16 {
+    let mut score = 0u32;
+    for (top, bottom) in dark.chunks_exact(w).zip(dark.chunks_exact(w).skip(1)) {
+        for x in 0..w - 1 {
+            let m = top[x];
+            if top[x + 1] == m && bottom[x] == m && bottom[x + 1] == m {
+                score += 3;
+            }
+        }
+    }
+    score as u16
+}
+
+/// N3 for one line: 40 for every 1:1:3:1:1 dark-light pattern with four light modules (or the
+/// edge) on at least one side.
+fn finder_like(line: &[bool]) -> u32 {
+    const PATTERN: [bool; 7] = [true, false, true, true, true, false, true];
+    let w = line.len();
+    let mut score = 0;
+    for j in 0..w.saturating_sub(6) {
+        if line[j..j + 7] != PATTERN {
+            continue;
+        }
+        let dark_before = line[j.saturating_sub(4)..j].iter().any(|&m| m);
+        let dark_after = line[j + 7..(j + 11).min(w)].iter().any(|&m| m);
+        if !dark_before || !dark_after {
+            score += 40;
+        }
+    }
+    score
+}
+
+/// N4: the distance of the dark share from half, in percent.
+fn balance(dark: &[bool]) -> u16 {
+    let n = dark.iter().filter(|&&m| m).count();
+    let ratio = n * 200 / dark.len();
+    ratio.abs_diff(100) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qrcode::{EcLevel, QrCode};
+
+    /// The symbol is `qrcode`'s, module for module, from version 1 to 40 at every level.
+    #[test]
+    fn the_mask_chosen_is_the_one_qrcode_chooses() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut byte = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        };
+        let levels = [EcLevel::L, EcLevel::M, EcLevel::Q, EcLevel::H];
+        let mut versions = std::collections::BTreeSet::new();
+        for (i, len) in [
+            1usize, 7, 20, 33, 60, 100, 180, 271, 400, 650, 900, 1273, 1852, 2331,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let level = levels[i % 4];
+            // Bytes, then digits and URL text: the encoder's modes differ.
+            let inputs: [Vec<u8>; 3] = [
+                (0..len).map(|_| byte()).collect(),
+                (0..len).map(|_| b'0' + byte() % 10).collect(),
+                format!("https://example.com/{}", "ab/c?d=1&".repeat(len / 9 + 1)).into_bytes()
+                    [..len.max(20)]
+                    .to_vec(),
+            ];
+            for data in inputs {
+                let Ok(theirs) = QrCode::with_error_correction_level(&data, level) else {
+                    continue;
+                };
+                let (width, ours) = encode(&data, level).expect("encodes as qrcode does");
+                assert_eq!(width, theirs.width(), "{len} bytes at {level:?}");
+                assert!(ours == theirs.into_colors(), "{len} bytes at {level:?}");
+                versions.insert(width);
+            }
+        }
+        // Version 40 (177 modules) and small ones both covered.
+        assert!(
+            versions.contains(&177) && versions.iter().any(|&w| w <= 25),
+            "{versions:?}"
+        );
+    }
+
+    #[test]
+    fn each_penalty_scores_what_the_standard_says() {
+        // A run of 7 scores 5; of 4, nothing.
+        assert_eq!(runs(&[true; 7]), 5);
+        assert_eq!(runs(&[true, true, true, true, false]), 0);
+        // A 3x3 square of one colour holds four 2x2 blocks.
+        assert_eq!(blocks(&[true; 9], 3), 12);
+        // 1:1:3:1:1 with light on one side scores; dark on both does not.
+        let lone = [
+            true, false, true, true, true, false, true, false, false, false, false,
+        ];
+        assert_eq!(finder_like(&lone), 40);
+        let mut boxed = vec![true; 4];
+        boxed.extend([true, false, true, true, true, false, true]);
+        boxed.extend([true; 4]);
+        assert_eq!(finder_like(&boxed), 0);
+        assert_eq!(balance(&[true, false]), 0);
+        assert_eq!(balance(&[true, true, true, false]), 50);
+    }
+}

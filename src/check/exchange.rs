@@ -3,6 +3,7 @@
 //! redacted, a body excerpt, the PNG kept for the certificate and a one-line curl to reproduce
 //! it. Sending it is `probe`'s.
 
+use bytes::Bytes;
 use http::Method;
 use serde_json::Value;
 
@@ -25,7 +26,8 @@ pub struct Req {
     /// Used verbatim instead of `query` when set (to send what an encoder would not).
     pub raw_query: Option<String>,
     pub headers: Vec<(String, String)>,
-    pub body: Option<Vec<u8>>,
+    /// Shared, not copied, by the clones a send makes (bodies of 16 MiB are sent).
+    pub body: Option<Bytes>,
     /// Sent as `Authorization: Bearer <key>` unless `headers` sets Authorization itself.
     pub key: Option<PlanKey>,
 }
@@ -56,12 +58,12 @@ impl Req {
         self.headers.push((k.to_string(), v.into()));
         self
     }
-    pub fn body(mut self, content_type: &str, bytes: Vec<u8>) -> Req {
+    pub fn body(mut self, content_type: &str, bytes: impl Into<Bytes>) -> Req {
         self.headers
             .retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
         self.headers
             .push(("content-type".into(), content_type.into()));
-        self.body = Some(bytes);
+        self.body = Some(bytes.into());
         self
     }
     pub fn key(mut self, key: &PlanKey) -> Req {
@@ -324,7 +326,7 @@ mod tests {
         body.resize(body.len() + 100_000, b'x');
         body.extend_from_slice(br#""}"#);
         let mut req = Req::post_json("/p", &serde_json::json!({}));
-        req.body = Some(body);
+        req.body = Some(body.into());
         let x = Exchange {
             url: req.url(&crate::http::BaseUrl::parse("https://h").unwrap()),
             req,

@@ -3,6 +3,7 @@
 //! decodes it (rqrr).
 
 use super::*;
+use dark::Dark;
 
 /// What the checker learns from a PNG a server returned.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,7 +87,7 @@ pub fn inspect_png(bytes: &[u8], fg: Rgb, bg: Rgb) -> Result<Inspection, Inspect
             "foreground and background colours are identical".into(),
         ))
     } else {
-        locate_and_decode(&dark, width as usize, height as usize)
+        locate_and_decode(&dark)
     };
     Ok(Inspection {
         width,
@@ -100,8 +101,8 @@ pub fn inspect_png(bytes: &[u8], fg: Rgb, bg: Rgb) -> Result<Inspection, Inspect
 pub(super) struct Pixels {
     pub(super) width: u32,
     pub(super) height: u32,
-    /// Row-major, true where the pixel is nearer fg than bg.
-    pub(super) dark: Vec<bool>,
+    /// Where the pixel is nearer fg than bg.
+    pub(super) dark: Dark,
     /// Opaque pixels exactly equal to fg or bg.
     pub(super) exact: u64,
 }
@@ -154,41 +155,55 @@ pub(super) fn classify_indexed(
     }
     let per_byte = 8 / depth;
     let mask = ((1u16 << depth) - 1) as u8;
-    // Every byte value's pixels, classified once: a row is then a copy per byte, not a lookup
-    // per pixel (a 4096 px square is 16.7 million pixels).
-    let bytes: Vec<([bool; 8], u8)> = (0..=255u8)
+    // Every byte value's pixels, classified once: a row is then a lookup per byte, not per
+    // pixel (a 4096 px square is 16.7 million pixels). Bits most significant first, as `Dark`.
+    let bytes: Vec<(u8, u8)> = (0..=255u8)
         .map(|byte| {
-            let (mut px, mut n) = ([false; 8], 0u8);
-            for (k, p) in px.iter_mut().take(per_byte).enumerate() {
+            let (mut bits, mut n) = (0u8, 0u8);
+            for k in 0..per_byte {
                 let (is_dark, is_exact) =
                     verdicts[usize::from((byte >> (8 - depth * (k + 1))) & mask)];
-                *p = is_dark;
+                bits = (bits << 1) | u8::from(is_dark);
                 n += u8::from(is_exact);
             }
-            (px, n)
+            (bits, n)
         })
         .collect();
-    let mut dark = Vec::with_capacity(w * h);
+    let mut dark = Dark::new(w, h);
     let mut exact = 0u64;
     let whole = w / per_byte;
-    for line in buf.chunks_exact(frame.line_size).take(h) {
+    for (y, line) in buf.chunks_exact(frame.line_size).take(h).enumerate() {
+        let row = dark.row_mut(y);
+        // `per_byte` divides 8: every 8 / per_byte source bytes fill one byte of the row.
+        let (mut acc, mut filled, mut at) = (0u8, 0usize, 0usize);
         for &byte in line.iter().take(whole) {
-            let (px, n) = &bytes[usize::from(byte)];
-            dark.extend_from_slice(&px[..per_byte]);
-            exact += u64::from(*n);
+            let (bits, n) = bytes[usize::from(byte)];
+            acc = if per_byte == 8 {
+                bits
+            } else {
+                (acc << per_byte) | bits
+            };
+            filled += per_byte;
+            exact += u64::from(n);
+            if filled == 8 {
+                row[at] = acc << (8 - filled);
+                (acc, filled, at) = (0, 0, at + 1);
+            }
+        }
+        if filled > 0 {
+            row[at] = acc << (8 - filled);
         }
         // The last byte's pixels inside the row (the rest is padding).
         for x in whole * per_byte..w {
             let byte = line.get(x / per_byte).copied().unwrap_or(0);
             let shift = 8 - depth * (x % per_byte + 1);
             let (is_dark, is_exact) = verdicts[usize::from((byte >> shift) & mask)];
-            dark.push(is_dark);
+            dark.set(x, y, is_dark);
             exact += u64::from(is_exact);
         }
     }
     // A frame shorter than its header says (the decoder would have refused it): the rest is
-    // background.
-    dark.resize(w * h, false);
+    // background, as `Dark::new` left it.
     Ok(Some(Pixels {
         width: frame.width,
         height: frame.height,
@@ -213,11 +228,14 @@ pub(super) fn decode_png_limited(bytes: &[u8]) -> Result<DynamicImage, InspectEr
 /// Classify every pixel as fg (dark for rqrr) or bg by nearest colour.
 pub(super) fn classify(img: &DynamicImage, fg: Rgb, bg: Rgb) -> Pixels {
     // Borrow the common 8-bit layouts; convert the rest (the decode limits bound the copy).
+    let w = img.width() as usize;
     let (dark, exact) = match img {
-        DynamicImage::ImageRgb8(buf) => classify_raw::<3>(buf.as_raw(), fg, bg),
-        DynamicImage::ImageRgba8(buf) => classify_raw::<4>(buf.as_raw(), fg, bg),
-        other if other.color().has_alpha() => classify_raw::<4>(other.to_rgba8().as_raw(), fg, bg),
-        other => classify_raw::<3>(other.to_rgb8().as_raw(), fg, bg),
+        DynamicImage::ImageRgb8(buf) => classify_raw::<3>(buf.as_raw(), w, fg, bg),
+        DynamicImage::ImageRgba8(buf) => classify_raw::<4>(buf.as_raw(), w, fg, bg),
+        other if other.color().has_alpha() => {
+            classify_raw::<4>(other.to_rgba8().as_raw(), w, fg, bg)
+        }
+        other => classify_raw::<3>(other.to_rgb8().as_raw(), w, fg, bg),
     };
     Pixels {
         width: img.width(),
@@ -243,14 +261,14 @@ pub(super) fn verdict(px: [u8; 4], fg: Rgb, bg: Rgb) -> (bool, bool) {
     (dist2(c, fg.0) < dist2(c, bg.0), exact)
 }
 
-/// `N` is 3 (RGB) or 4 (RGBA) bytes per pixel.
-pub(super) fn classify_raw<const N: usize>(raw: &[u8], fg: Rgb, bg: Rgb) -> (Vec<bool>, u64) {
+/// `N` is 3 (RGB) or 4 (RGBA) bytes per pixel, `w` pixels a row.
+pub(super) fn classify_raw<const N: usize>(raw: &[u8], w: usize, fg: Rgb, bg: Rgb) -> (Dark, u64) {
     let pixels = raw.chunks_exact(N);
-    let mut dark = vec![false; pixels.len()];
+    let mut dark = Dark::new(w, pixels.len().checked_div(w).unwrap_or(0));
     let mut exact = 0u64;
     // QR images are long runs of one colour: reuse the previous verdict when the pixel repeats.
     let mut last: Option<([u8; 4], (bool, bool))> = None;
-    for (d, px) in dark.iter_mut().zip(pixels) {
+    for (i, px) in pixels.enumerate() {
         let key = [px[0], px[1], px[2], if N == 4 { px[3] } else { 255 }];
         let v = match last {
             Some((prev, v)) if prev == key => v,
@@ -260,7 +278,7 @@ pub(super) fn classify_raw<const N: usize>(raw: &[u8], fg: Rgb, bg: Rgb) -> (Vec
                 v
             }
         };
-        *d = v.0;
+        dark.set(i % w.max(1), i / w.max(1), v.0);
         exact += u64::from(v.1);
     }
     (dark, exact)
@@ -285,13 +303,12 @@ pub(super) struct BBox {
     pub(super) bottom: usize,
 }
 
-pub(super) fn dark_bbox(dark: &[bool], w: usize) -> Option<BBox> {
+pub(super) fn dark_bbox(dark: &Dark) -> Option<BBox> {
     let mut bbox: Option<BBox> = None;
-    for (y, row) in dark.chunks_exact(w).enumerate() {
-        let Some(first) = row.iter().position(|&d| d) else {
+    for y in 0..dark.height() {
+        let Some((first, last)) = dark.row_span(y) else {
             continue;
         };
-        let last = row.iter().rposition(|&d| d).unwrap_or(first);
         bbox = Some(match bbox {
             None => BBox {
                 left: first,
@@ -310,23 +327,19 @@ pub(super) fn dark_bbox(dark: &[bool], w: usize) -> Option<BBox> {
     bbox
 }
 
-pub(super) fn locate_and_decode(
-    dark: &[bool],
-    w: usize,
-    h: usize,
-) -> Result<Decoded, DecodeFailure> {
+pub(super) fn locate_and_decode(dark: &Dark) -> Result<Decoded, DecodeFailure> {
+    let (w, h) = (dark.width(), dark.height());
     if w == 0 || h == 0 {
         return Err(DecodeFailure::NoCodeFound);
     }
-    let bbox = dark_bbox(dark, w).ok_or(DecodeFailure::NoCodeFound)?;
+    let bbox = dark_bbox(dark).ok_or(DecodeFailure::NoCodeFound)?;
     let side = (bbox.right - bbox.left + 1).max(bbox.bottom - bbox.top + 1);
 
     // Estimate the module width before decoding: a code has at least 21 modules across, and
     // the top-left finder's top edge is a run of 7 dark modules starting at the box corner.
     let mut estimate = side as f64 / 21.0;
-    let corner_row = &dark[bbox.top * w..(bbox.top + 1) * w];
-    if corner_row[bbox.left] {
-        let run = corner_row[bbox.left..].iter().take_while(|&&d| d).count();
+    let run = dark.run_from(bbox.left, bbox.top);
+    if run > 0 {
         estimate = estimate.min(run as f64 / 7.0);
     }
     if estimate < MIN_MODULE_PX {
@@ -338,13 +351,13 @@ pub(super) fn locate_and_decode(
     // A symbol upright on the pixel grid is read off its modules; anything else is searched
     // for. Wide modules: sample down to ~4 px per module so big images search fast. If that
     // fails (e.g. the estimate was fooled), search at full resolution once.
-    let (content, level, version) = match upright::read(dark, w, bbox) {
+    let (content, level, version) = match upright::read(dark, bbox) {
         Some(read) => read,
         None => {
             let factor = ((estimate / 4.0).floor() as usize).max(1);
-            let mut result = run_rqrr(dark, w, h, factor);
+            let mut result = run_rqrr(dark, factor);
             if factor > 1 && result.is_err() {
-                result = run_rqrr(dark, w, h, 1);
+                result = run_rqrr(dark, 1);
             }
             result?
         }
@@ -366,12 +379,10 @@ pub(super) fn locate_and_decode(
 
 /// Detect and decode with rqrr on the (optionally downsampled) dark map.
 pub(super) fn run_rqrr(
-    dark: &[bool],
-    w: usize,
-    h: usize,
+    dark: &Dark,
     factor: usize,
 ) -> Result<(Vec<u8>, EcLevel, u8), DecodeFailure> {
-    let (sw, sh) = (w / factor, h / factor);
+    let (sw, sh) = (dark.width() / factor, dark.height() / factor);
     if sw == 0 || sh == 0 {
         return Err(DecodeFailure::NoCodeFound);
     }
@@ -380,7 +391,7 @@ pub(super) fn run_rqrr(
     // broken server cannot take the checker down (this relies on panic=unwind).
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut prepared = rqrr::PreparedImage::prepare_from_bitmap(sw, sh, |x, y| {
-            dark[(y * factor + half) * w + x * factor + half]
+            dark.get(x * factor + half, y * factor + half)
         });
         let grids = prepared.detect_grids();
         if grids.is_empty() {

@@ -51,42 +51,45 @@ pub(super) fn encode(data: &[u8], level: qrcode::EcLevel) -> QrResult<(usize, Ve
     Ok((width, colors))
 }
 
-/// The four penalties summed, in `qrcode`'s 16-bit arithmetic (wrapping, as its release
+/// The four penalties summed (N1 and N3 along rows and columns), in `qrcode`'s 16-bit arithmetic (wrapping, as its release
 /// build does; real symbols stay far below it).
 fn penalty(dark: &[bool], w: usize) -> u16 {
-    let column = |x: usize| -> Vec<bool> { (0..w).map(|y| dark[y * w + x]).collect() };
-    let columns: Vec<Vec<bool>> = (0..w).map(column).collect();
+    // Columns as rows of a transposed copy: every line scan then reads contiguous memory.
+    let mut transposed = vec![false; dark.len()];
+    for (y, row) in dark.chunks_exact(w).enumerate() {
+        for (x, &m) in row.iter().enumerate() {
+            transposed[x * w + y] = m;
+        }
+    }
     let mut total = 0u16;
-    for line in dark
-        .chunks_exact(w)
-        .chain(columns.iter().map(Vec::as_slice))
-    {
-        total = total.wrapping_add(runs(line));
+    for grid in [dark, &transposed] {
+        let (mut found, mut run) = (0u32, 0u16);
+        for line in grid.chunks_exact(w) {
+            run = run.wrapping_add(runs(line));
+            found += finder_like(line);
+        }
+        total = total
+            .wrapping_add(run)
+            .wrapping_add((found as u16).wrapping_sub(360));
     }
-    total = total.wrapping_add(blocks(dark, w));
-    for lines in [
-        dark.chunks_exact(w).collect::<Vec<_>>(),
-        columns.iter().map(Vec::as_slice).collect(),
-    ] {
-        let found: u32 = lines.iter().map(|l| finder_like(l)).sum();
-        total = total.wrapping_add((found as u16).wrapping_sub(360));
-    }
-    total.wrapping_add(balance(dark))
+    total
+        .wrapping_add(blocks(dark, w))
+        .wrapping_add(balance(dark))
 }
 
-/// N1: every run of 5 + k modules of one colour in a line scores 3 + k.
+/// N1: every run of 5 + k modules of one colour in a line scores 3 + k. Branch-free: which
+/// way a module goes is data, and a mispredicted branch per module was most of the cost.
 fn runs(line: &[bool]) -> u16 {
-    let mut score = 0u32;
-    let mut len = 0u32;
-    for (i, &m) in line.iter().enumerate() {
-        if i > 0 && m == line[i - 1] {
-            len += 1;
-        } else {
-            if len >= 5 {
-                score += len - 2;
-            }
-            len = 1;
-        }
+    let Some((&first, rest)) = line.split_first() else {
+        return 0;
+    };
+    let (mut score, mut len, mut prev) = (0u32, 1u32, first);
+    for &m in rest {
+        let same = m == prev;
+        let ended = if len >= 5 { len - 2 } else { 0 };
+        score += if same { 0 } else { ended };
+        len = if same { len + 1 } else { 1 };
+        prev = m;
     }
     if len >= 5 {
         score += len - 2;
@@ -98,33 +101,37 @@ fn runs(line: &[bool]) -> u16 {
 fn blocks(dark: &[bool], w: usize) -> u16 {
     let mut score = 0u32;
     for (top, bottom) in dark.chunks_exact(w).zip(dark.chunks_exact(w).skip(1)) {
-        for x in 0..w - 1 {
-            let m = top[x];
-            if top[x + 1] == m && bottom[x] == m && bottom[x + 1] == m {
-                score += 3;
-            }
+        // Dark modules counted, without a branch: all four light or all four dark.
+        let pairs = top
+            .iter()
+            .zip(&top[1..])
+            .zip(bottom.iter().zip(&bottom[1..]));
+        for ((&a, &b), (&c, &d)) in pairs {
+            let n = u8::from(a) + u8::from(b) + u8::from(c) + u8::from(d);
+            score += u32::from((n == 0) | (n == 4));
         }
     }
-    score as u16
+    (3 * score) as u16
 }
 
 /// N3 for one line: 40 for every 1:1:3:1:1 dark-light pattern with four light modules (or the
-/// edge) on at least one side.
+/// edge) on at least one side. Read through a sliding window of the last 15 modules (the
+/// edges light): patterns light before, plus light after, less light on both sides.
 fn finder_like(line: &[bool]) -> u32 {
-    const PATTERN: [bool; 7] = [true, false, true, true, true, false, true];
-    let w = line.len();
-    let mut score = 0;
-    for j in 0..w.saturating_sub(6) {
-        if line[j..j + 7] != PATTERN {
-            continue;
-        }
-        let dark_before = line[j.saturating_sub(4)..j].iter().any(|&m| m);
-        let dark_after = line[j + 7..(j + 11).min(w)].iter().any(|&m| m);
-        if !dark_before || !dark_after {
-            score += 40;
-        }
+    // Grouped as light run and pattern, not by nibble.
+    #![allow(clippy::unusual_byte_groupings)]
+    const BEFORE: u32 = 0b0000_1011101; // 11 modules, oldest first
+    const AFTER: u32 = 0b1011101_0000;
+    const BOTH: u32 = 0b0000_1011101_0000; // 15 modules
+    let mut window = 0u32;
+    let mut found = 0u32;
+    for &m in line.iter().chain(&[false; 4]) {
+        window = ((window << 1) | u32::from(m)) & 0x7fff;
+        let last11 = window & 0x7ff;
+        found += u32::from(last11 == BEFORE) + u32::from(last11 == AFTER);
+        found -= u32::from(window == BOTH);
     }
-    score
+    40 * found
 }
 
 /// N4: the distance of the dark share from half, in percent.

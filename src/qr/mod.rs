@@ -16,6 +16,7 @@ use qrcode::types::{Color, QrError};
 
 use thiserror::Error;
 
+mod dark;
 pub mod datastream;
 mod inspect;
 mod mask;
@@ -412,6 +413,57 @@ mod tests {
         out
     }
 
+    /// Palette images of every bit depth, rows not a whole number of bytes: the palette path
+    /// classifies every pixel as the general path does, bit for bit.
+    #[test]
+    fn palette_images_of_every_depth_classify_as_the_general_path_does() {
+        // Index 0 exact bg, 1 exact fg, 2 near fg, 3 near bg, 4.. dark-ish; one partly clear.
+        let palette = [
+            255, 255, 255, 0, 0, 0, 30, 30, 30, 220, 220, 220, 90, 10, 10,
+        ];
+        let trns = [255, 255, 255, 255, 100];
+        for (depth, bits, colours) in [
+            (png::BitDepth::One, 1, 2u32),
+            (png::BitDepth::Two, 2, 4),
+            (png::BitDepth::Four, 4, 5),
+            (png::BitDepth::Eight, 8, 5),
+        ] {
+            let (w, h) = (37u32, 9u32);
+            let per_byte = 8 / bits;
+            let stride = (w as usize).div_ceil(per_byte);
+            let mut data = vec![0u8; stride * h as usize];
+            for y in 0..h as usize {
+                for x in 0..w as usize {
+                    let index = ((x * 7 + y * 3) % colours as usize) as u8;
+                    let shift = 8 - bits * (x % per_byte + 1);
+                    data[y * stride + x / per_byte] |= index << shift;
+                }
+            }
+            let mut png = Vec::new();
+            let mut enc = png::Encoder::new(&mut png, w, h);
+            enc.set_color(png::ColorType::Indexed);
+            enc.set_depth(depth);
+            enc.set_palette(palette[..3 * colours as usize].to_vec());
+            enc.set_trns(trns[..colours as usize].to_vec());
+            let mut writer = enc.write_header().expect("header");
+            writer.write_image_data(&data).expect("data");
+            writer.finish().expect("finish");
+
+            let fast = classify_indexed(&png, BLACK, WHITE)
+                .expect("decodes")
+                .expect("palette path");
+            let img = decode_png_limited(&png).expect("decodes");
+            let slow = classify(&img, BLACK, WHITE);
+            assert_eq!((fast.width, fast.height), (w, h), "depth {bits}");
+            assert_eq!(fast.dark, slow.dark, "depth {bits}");
+            assert_eq!(fast.exact, slow.exact, "depth {bits}");
+            assert!(
+                fast.exact > 0 && fast.dark.row_span(0).is_some(),
+                "depth {bits}"
+            );
+        }
+    }
+
     #[test]
     fn valid_png_without_code_is_no_code_found() {
         let blank = encode_rgb(200, 200, |_, _| [255, 255, 255]);
@@ -470,7 +522,7 @@ mod tests {
         let img = image::load_from_memory(&png).expect("png");
         let px = classify(&img, BLACK, WHITE);
         // ~29 px modules: a factor of 7 leaves ~4 px per module.
-        let (content, level, _) = run_rqrr(&px.dark, 1200, 1200, 7).expect("downscaled decode");
+        let (content, level, _) = run_rqrr(&px.dark, 7).expect("downscaled decode");
         assert_eq!((content.as_slice(), level), (URL, EcLevel::M));
     }
 

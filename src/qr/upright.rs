@@ -9,17 +9,17 @@
 //! before, so this path can make a verdict faster, never different.
 
 use super::*;
+use dark::Dark;
 use inspect::BBox;
 
 /// The decoded symbol, read upright, or None when it is not a clean upright symbol.
-pub(super) fn read(dark: &[bool], w: usize, bbox: BBox) -> Option<(Vec<u8>, EcLevel, u8)> {
+pub(super) fn read(dark: &Dark, bbox: BBox) -> Option<(Vec<u8>, EcLevel, u8)> {
     let side = bbox.right - bbox.left + 1;
     if side != bbox.bottom - bbox.top + 1 {
         return None;
     }
     // The top-left finder's top edge: 7 modules dark from the corner.
-    let row = dark.get(bbox.top * w..(bbox.top + 1) * w)?;
-    let run = row.get(bbox.left..)?.iter().take_while(|&&d| d).count();
+    let run = dark.run_from(bbox.left, bbox.top);
     // The versions whose module width makes that run nearest 7 modules, nearest first: a
     // fractional module width rounds the run, so neighbours are tried too.
     let off = |v: usize| (run as f64 - 7.0 * side as f64 / (17 + 4 * v) as f64).abs();
@@ -36,7 +36,7 @@ pub(super) fn read(dark: &[bool], w: usize, bbox: BBox) -> Option<(Vec<u8>, EcLe
                 bbox.left + ((x as f64 + 0.5) * px) as usize,
                 bbox.top + ((y as f64 + 0.5) * px) as usize,
             );
-            dark.get(cy * w + cx).copied().unwrap_or(false)
+            dark.get(cx, cy)
         };
         let grid = rqrr::SimpleGrid::from_func(n, at);
         function_patterns_hold(&grid, version).then_some((version, grid))
@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(alignment_centres(40), [6, 30, 58, 86, 114, 142, 170]);
     }
 
-    fn pixels(data: &[u8], size: u32, level: EcLevel) -> (Vec<bool>, usize) {
+    fn pixels(data: &[u8], size: u32, level: EcLevel) -> Dark {
         let o = RenderOptions {
             size,
             margin: 4,
@@ -148,7 +148,7 @@ mod tests {
         };
         let png = render_png(data, &o).expect("render");
         let img = image::load_from_memory(&png).expect("png");
-        (inspect::classify(&img, BLACK, WHITE).dark, size as usize)
+        inspect::classify(&img, BLACK, WHITE).dark
     }
 
     /// Rendered symbols of many versions and sizes (fractional module widths too) read
@@ -163,10 +163,10 @@ mod tests {
             (2953, 1500, EcLevel::L),
         ] {
             let data: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
-            let (dark, w) = pixels(&data, size, level);
-            let bbox = inspect::dark_bbox(&dark, w).expect("a symbol");
-            let fast = read(&dark, w, bbox).expect("read upright");
-            let full = inspect::run_rqrr(&dark, w, w, 1).expect("full search");
+            let dark = pixels(&data, size, level);
+            let bbox = inspect::dark_bbox(&dark).expect("a symbol");
+            let fast = read(&dark, bbox).expect("read upright");
+            let full = inspect::run_rqrr(&dark, 1).expect("full search");
             assert_eq!(fast, full, "{len} bytes at {size} px");
             assert_eq!(fast.0, data);
         }
@@ -176,12 +176,12 @@ mod tests {
     #[test]
     fn a_broken_function_pattern_is_left_to_the_full_search() {
         let data = b"https://example.com/l/abc123";
-        let (dark, w) = pixels(data, 600, EcLevel::M);
-        let bbox = inspect::dark_bbox(&dark, w).expect("a symbol");
-        assert!(read(&dark, w, bbox).is_some());
+        let dark = pixels(data, 600, EcLevel::M);
+        let bbox = inspect::dark_bbox(&dark).expect("a symbol");
+        assert!(read(&dark, bbox).is_some());
         let (n, px) = {
             let side = bbox.right - bbox.left + 1;
-            let v = read(&dark, w, bbox).map(|r| r.2).unwrap_or(0) as usize;
+            let v = read(&dark, bbox).map(|r| r.2).unwrap_or(0) as usize;
             (17 + 4 * v, side as f64 / (17 + 4 * v) as f64)
         };
         // The timing pattern's module at (6, 9), light, painted dark.
@@ -192,10 +192,10 @@ mod tests {
         );
         for y in y0..y0 + px as usize {
             for x in x0..x0 + px as usize {
-                broken[y * w + x] = true;
+                broken.set(x, y, true);
             }
         }
         assert!(n > 21);
-        assert_eq!(read(&broken, w, bbox), None);
+        assert_eq!(read(&broken, bbox), None);
     }
 }

@@ -174,20 +174,26 @@ pub(super) fn classify_indexed(
     let whole = w / per_byte;
     for (y, line) in buf.chunks_exact(frame.line_size).take(h).enumerate() {
         let row = dark.row_mut(y);
-        // `per_byte` divides 8: every 8 / per_byte source bytes fill one byte of the row.
         let (mut acc, mut filled, mut at) = (0u8, 0usize, 0usize);
-        for &byte in line.iter().take(whole) {
-            let (bits, n) = bytes[usize::from(byte)];
-            acc = if per_byte == 8 {
-                bits
-            } else {
-                (acc << per_byte) | bits
-            };
-            filled += per_byte;
-            exact += u64::from(n);
-            if filled == 8 {
-                row[at] = acc << (8 - filled);
-                (acc, filled, at) = (0, 0, at + 1);
+        if per_byte == 8 {
+            // One source byte is one byte of the row (1-bit images: what renderers serve).
+            for (out, &byte) in row.iter_mut().zip(&line[..whole.min(line.len())]) {
+                let (bits, n) = bytes[usize::from(byte)];
+                *out = bits;
+                exact += u64::from(n);
+            }
+            at = whole;
+        } else {
+            // `per_byte` divides 8: every 8 / per_byte source bytes fill one byte of the row.
+            for &byte in line.iter().take(whole) {
+                let (bits, n) = bytes[usize::from(byte)];
+                acc = (acc << per_byte) | bits;
+                filled += per_byte;
+                exact += u64::from(n);
+                if filled == 8 {
+                    row[at] = acc;
+                    (acc, filled, at) = (0, 0, at + 1);
+                }
             }
         }
         if filled > 0 {

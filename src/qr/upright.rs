@@ -31,13 +31,9 @@ pub(super) fn read(dark: &Dark, bbox: BBox) -> Option<(Vec<u8>, EcLevel, u8)> {
         if px < MIN_MODULE_PX || off(version) > px {
             return None;
         }
-        let at = |x: usize, y: usize| {
-            let (cx, cy) = (
-                bbox.left + ((x as f64 + 0.5) * px) as usize,
-                bbox.top + ((y as f64 + 0.5) * px) as usize,
-            );
-            dark.get(cx, cy)
-        };
+        // Each module's centre, in pixels from the box's corner: once per axis, not per module.
+        let centres: Vec<usize> = (0..n).map(|i| ((i as f64 + 0.5) * px) as usize).collect();
+        let at = |x: usize, y: usize| dark.get(bbox.left + centres[x], bbox.top + centres[y]);
         let grid = rqrr::SimpleGrid::from_func(n, at);
         function_patterns_hold(&grid, version).then_some((version, grid))
     })?;

@@ -3,7 +3,7 @@
 //! system's (rustls-platform-verifier, as reqwest does by itself), plus a PEM the target names,
 //! or any certificate for self-signed targets.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
@@ -37,9 +37,11 @@ pub(super) fn config(
             Some(pem) => certificates(pem)?,
             None => Vec::new(),
         };
-        let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider)
-            .map_err(HttpError::Tls)?;
-        builder.with_custom_certificate_verifier(Arc::new(verifier))
+        builder.with_custom_certificate_verifier(Arc::new(Platform {
+            extra,
+            provider,
+            verifier: OnceLock::new(),
+        }))
     };
     Ok(builder.with_no_client_auth())
 }
@@ -93,5 +95,67 @@ impl ServerCertVerifier for AnyCertificate {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.supported_schemes()
+    }
+}
+
+/// The platform's verifier, made at the first handshake: reading the system's roots takes a few
+/// milliseconds that a run against a plain-HTTP target never needs. A failure to make it fails
+/// every handshake, with its reason.
+#[derive(Debug)]
+struct Platform {
+    extra: Vec<CertificateDer<'static>>,
+    provider: Arc<CryptoProvider>,
+    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl Platform {
+    fn get(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.verifier
+            .get_or_init(|| {
+                rustls_platform_verifier::Verifier::new_with_extra_roots(
+                    self.extra.clone(),
+                    self.provider.clone(),
+                )
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl ServerCertVerifier for Platform {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.get()?
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }

@@ -4,12 +4,14 @@
 #   Schemathesis 4 twice (every check, the spec's OpenAPI file, the key in a header, one worker)
 #   `linkcert check --only` every family but ratelimit (whose bursts wait for windows), five
 #   times, each against a fresh reference, the median taken
-# each timed whole; requests counted from Schemathesis' HAR report and linkcert's report.json.
+# each timed whole; requests counted from Schemathesis' HAR report and linkcert's summary line.
+# Each tool runs at its defaults: Schemathesis one worker, linkcert `--concurrency 4` (LC_ARGS
+# adds to linkcert's command line: LC_ARGS="--concurrency 1" sends one request at a time).
 # Prints requests, seconds, requests per second, and the ratio.
 #
 #   cargo build --release && benches/vs-schemathesis.sh
 #   ST=/path/to/schemathesis EXAMPLES=50 benches/vs-schemathesis.sh
-#   KEEP=1 ...   keeps the work directory (both tools' logs, linkcert's reports, serve.log)
+#   KEEP=1 ...   keeps the work directory (both tools' logs, linkcert's reports, the servers' logs)
 # Needs Schemathesis (pip install schemathesis; ST names the executable) and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ BIN=${BIN:-target/release/linkcert}
 ST=${ST:-schemathesis}
 EXAMPLES=${EXAMPLES:-100}
 work=$(mktemp -d)
+serve=""
 trap 'kill "$serve" 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"' EXIT
 port=$((20000 + RANDOM % 20000))
 cat >"$work/keys.toml" <<T
@@ -27,9 +30,23 @@ keys = ["lk_bench"]
 rate_limit_per_minute = 100000000
 analytics_per_second = 1000000
 T
-"$BIN" serve --plain-http --addr "127.0.0.1:$port" --keys "$work/keys.toml" >"$work/serve.log" 2>&1 &
-serve=$!
-until grep -q ready "$work/serve.log"; do sleep 0.2; done
+# A reference on a free port, its log in $work/serve$1.log; its pid in $serve.
+start_serve() {
+  local tries=0
+  port=$((20000 + RANDOM % 20000))
+  "$BIN" serve --plain-http --addr "127.0.0.1:$port" --keys "$work/keys.toml" >"$work/serve$1.log" 2>&1 &
+  serve=$!
+  until grep -q ready "$work/serve$1.log"; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$serve" 2>/dev/null; then
+      echo "the reference did not start (port $port): $work/serve$1.log says:" >&2
+      cat "$work/serve$1.log" >&2
+      exit 1
+    fi
+    sleep 0.05
+  done
+}
+start_serve ""
 url="http://127.0.0.1:$port"
 # The shell's own clock: starting an interpreter to read it would add its start-up to each run.
 now() { date +%s.%N; }
@@ -57,26 +74,28 @@ families=$("$BIN" catalogue 2>/dev/null | sed -n '/^Checks/,/^Rules/p' | awk '/^
   cut -d. -f1 | sort -u | grep -v -x ratelimit | sed 's/^/--only /' | tr '\n' ' ')
 # linkcert runs LC_RUNS times (default 5), each against a reference of its own, started fresh
 # (nothing drawn or stored yet: harder than the server Schemathesis' second run met); the
-# median run is taken. One run of 0.15 s is at the mercy of the machine's moment.
+# median run is taken (the slower middle one for an even count). One run of 0.15 s is at the
+# mercy of the machine's moment.
 lc_times=""
 for i in $(seq "${LC_RUNS:-5}"); do
   kill "$serve" 2>/dev/null || true
-  port=$((20000 + RANDOM % 20000))
-  "$BIN" serve --plain-http --addr "127.0.0.1:$port" --keys "$work/keys.toml" >"$work/serve$i.log" 2>&1 &
-  serve=$!
-  until grep -q ready "$work/serve$i.log"; do sleep 0.05; done
+  start_serve "$i"
   t2=$(now)
   # shellcheck disable=SC2086
   "$BIN" check --target "http://127.0.0.1:$port" --key "enterprise=lk_bench" $families \
-    --out "$work/lc$i" >"$work/lc$i.log" 2>&1 || true
+    ${LC_ARGS:-} --out "$work/lc$i" >"$work/lc$i.log" 2>&1 || true
   t3=$(now)
-  lc_requests=$(grep -o '[0-9]* requests' "$work/lc$i.log" | tail -1 | awk '{print $1}')
+  lc_requests=$( (grep -o '[0-9][0-9]* requests' "$work/lc$i.log" || true) | tail -1 | awk '{print $1}')
+  if [ -z "$lc_requests" ]; then
+    echo "linkcert's run $i printed no request count: $work/lc$i.log (KEEP=1 keeps it)" >&2
+    exit 1
+  fi
   lc_times="$lc_times $lc_requests:$t2:$t3"
 done
 
 # shellcheck disable=SC2086
 python3 - $st_first $st_again $lc_times <<'P'
-import statistics, sys
+import sys
 a = sys.argv[1:]
 runs = [(int(a[0]), float(a[1]), float(a[2])), (int(a[3]), float(a[4]), float(a[5]))]
 lc = [tuple(map(float, r.split(":"))) for r in a[6:]]
@@ -86,7 +105,7 @@ for label, (n, t0, t1) in zip(["first run", "again, replaying its stored failure
     rates.append(n / (t1 - t0))
     print(f"| Schemathesis ({label}) | {n} | {t1 - t0:.1f} | {rates[-1]:.0f} |")
 lc_rates = sorted((n / (t3 - t2), n, t3 - t2) for n, t2, t3 in lc)
-lc_rate, lc_n, lc_secs = lc_rates[len(lc_rates) // 2]
+lc_rate, lc_n, lc_secs = lc_rates[(len(lc_rates) - 1) // 2]
 every = ", ".join(f"{t3 - t2:.2f}" for _, t2, t3 in lc)
 print(f"| linkcert check (every family but ratelimit; median of {len(lc)}: {every} s) | {lc_n:.0f} | {lc_secs:.2f} | {lc_rate:.0f} |")
 print(f"linkcert / Schemathesis per request: {lc_rate / max(rates):.0f}x against its faster run, "

@@ -318,6 +318,7 @@ impl Target {
         ClientConfig {
             trust_pem: self.trust_pem.clone(),
             insecure: self.insecure,
+            plain_http: !self.is_https(),
             ..ClientConfig::new(timeout, pool)
         }
     }

@@ -46,6 +46,11 @@ pub struct ClientConfig {
     pub insecure: bool,
     /// Sent as User-Agent when set.
     pub user_agent: Option<&'static str>,
+    /// The target speaks plain HTTP: the system's roots are read at a first TLS handshake, if
+    /// one ever happens, not when the client is built (they take milliseconds to read). For a
+    /// TLS target they are read up front, so a trust that cannot be made is a setup error,
+    /// not a handshake the target seems to fail.
+    pub plain_http: bool,
 }
 
 impl ClientConfig {
@@ -56,13 +61,14 @@ impl ClientConfig {
             trust_pem: None,
             insecure: false,
             user_agent: None,
+            plain_http: false,
         }
     }
 
     /// The TLS both clients speak (`tls::config`). Certificates are parsed here, so one that
     /// does not parse is an error before any request.
     pub(super) fn tls(&self) -> Result<rustls::ClientConfig, HttpError> {
-        super::tls::config(self.trust_pem.as_deref(), self.insecure)
+        super::tls::config(self.trust_pem.as_deref(), self.insecure, self.plain_http)
     }
 
     /// The client of `check`, the probes and the tests.

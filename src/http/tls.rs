@@ -19,6 +19,7 @@ use super::HttpError;
 pub(super) fn config(
     trust_pem: Option<&str>,
     insecure: bool,
+    plain_http: bool,
 ) -> Result<rustls::ClientConfig, HttpError> {
     // A provider the process installed wins, as it does in reqwest.
     let provider = CryptoProvider::get_default()
@@ -37,11 +38,15 @@ pub(super) fn config(
             Some(pem) => certificates(pem)?,
             None => Vec::new(),
         };
-        builder.with_custom_certificate_verifier(Arc::new(Platform {
+        let platform = Platform {
             extra,
             provider,
             verifier: OnceLock::new(),
-        }))
+        };
+        if !plain_http {
+            platform.get().map_err(HttpError::Tls)?;
+        }
+        builder.with_custom_certificate_verifier(Arc::new(platform))
     };
     Ok(builder.with_no_client_auth())
 }
@@ -98,9 +103,10 @@ impl ServerCertVerifier for AnyCertificate {
     }
 }
 
-/// The platform's verifier, made at the first handshake: reading the system's roots takes a few
-/// milliseconds that a run against a plain-HTTP target never needs. A failure to make it fails
-/// every handshake, with its reason.
+/// The platform's verifier, made when first needed: up front for a TLS target (so a failure is a
+/// setup error), at the first handshake for a plain-HTTP one, which never needs the system's
+/// roots (reading them takes a few milliseconds). A failure made lazily fails every handshake,
+/// with its reason.
 #[derive(Debug)]
 struct Platform {
     extra: Vec<CertificateDer<'static>>,

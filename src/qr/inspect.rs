@@ -173,32 +173,12 @@ pub(super) fn classify_indexed(
     let mut exact = 0u64;
     let whole = w / per_byte;
     for (y, line) in buf.chunks_exact(frame.line_size).take(h).enumerate() {
-        let row = dark.row_mut(y);
-        let (mut acc, mut filled, mut at) = (0u8, 0usize, 0usize);
-        if per_byte == 8 {
-            // One source byte is one byte of the row (1-bit images: what renderers serve).
-            for (out, &byte) in row.iter_mut().zip(&line[..whole.min(line.len())]) {
-                let (bits, n) = bytes[usize::from(byte)];
-                *out = bits;
-                exact += u64::from(n);
-            }
-            at = whole;
-        } else {
-            // `per_byte` divides 8: every 8 / per_byte source bytes fill one byte of the row.
-            for &byte in line.iter().take(whole) {
-                let (bits, n) = bytes[usize::from(byte)];
-                acc = (acc << per_byte) | bits;
-                filled += per_byte;
-                exact += u64::from(n);
-                if filled == 8 {
-                    row[at] = acc;
-                    (acc, filled, at) = (0, 0, at + 1);
-                }
-            }
-        }
-        if filled > 0 {
-            row[at] = acc << (8 - filled);
-        }
+        exact += pack_row(
+            &line[..whole.min(line.len())],
+            dark.row_mut(y),
+            per_byte,
+            &bytes,
+        );
         // The last byte's pixels inside the row (the rest is padding).
         for x in whole * per_byte..w {
             let byte = line.get(x / per_byte).copied().unwrap_or(0);
@@ -216,6 +196,43 @@ pub(super) fn classify_indexed(
         dark,
         exact,
     }))
+}
+
+/// Whole source bytes of one row (`per_byte` pixels each; `per_byte` divides 8) into `Dark`'s
+/// packed row, through `table` (each byte value's dark bits and exact pixels). Returns how
+/// many pixels were exact.
+fn pack_row(line: &[u8], row: &mut [u8], per_byte: usize, table: &[(u8, u8)]) -> u64 {
+    let mut exact = 0u64;
+    if per_byte == 8 {
+        // One source byte is one byte of the row (1-bit images: what renderers serve).
+        for (out, &byte) in row.iter_mut().zip(line) {
+            let (bits, n) = table[usize::from(byte)];
+            *out = bits;
+            exact += u64::from(n);
+        }
+        return exact;
+    }
+    // Every 8 / per_byte source bytes fill one byte of the row.
+    let (mut acc, mut filled) = (0u8, 0usize);
+    let mut out = row.iter_mut();
+    for &byte in line {
+        let (bits, n) = table[usize::from(byte)];
+        acc = (acc << per_byte) | bits;
+        filled += per_byte;
+        exact += u64::from(n);
+        if filled == 8 {
+            if let Some(o) = out.next() {
+                *o = acc;
+            }
+            (acc, filled) = (0, 0);
+        }
+    }
+    if filled > 0
+        && let Some(o) = out.next()
+    {
+        *o = acc << (8 - filled);
+    }
+    exact
 }
 
 pub(super) fn decode_png_limited(bytes: &[u8]) -> Result<DynamicImage, InspectError> {

@@ -146,7 +146,9 @@ mod tests {
     use super::*;
     use qrcode::{EcLevel, QrCode};
 
-    /// The symbol is `qrcode`'s, module for module, from version 1 to 40 at every level.
+    /// The symbol is `qrcode`'s, module for module: every version from 1 to 40 at every level
+    /// (160 symbols of random bytes, each the shortest content the encoder puts in that
+    /// version), then digits and URL text, whose encoding modes differ.
     #[test]
     fn the_mask_chosen_is_the_one_qrcode_chooses() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -156,38 +158,45 @@ mod tests {
             state ^= state << 17;
             (state >> 24) as u8
         };
-        let levels = [EcLevel::L, EcLevel::M, EcLevel::Q, EcLevel::H];
-        let mut versions = std::collections::BTreeSet::new();
-        for (i, len) in [
-            1usize, 7, 20, 33, 60, 100, 180, 271, 400, 650, 900, 1273, 1852, 2331,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let level = levels[i % 4];
-            // Bytes, then digits and URL text: the encoder's modes differ.
-            let inputs: [Vec<u8>; 3] = [
-                (0..len).map(|_| byte()).collect(),
-                (0..len).map(|_| b'0' + byte() % 10).collect(),
-                format!("https://example.com/{}", "ab/c?d=1&".repeat(len / 9 + 1)).into_bytes()
-                    [..len.max(20)]
-                    .to_vec(),
-            ];
-            for data in inputs {
-                let Ok(theirs) = QrCode::with_error_correction_level(&data, level) else {
+        let same = |data: &[u8], level: EcLevel| -> Option<usize> {
+            let theirs = QrCode::with_error_correction_level(data, level).ok()?;
+            let (width, ours) = encode(data, level).expect("encodes where qrcode does");
+            assert_eq!(width, theirs.width(), "{} bytes at {level:?}", data.len());
+            assert!(
+                ours == theirs.into_colors(),
+                "{} bytes at {level:?}",
+                data.len()
+            );
+            Some(width)
+        };
+        let random: Vec<u8> = (0..2953).map(|_| byte()).collect();
+        for level in [EcLevel::L, EcLevel::M, EcLevel::Q, EcLevel::H] {
+            let mut tested = Vec::new();
+            let mut version = 0;
+            for len in 1..=random.len() {
+                // The encoder's choice of version alone is cheap: find where each one starts.
+                let Ok(bits) = qrcode::bits::encode_auto(&random[..len], level) else {
+                    break;
+                };
+                let Version::Normal(v) = bits.version() else {
                     continue;
                 };
-                let (width, ours) = encode(&data, level).expect("encodes as qrcode does");
-                assert_eq!(width, theirs.width(), "{len} bytes at {level:?}");
-                assert!(ours == theirs.into_colors(), "{len} bytes at {level:?}");
-                versions.insert(width);
+                if v != version {
+                    version = v;
+                    tested.extend(same(&random[..len], level));
+                }
+            }
+            let expected: Vec<usize> = (1..=40).map(|v| 17 + 4 * v).collect();
+            assert_eq!(tested, expected, "every version at {level:?}");
+        }
+        for len in [1usize, 20, 100, 400, 1273, 2331] {
+            let digits: Vec<u8> = random[..len].iter().map(|b| b'0' + b % 10).collect();
+            let url = format!("https://example.com/{}", "ab/c?d=1&".repeat(len / 9 + 1));
+            for level in [EcLevel::L, EcLevel::H] {
+                same(&digits, level);
+                same(&url.as_bytes()[..len.max(20)], level);
             }
         }
-        // Version 40 (177 modules) and small ones both covered.
-        assert!(
-            versions.contains(&177) && versions.iter().any(|&w| w <= 25),
-            "{versions:?}"
-        );
     }
 
     #[test]

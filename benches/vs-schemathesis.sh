@@ -107,6 +107,9 @@ for label, (n, t0, t1) in zip(["first run", "again, replaying its stored failure
 lc_rates = sorted((n / (t3 - t2), n, t3 - t2) for n, t2, t3 in lc)
 lc_rate, lc_n, lc_secs = lc_rates[(len(lc_rates) - 1) // 2]
 every = ", ".join(f"{t3 - t2:.2f}" for _, t2, t3 in lc)
+if len({n for n, _, _ in lc}) > 1:
+    # Every run sends the same requests for one seed; a different count is worth a look.
+    print("linkcert's runs sent different numbers of requests:", [int(n) for n, _, _ in lc])
 print(f"| linkcert check (every family but ratelimit; median of {len(lc)}: {every} s) | {lc_n:.0f} | {lc_secs:.2f} | {lc_rate:.0f} |")
 print(f"linkcert / Schemathesis per request: {lc_rate / max(rates):.0f}x against its faster run, "
       f"{lc_rate / min(rates):.0f}x against its slower")

@@ -286,23 +286,29 @@ pub(super) fn verdict(px: [u8; 4], fg: Rgb, bg: Rgb) -> (bool, bool) {
 
 /// `N` is 3 (RGB) or 4 (RGBA) bytes per pixel, `w` pixels a row.
 pub(super) fn classify_raw<const N: usize>(raw: &[u8], w: usize, fg: Rgb, bg: Rgb) -> (Dark, u64) {
-    let pixels = raw.chunks_exact(N);
-    let mut dark = Dark::new(w, pixels.len().checked_div(w).unwrap_or(0));
+    let Some(row_bytes) = w.checked_mul(N).filter(|&b| b > 0) else {
+        return (Dark::new(0, 0), 0);
+    };
+    let mut dark = Dark::new(w, raw.len() / row_bytes);
     let mut exact = 0u64;
     // QR images are long runs of one colour: reuse the previous verdict when the pixel repeats.
     let mut last: Option<([u8; 4], (bool, bool))> = None;
-    for (i, px) in pixels.enumerate() {
-        let key = [px[0], px[1], px[2], if N == 4 { px[3] } else { 255 }];
-        let v = match last {
-            Some((prev, v)) if prev == key => v,
-            _ => {
-                let v = verdict(key, fg, bg);
-                last = Some((key, v));
-                v
+    for (y, row) in raw.chunks_exact(row_bytes).enumerate() {
+        for (x, px) in row.chunks_exact(N).enumerate() {
+            let key = [px[0], px[1], px[2], if N == 4 { px[3] } else { 255 }];
+            let v = match last {
+                Some((prev, v)) if prev == key => v,
+                _ => {
+                    let v = verdict(key, fg, bg);
+                    last = Some((key, v));
+                    v
+                }
+            };
+            if v.0 {
+                dark.set(x, y, true);
             }
-        };
-        dark.set(i % w.max(1), i / w.max(1), v.0);
-        exact += u64::from(v.1);
+            exact += u64::from(v.1);
+        }
     }
     (dark, exact)
 }

@@ -145,4 +145,25 @@ mod tests {
                 .is_ok()
         );
     }
+
+    /// A PEM block whose bytes are no certificate can only be refused when the trust is made:
+    /// before any request for a TLS target; for a plain-HTTP one, which never needs it, only
+    /// at a handshake that never comes.
+    #[test]
+    fn a_trust_that_cannot_be_made_stops_a_tls_target_before_any_request() {
+        let garbage = ClientConfig {
+            trust_pem: Some(
+                "-----BEGIN CERTIFICATE-----\nAAECAwQFBgcICQ==\n-----END CERTIFICATE-----\n".into(),
+            ),
+            ..ClientConfig::new(Duration::from_secs(1), 1)
+        };
+        assert!(matches!(garbage.build(), Err(HttpError::Tls(_))));
+        assert!(matches!(garbage.build_bare(), Err(HttpError::Tls(_))));
+        let plain = ClientConfig {
+            plain_http: true,
+            ..garbage
+        };
+        assert!(plain.build().is_ok());
+        assert!(plain.build_bare().is_ok());
+    }
 }

@@ -71,7 +71,7 @@ impl Dark {
         (x..self.width).take_while(|&x| self.get(x, y)).count()
     }
 
-    /// From a byte per pixel, row-major (tests, and images built pixel by pixel).
+    /// From a byte per pixel, row-major (tests).
     #[cfg(test)]
     pub(super) fn from_bools(dark: &[bool], width: usize) -> Dark {
         let height = dark.len().checked_div(width).unwrap_or(0);

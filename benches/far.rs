@@ -135,7 +135,7 @@ async fn far_reference(
         .await
         .expect("the reference starts");
     let proxy = latency::start(&reference.base_url, Duration::from_millis(ms), 0.10).await;
-    let mut target = linkcert::target::Target::of_reference(&reference, spec);
+    let mut target = reference.target(spec);
     target.base_url = proxy.url.parse().expect("a base URL");
     (reference, proxy, target)
 }

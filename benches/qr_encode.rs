@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use linkcert::qr::{EcLevel, RenderOptions, Rgb, render_png};
+use linkcert::qr_encode::{EcLevel, RenderOptions, Rgb, render_png};
 
 fn median(mut ms: Vec<f64>) -> f64 {
     ms.sort_by(f64::total_cmp);

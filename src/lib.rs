@@ -1,30 +1,27 @@
 //! linkcert: certifies implementations of the Link Attribution Service API.
 //!
-//! Modules are named after what they own: `spec` loads the OpenAPI document everything is
-//! driven by, `server` is the reference implementation, `check` the conformance runner,
-//! `load` throttling under load, `registry` every check and load rule with the clauses it
-//! enforces, `gate` waivers and baselines, `target` what check and load aim at, `http` how
-//! every client of ours speaks HTTP, `report` the run's record and what a run writes, `qr`
-//! renders and inspects QR PNGs, `rate_headers` owns what the rate-limit headers mean (for
-//! server, check and load alike), `clock` the wall clock and its formats, `verdict` the
-//! verdict levels, `window` the target's rate window, `interrupt` a run asked to stop (SIGINT,
-//! SIGTERM), `cli` is the command line.
+//! This package is the binary and its command line (`cli`). The library is a crate per
+//! responsibility under `crates/`, bottom up: `linkcert-spec` (the OpenAPI document, clauses,
+//! rate window, clock, verdict levels), `linkcert-registry` (every check and load rule),
+//! `linkcert-http` (how our clients speak HTTP), `linkcert-qr` with `linkcert-qr-read`
+//! (`check`'s side) and `linkcert-qr-encode` (the reference's), `linkcert-rate` (what the
+//! rate-limit headers mean, and the quota rule), `linkcert-run` (target, interrupts, outages),
+//! `linkcert-report` (reports and gates), `linkcert-server` (the reference), `linkcert-check`
+//! and `linkcert-load`. They are re-exported here under their short names for the tests and
+//! benches; code inside the crates names the crate it takes from.
 
-pub mod check;
 pub mod cli;
-pub mod clock;
-pub mod gate;
-pub mod http;
-pub mod interrupt;
-pub mod load;
-pub mod outage;
-pub mod qr;
-pub mod quota;
-pub mod rate_headers;
-pub mod registry;
-pub mod report;
-pub mod server;
-pub mod spec;
-pub mod target;
-pub mod verdict;
-pub mod window;
+
+pub use linkcert_check as check;
+pub use linkcert_http as http;
+pub use linkcert_load as load;
+pub use linkcert_qr_encode as qr_encode;
+pub use linkcert_qr_read as qr;
+pub use linkcert_rate::{headers as rate_headers, quota};
+pub use linkcert_registry as registry;
+pub use linkcert_report as report;
+pub use linkcert_report::gate;
+pub use linkcert_run::{interrupt, outage, target};
+pub use linkcert_server as server;
+pub use linkcert_spec as spec;
+pub use linkcert_spec::{clock, verdict, window};

@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::load::scenario::{BUILTIN, Scenario, Shape};
-use crate::registry::listing::{generated_note, markdown_pages, md_escape};
+use linkcert_load::scenario::{BUILTIN, Scenario, Shape};
+use linkcert_registry::listing::{generated_note, markdown_pages, md_escape};
 
 #[derive(clap::Args)]
 pub(super) struct CatalogueArgs {
@@ -22,7 +22,7 @@ pub(super) struct CatalogueArgs {
 
 pub(super) fn catalogue(args: &CatalogueArgs) -> anyhow::Result<ExitCode> {
     match &args.markdown_dir {
-        None => print!("{}", crate::registry::listing()?),
+        None => print!("{}", linkcert_registry::listing()?),
         Some(dir) => write_pages(dir)?,
     }
     Ok(ExitCode::SUCCESS)

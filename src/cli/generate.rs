@@ -8,7 +8,7 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 
 use super::Cli;
-use crate::spec::Spec;
+use linkcert_spec::Spec;
 
 #[derive(clap::Args)]
 #[command(after_long_help = "\

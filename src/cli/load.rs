@@ -1,4 +1,4 @@
-//! `linkcert load` (src/load/): throttling under load.
+//! `linkcert load` (crates/load/src/): throttling under load.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,7 +10,7 @@ use anyhow::Context;
 use super::{
     EXIT_CANNOT_RUN, TargetArgs, print_interrupted, print_outcome, resolve_target, timestamp,
 };
-use crate::spec::Spec;
+use linkcert_spec::Spec;
 
 /// The standard window the in-process reference runs with for `load`: long enough that the
 /// Advanced scenario's rate stays within what the generator holds, short enough that every
@@ -70,7 +70,7 @@ pub(super) struct LoadArgs {
     sequential: bool,
     /// Scenarios run together peak at most at this many requests per second, combined (one
     /// scenario alone may exceed it).
-    #[arg(long, value_name = "PER_SECOND", default_value_t = crate::load::DEFAULT_MAX_RATE)]
+    #[arg(long, value_name = "PER_SECOND", default_value_t = linkcert_load::DEFAULT_MAX_RATE)]
     max_rate: f64,
     /// Seconds to wait for each answer; an answer slower than this counts as none. With the
     /// peak rate it sets how many requests may be in flight.
@@ -78,7 +78,7 @@ pub(super) struct LoadArgs {
     request_timeout: f64,
     /// The most requests in flight at once per scenario (goose users), whatever the rate and
     /// timeout ask for.
-    #[arg(long, value_name = "N", default_value_t = crate::load::engine::DEFAULT_MAX_IN_FLIGHT)]
+    #[arg(long, value_name = "N", default_value_t = linkcert_load::engine::DEFAULT_MAX_IN_FLIGHT)]
     max_in_flight: usize,
     #[command(flatten)]
     sharding: ShardArgs,
@@ -94,7 +94,7 @@ struct ShardArgs {
     /// directory: this shard writes DIR/shard-I-of-N/, and `load merge` joins them.
     /// --max-rate is per shard.
     #[arg(long, value_name = "I/N", value_parser = shard_arg, conflicts_with = "shards", requires = "start_at")]
-    shard: Option<crate::load::shard::Shard>,
+    shard: Option<linkcert_load::shard::Shard>,
     /// N shards, this one's index read from JOB_COMPLETION_INDEX (0-based, as Kubernetes
     /// Indexed Jobs set it): a static manifest needs no arithmetic.
     #[arg(long, value_name = "N", requires = "start_at")]
@@ -102,7 +102,7 @@ struct ShardArgs {
     /// When every shard starts its schedule: UTC epoch seconds or RFC 3339
     /// (2026-11-26T03:00:00Z). A shard that cannot start within 2 s of it refuses: its part
     /// is incomplete (exit 3), and so is the merged run.
-    #[arg(long, value_name = "TIME", value_parser = crate::load::shard::parse_start_at)]
+    #[arg(long, value_name = "TIME", value_parser = linkcert_load::shard::parse_start_at)]
     start_at: Option<f64>,
     /// The run's name, the same for every shard (`merge` refuses shards of another run).
     /// Default: derived from --start-at, the target, the scenarios and the shard count.
@@ -118,14 +118,14 @@ enum LoadCommand {
     Merge(super::merge::MergeArgs),
 }
 
-fn shard_arg(s: &str) -> Result<crate::load::shard::Shard, String> {
-    crate::load::shard::Shard::parse(s).map_err(|e| e.to_string())
+fn shard_arg(s: &str) -> Result<linkcert_load::shard::Shard, String> {
+    linkcert_load::shard::Shard::parse(s).map_err(|e| e.to_string())
 }
 
 impl ShardArgs {
     /// The shard this process runs, if any (`--shards` reads JOB_COMPLETION_INDEX).
-    fn shard(&self) -> anyhow::Result<Option<crate::load::shard::Shard>> {
-        use crate::load::shard::{INDEX_ENV, Shard};
+    fn shard(&self) -> anyhow::Result<Option<linkcert_load::shard::Shard>> {
+        use linkcert_load::shard::{INDEX_ENV, Shard};
         Ok(match (self.shard, self.shards) {
             (Some(s), _) => Some(s),
             (None, Some(n)) => Some(Shard::from_index(
@@ -138,13 +138,13 @@ impl ShardArgs {
 }
 
 pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
-    use crate::load::{self, LoadOptions, Scenario};
+    use linkcert_load::{self as load, LoadOptions, Scenario};
     if let Some(LoadCommand::Merge(m)) = args.command {
         return super::merge::merge(m);
     }
     // Before anything else, and before any goose attack: goose's own Ctrl-C handler then
     // finds ours and stands aside, so it never decides a verdict.
-    crate::interrupt::install().context("handling SIGINT and SIGTERM")?;
+    linkcert_run::interrupt::install().context("handling SIGINT and SIGTERM")?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let scenarios = if args.scenarios.is_empty() {
         Scenario::default_run()?
@@ -212,7 +212,7 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     print_outcome(&report.summary(), &written);
     if report.interrupted.is_some() {
         print_interrupted("load", report.interrupted.as_ref(), &out);
-        return Ok(ExitCode::from(crate::gate::EXIT_INCOMPLETE));
+        return Ok(ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE));
     }
     Ok(exit_code(&report, shard.is_some()))
 }
@@ -239,12 +239,12 @@ fn check_numbers(args: &LoadArgs) -> anyhow::Result<()> {
 
 /// The exit code of a finished run. A shard whose scenarios all run in other shards did its
 /// part: 0, not "nothing could run".
-fn exit_code(report: &crate::load::LoadReport, sharded: bool) -> ExitCode {
-    use crate::load::ScenarioVerdict as V;
-    let elsewhere = |s: &crate::load::ScenarioResult| {
+fn exit_code(report: &linkcert_load::LoadReport, sharded: bool) -> ExitCode {
+    use linkcert_load::ScenarioVerdict as V;
+    let elsewhere = |s: &linkcert_load::ScenarioResult| {
         s.skipped
             .as_deref()
-            .is_some_and(|w| w.starts_with(crate::load::shard::ELSEWHERE))
+            .is_some_and(|w| w.starts_with(linkcert_load::shard::ELSEWHERE))
     };
     match report.verdict {
         V::Fail => ExitCode::from(1),
@@ -260,7 +260,7 @@ fn exit_code(report: &crate::load::LoadReport, sharded: bool) -> ExitCode {
                     .map_or("a scenario was not judged".into(), |o| o.sentence())
             );
             eprintln!("check that the target is up and reachable, then run again");
-            ExitCode::from(crate::gate::EXIT_INCOMPLETE)
+            ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE)
         }
         V::ClientSaturated => {
             eprintln!(

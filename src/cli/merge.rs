@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::{EXIT_CANNOT_RUN, print_outcome};
-use crate::load::merge::{self, SHARD_FILE};
-use crate::load::shard::{Shard, ShardMeta, ShardRecord, derive_run_id, host_name};
-use crate::load::{LoadReport, ScenarioVerdict};
-use crate::spec::Spec;
-use crate::target::Target;
+use linkcert_load::merge::{self, SHARD_FILE};
+use linkcert_load::shard::{Shard, ShardMeta, ShardRecord, derive_run_id, host_name};
+use linkcert_load::{LoadReport, ScenarioVerdict};
+use linkcert_run::target::Target;
+use linkcert_spec::Spec;
 
 #[derive(clap::Args)]
 pub(super) struct MergeArgs {
@@ -32,7 +32,7 @@ pub(super) async fn shard_meta(
     start_at: Option<f64>,
     scenarios: Vec<String>,
 ) -> ShardMeta {
-    let start_at = start_at.unwrap_or_else(crate::clock::now_epoch);
+    let start_at = start_at.unwrap_or_else(linkcert_spec::clock::now_epoch);
     let url = target.base_url.to_string();
     ShardMeta {
         run_id: run_id
@@ -92,7 +92,7 @@ pub(super) fn refused_shard(
         write_record(&record, out)?;
     }
     eprintln!("linkcert load: {why}");
-    Ok(ExitCode::from(crate::gate::EXIT_INCOMPLETE))
+    Ok(ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE))
 }
 
 fn write_record(record: &ShardRecord, out: &Path) -> anyhow::Result<()> {
@@ -122,7 +122,7 @@ pub(super) fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     print_outcome(&report.summary(), &written);
     Ok(match report.verdict {
         ScenarioVerdict::Fail => ExitCode::from(1),
-        ScenarioVerdict::Incomplete => ExitCode::from(crate::gate::EXIT_INCOMPLETE),
+        ScenarioVerdict::Incomplete => ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE),
         ScenarioVerdict::Skipped | ScenarioVerdict::ClientSaturated => {
             ExitCode::from(EXIT_CANNOT_RUN)
         }

@@ -20,14 +20,14 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{FromArgMatches, Parser, Subcommand};
 
-use crate::check::{self, CheckOptions};
-use crate::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
-use crate::http::BaseUrl;
-use crate::report::github;
-use crate::server::{self, KeySet, RunningServer, ServeConfig, TlsMode};
-use crate::spec::{Limit, Spec};
-use crate::target::{Fixture, Profile, Target, parse_key_flag};
-use crate::window::RateWindow;
+use linkcert_check::{self as check, CheckOptions};
+use linkcert_http::BaseUrl;
+use linkcert_report::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
+use linkcert_report::github;
+use linkcert_run::target::{Fixture, Profile, Target, parse_key_flag};
+use linkcert_server::{self as server, KeySet, RunningServer, ServeConfig, TlsMode};
+use linkcert_spec::window::RateWindow;
+use linkcert_spec::{Limit, Spec};
 
 /// The window the in-process reference runs with, so rate-limit checks finish in seconds.
 const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
@@ -386,7 +386,7 @@ pub async fn resolve_target(
     }
     if let Some(path) = &args.key_file {
         let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
-        keys.extend(crate::target::read_key_file(path, &plans)?);
+        keys.extend(linkcert_run::target::read_key_file(path, &plans)?);
     }
     if keys.is_empty() {
         keys = profile.plan_keys();
@@ -417,10 +417,10 @@ pub async fn resolve_target(
         let mut cfg = ServeConfig::in_process();
         cfg.window = Some(window.unwrap_or(RateWindow::from_secs(window_for_reference)?));
         let running = server::start(spec.clone(), cfg).await?;
-        let mut own = Target::of_reference(&running, spec);
+        let mut own = running.target(spec);
         if !target.keys.is_empty() {
             own.keys = target.keys;
-            own.use_fixtures_of(&running, spec);
+            running.lend_fixtures(&mut own, spec);
         }
         own.insecure = target.insecure;
         return Ok((own, Some(running)));
@@ -431,7 +431,7 @@ pub async fn resolve_target(
 
 async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // Before anything else, and before any goose attack could install goose's own.
-    crate::interrupt::install().context("handling SIGINT and SIGTERM")?;
+    linkcert_run::interrupt::install().context("handling SIGINT and SIGTERM")?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let (mut target, reference) =
         resolve_target(&spec, &args.target, IN_PROCESS_WINDOW_SECS).await?;
@@ -574,14 +574,14 @@ fn print_outcome(summary: &str, written: &[PathBuf]) {
 /// An interrupted run, on stderr: it is no verdict, and where what it did is.
 fn print_interrupted(
     command: &str,
-    interrupted: Option<&crate::interrupt::Interrupted>,
+    interrupted: Option<&linkcert_run::interrupt::Interrupted>,
     out: &std::path::Path,
 ) {
     if let Some(i) = interrupted {
         eprintln!(
             "linkcert {command}: {}: the run did not finish, so it is no verdict (exit {}); the reports of what ran are in {}",
             i.sentence(),
-            crate::gate::EXIT_INCOMPLETE,
+            linkcert_report::gate::EXIT_INCOMPLETE,
             out.display()
         );
     }
@@ -589,8 +589,8 @@ fn print_interrupted(
 
 /// `YYYYMMDD-HHMMSS` (UTC), for report folders.
 fn timestamp() -> String {
-    let secs = crate::clock::now_epoch_secs();
-    let t = crate::clock::rfc3339(secs);
+    let secs = linkcert_spec::clock::now_epoch_secs();
+    let t = linkcert_spec::clock::rfc3339(secs);
     t.replace(['-', ':'], "")
         .replace('T', "-")
         .trim_end_matches('Z')

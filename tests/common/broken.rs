@@ -121,7 +121,7 @@ impl Upstream {
     /// its strongest partner-capable workspace bound to that key.
     pub fn target(&self) -> Target {
         match self {
-            Upstream::Reference(r) => linkcert::target::Target::of_reference(r, &super::spec()),
+            Upstream::Reference(r) => r.target(&super::spec()),
             Upstream::Variant(v) => v.target(),
         }
     }

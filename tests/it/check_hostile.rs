@@ -204,7 +204,7 @@ fn the_binary_exits_2_with_a_one_line_reason_when_it_cannot_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_judged_nothing_is_not_passed() {
     let reference = common::reference(None).await;
-    let mut target = linkcert::target::Target::of_reference(&reference, &common::spec());
+    let mut target = reference.target(&common::spec());
     target.trust_pem = None;
     target.insecure = false;
     let opts = CheckOptions {

@@ -220,10 +220,7 @@ async fn oversized_bodies_get_a_readable_answer_from_both_implementations() {
     let reference = common::reference(Some(6.0)).await;
     let variant = common::variant::start(6.0).await;
     for (imp, target) in [
-        (
-            Impl::Reference,
-            linkcert::target::Target::of_reference(&reference, &common::spec()),
-        ),
+        (Impl::Reference, reference.target(&common::spec())),
         (Impl::Variant, variant.target()),
     ] {
         let r = run_check(target, &["http.body-size", "http.method"]).await;

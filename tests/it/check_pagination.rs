@@ -112,7 +112,7 @@ async fn the_reference_passes_with_another_seed_and_other_data() {
     cfg.keys = Some(keys);
     cfg.window = linkcert::window::RateWindow::from_secs(6.0).ok();
     let server = server::start(spec.clone(), cfg).await.unwrap();
-    let target = linkcert::target::Target::of_reference(&server, &spec);
+    let target = server.target(&spec);
     assert!(!target.partner_ids.is_empty());
     let opts = CheckOptions {
         seed: 0x5eed_0f11,

@@ -12,7 +12,8 @@ use common::broken::{
     Then::{Fails, Says},
     broken_on, failed, run_check, run_table,
 };
-use linkcert::qr::{self, EcLevel, RenderOptions};
+use linkcert::qr::{self, EcLevel};
+use linkcert::qr_encode::{RenderOptions, render_png};
 use linkcert::verdict::Verdict;
 
 /// A 200 from GET /qr (the defects only touch those).
@@ -382,7 +383,7 @@ fn another_url() -> Defect {
                 .unwrap_or(qr::Rgb([255, 255, 255])),
             logo: false,
         };
-        if let Ok(png) = qr::render_png(b"https://evil.example/elsewhere", &opts) {
+        if let Ok(png) = render_png(b"https://evil.example/elsewhere", &opts) {
             ans.body = png;
         }
     })

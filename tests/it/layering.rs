@@ -1,13 +1,14 @@
-//! The source tree below the top level, as the next engineer reads it: no function of 100 lines
-//! or more, no circle between the modules of one folder (`judge/admitted` ↔ `judge/windows`
-//! was one), and in `load` no module takes an item from a module above it (the run record, the
-//! errors and the rules' shared types live in modules of their own, so the judge, the
-//! scheduler and the engine import those, never `load/mod.rs` or `judge/mod.rs`).
+//! Each crate's modules, as the next engineer reads them: no function of 100 lines or more, no
+//! circle between the modules of one folder or of one crate (`judge/admitted` ↔
+//! `judge/windows` was one), and in `load` no module takes an item from a module above it (the
+//! run record, the errors and the rules' shared types live in modules of their own, so the
+//! judge, the scheduler and the engine import those, never `load`'s `lib.rs` or
+//! `judge/mod.rs`). A module's path starts with its crate's name (`load::judge::rule`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::layout::{library_code, rust_files, src};
+use crate::layout::{Source, all_files, library_code, rust_files, sources};
 
 /// A function this long does several things: split it.
 const MAX_FN_LINES: usize = 100;
@@ -52,11 +53,9 @@ fn long_functions(text: &str) -> Vec<(usize, String, usize)> {
 }
 
 #[test]
-fn every_function_in_src_is_under_100_lines() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+fn every_function_is_under_100_lines() {
     let mut long = Vec::new();
-    for f in &files {
+    for (_, f) in &all_files() {
         let text = std::fs::read_to_string(f).unwrap();
         for (line, name, n) in long_functions(&text) {
             long.push(format!("{}:{line} {name} ({n} lines)", f.display()));
@@ -74,12 +73,15 @@ fn every_function_in_src_is_under_100_lines() {
     assert!(long.is_empty(), "split these functions: {long:#?}");
 }
 
-/// A module's path from `src/` (`load/judge/rule.rs` → `load::judge::rule`).
-fn module_path(src: &Path, f: &Path) -> Vec<String> {
-    let rel = f.strip_prefix(src).unwrap_or(f).with_extension("");
-    let mut parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+/// A module's path, its crate's name first (`crates/load/src/judge/rule.rs` →
+/// `load::judge::rule`).
+fn module_path(src: &Source, f: &Path) -> Vec<String> {
+    let rel = f.strip_prefix(&src.dir).unwrap_or(f).with_extension("");
+    let mut parts: Vec<String> = std::iter::once(src.name.clone())
+        .chain(
+            rel.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+        )
         .collect();
     if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
         parts.pop();
@@ -87,11 +89,13 @@ fn module_path(src: &Path, f: &Path) -> Vec<String> {
     parts
 }
 
-/// The modules a module declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
-fn submodules(src: &Path, module: &[String]) -> BTreeSet<String> {
-    let base = module.iter().fold(src.to_path_buf(), |p, m| p.join(m));
+/// The modules a module declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`); the module's
+/// path starts with its crate's name.
+fn submodules(src: &Source, module: &[String]) -> BTreeSet<String> {
+    let module = &module[1.min(module.len())..];
+    let base = module.iter().fold(src.dir.clone(), |p, m| p.join(m));
     let file = if module.is_empty() {
-        src.join("lib.rs")
+        src.dir.join("lib.rs")
     } else if base.join("mod.rs").is_file() {
         base.join("mod.rs")
     } else {
@@ -125,17 +129,19 @@ fn absolute_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
             {
                 continue;
             }
-            let mut base: Vec<String> = Vec::new();
             let mut rest = &code[i..];
-            if start == "super::" {
-                base = module.to_vec();
+            let base = if start == "super::" {
+                let mut base = module.to_vec();
                 while let Some(r) = rest.strip_prefix("super::") {
                     base.pop();
                     rest = r;
                 }
+                base
             } else {
+                // `crate::` starts at the crate, the first part of every module path.
                 rest = &rest[start.len()..];
-            }
+                module[..1].to_vec()
+            };
             let head: String = rest
                 .chars()
                 .take_while(|c| is_ident(*c) || *c == ':' || *c == '*')
@@ -165,9 +171,9 @@ fn absolute_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
 
 /// The module a path lands in (its longest prefix of modules) and whether it goes on to an
 /// item of that module.
-fn landing(src: &Path, path: &[String]) -> Landing {
-    let mut module = Vec::new();
-    for (i, seg) in path.iter().enumerate() {
+fn landing(src: &Source, path: &[String]) -> Landing {
+    let mut module = path[..1].to_vec();
+    for (i, seg) in path.iter().enumerate().skip(1) {
         if submodules(src, &module).contains(seg) {
             module.push(seg.clone());
         } else {
@@ -180,24 +186,26 @@ fn landing(src: &Path, path: &[String]) -> Landing {
 /// Where a path lands: the module, and whether it goes on to an item of it.
 type Landing = (Vec<String>, bool);
 
-/// What each library file of `src/` names: (file, its module, where each path lands).
+/// What each library file of each crate names: (file, its module, where each path lands).
 fn references() -> Vec<(PathBuf, Vec<String>, Vec<Landing>)> {
-    let src = src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files
-        .into_iter()
-        .filter(|f| !is_test_file(f) && !f.ends_with("main.rs"))
-        .map(|f| {
+    let mut out = Vec::new();
+    for src in sources() {
+        let mut files = Vec::new();
+        rust_files(&src.dir, &mut files);
+        for f in files {
+            if is_test_file(&f) || f.ends_with("main.rs") {
+                continue;
+            }
             let module = module_path(&src, &f);
             let code = library_code(&std::fs::read_to_string(&f).unwrap());
             let lands = absolute_paths(&code, &module)
                 .iter()
                 .map(|p| landing(&src, p))
                 .collect();
-            (f, module, lands)
-        })
-        .collect()
+            out.push((f, module, lands));
+        }
+    }
+    out
 }
 
 #[test]

@@ -1,12 +1,35 @@
-//! The source tree as a newcomer reads it: dependencies between the top-level modules go one
-//! way (no circles), no source file grows past about 600 lines unless its opening comment
-//! says why it must not be split, code outside `check` uses only its entry point and options,
-//! and every check or rule id used in `src/` is declared in the registry.
+//! The source tree as a newcomer reads it: the crates of the workspace depend one way, bottom
+//! up (no circle, nothing climbing back up), `check` and `load` build without the reference,
+//! no source file grows past about 600 lines unless its opening comment says why it must not
+//! be split, code outside `check` uses only its entry point and options, and every check or
+//! rule id used in the sources is declared in the registry.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 600;
+
+/// The crates bottom up, by their folder under `crates/` (`linkcert` is this package, the
+/// binary): each may depend only on crates before it.
+const LAYERS: [&str; 13] = [
+    "spec",
+    "registry",
+    "http",
+    "qr",
+    "qr-read",
+    "qr-encode",
+    "rate",
+    "run",
+    "report",
+    "server",
+    "check",
+    "load",
+    "linkcert",
+];
+
+/// Crates whose code the conformance runners must not be built from: the reference and its
+/// encoder. A change there rebuilds the server and relinks, and nothing of `check` or `load`.
+const REFERENCE_ONLY: [&str; 2] = ["server", "qr-encode"];
 
 pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -22,17 +45,6 @@ pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file of `src/` belongs to (`check`, `load`, ...).
-fn top_module(src: &Path, file: &Path) -> String {
-    let rel = file.strip_prefix(src).unwrap_or(file);
-    let first = rel
-        .components()
-        .next()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .unwrap_or_default();
-    first.trim_end_matches(".rs").to_string()
-}
-
 /// Code without comments and without its test module: what the library itself depends on.
 pub(crate) fn library_code(text: &str) -> String {
     let text = text.split("#[cfg(test)]").next().unwrap_or("");
@@ -42,77 +54,123 @@ pub(crate) fn library_code(text: &str) -> String {
         .join("\n")
 }
 
-pub(crate) fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A crate's sources: its name as `LAYERS` has it and its `src/`.
+pub(crate) struct Source {
+    pub name: String,
+    pub dir: PathBuf,
+}
+
+/// Every crate's sources, `LAYERS`' order: the library crates, then this package's.
+pub(crate) fn sources() -> Vec<Source> {
+    LAYERS
+        .iter()
+        .map(|&name| Source {
+            name: name.to_string(),
+            dir: if name == "linkcert" {
+                root().join("src")
+            } else {
+                root().join("crates").join(name).join("src")
+            },
+        })
+        .collect()
+}
+
+/// Every Rust file of every crate, with its crate's name.
+pub(crate) fn all_files() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for s in sources() {
+        let mut files = Vec::new();
+        rust_files(&s.dir, &mut files);
+        out.extend(files.into_iter().map(|f| (s.name.clone(), f)));
+    }
+    out
+}
+
+/// The workspace crates a crate's manifest names under `[dependencies]` (not dev-dependencies),
+/// by folder name.
+fn internal_dependencies(name: &str) -> BTreeSet<String> {
+    let manifest = if name == "linkcert" {
+        root().join("Cargo.toml")
+    } else {
+        root().join("crates").join(name).join("Cargo.toml")
+    };
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let toml: toml::Table = text.parse().unwrap();
+    toml.get("dependencies")
+        .and_then(|d| d.as_table())
+        .into_iter()
+        .flat_map(|d| d.keys())
+        .filter_map(|k| k.strip_prefix("linkcert-"))
+        .map(String::from)
+        .collect()
 }
 
 #[test]
-fn top_level_modules_depend_one_way() {
-    let src = src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
-        // Test-only files may reach anywhere.
-        if f.file_name().is_some_and(|n| n == "tests.rs") {
-            continue;
-        }
-        let from = top_module(&src, f);
-        let code = library_code(&std::fs::read_to_string(f).unwrap());
-        for (i, _) in code.match_indices("crate::") {
-            let to: String = code[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                .collect();
-            if !to.is_empty() && to != from {
-                edges.entry(from.clone()).or_default().insert(to);
+fn crates_depend_one_way_and_check_and_load_build_without_the_reference() {
+    let on_disk: BTreeSet<String> = std::fs::read_dir(root().join("crates"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("Cargo.toml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let layered: BTreeSet<String> = LAYERS[..LAYERS.len() - 1]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(on_disk, layered, "every crate has its place in LAYERS");
+    let mut climbs = Vec::new();
+    let mut deps: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (i, name) in LAYERS.iter().enumerate() {
+        let d = internal_dependencies(name);
+        for dep in &d {
+            match LAYERS.iter().position(|l| l == dep) {
+                Some(j) if j < i => {}
+                _ => climbs.push(format!("{name} -> {dep}")),
             }
         }
+        deps.insert(name, d);
     }
     assert!(
-        edges.values().map(BTreeSet::len).sum::<usize>() > 5,
-        "the scan found the modules' dependencies: {edges:?}"
+        deps.values().map(BTreeSet::len).sum::<usize>() > 20,
+        "the scan found the crates' dependencies: {deps:?}"
     );
-    // Depth-first search for a path back to where it started.
-    fn cycle_from(
-        start: &str,
-        at: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-    ) -> Option<Vec<String>> {
-        for next in edges.get(at).into_iter().flatten() {
-            if next == start {
-                let mut c = path.clone();
-                c.push(next.clone());
-                return Some(c);
-            }
-            if !path.contains(next) {
-                path.push(next.clone());
-                if let Some(c) = cycle_from(start, next, edges, path) {
-                    return Some(c);
+    assert!(
+        climbs.is_empty(),
+        "a crate depends only on crates below it in LAYERS: {climbs:?}"
+    );
+    // What check and load are built from, all the way down.
+    for runner in ["check", "load"] {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![runner.to_string()];
+        while let Some(c) = todo.pop() {
+            for d in &deps[c.as_str()] {
+                if seen.insert(d.clone()) {
+                    todo.push(d.clone());
                 }
-                path.pop();
             }
         }
-        None
-    }
-    for m in edges.keys() {
-        let mut path = vec![m.clone()];
-        if let Some(c) = cycle_from(m, m, &edges, &mut path) {
-            panic!("import cycle: {}", c.join(" -> "));
-        }
+        let reference: Vec<&&str> = REFERENCE_ONLY
+            .iter()
+            .filter(|r| seen.contains(**r))
+            .collect();
+        assert!(
+            reference.is_empty(),
+            "{runner} is built from {reference:?}: a change in the reference would rebuild it"
+        );
     }
 }
 
 #[test]
 fn no_source_file_is_longer_than_a_sitting_unless_it_says_why() {
-    let src = src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let files = all_files();
     assert!(files.len() > 20, "found the sources: {}", files.len());
     let long: Vec<String> = files
         .iter()
-        .filter_map(|f| {
+        .filter_map(|(_, f)| {
             let text = std::fs::read_to_string(f).ok()?;
             let n = text.lines().count();
             let opening: String = text
@@ -131,8 +189,8 @@ fn no_source_file_is_longer_than_a_sitting_unless_it_says_why() {
 /// is (id, level, clauses) is the registry's, the run's record is `report`'s.
 const CHECK_PUBLIC: [&str; 4] = ["self", "run", "CheckOptions", "CheckError"];
 
-/// Every name a file takes from `check`: `check::NAME` paths and the names of
-/// `check::{...}` groups (a nested group counts as the path it starts with).
+/// Every name a file takes from `check`: `check::NAME` and `linkcert_check::NAME` paths and the
+/// names of their `{...}` groups (a nested group counts as the path it starts with).
 fn names_taken_from_check(code: &str) -> Vec<String> {
     let mut names = Vec::new();
     let ident = |s: &str| -> String {
@@ -141,9 +199,13 @@ fn names_taken_from_check(code: &str) -> Vec<String> {
             .collect()
     };
     for (i, _) in code.match_indices("check::") {
-        // `check` itself, not a longer name ending in it (`precheck::`).
-        let before = code[..i].chars().next_back();
-        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+        // `check` itself (or the crate), not a longer name ending in it (`precheck::`).
+        let before = code[..i].strip_suffix("linkcert_").unwrap_or(&code[..i]);
+        if before
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
             continue;
         }
         let rest = code[i + 7..].trim_start();
@@ -181,12 +243,9 @@ fn names_taken_from_check(code: &str) -> Vec<String> {
 
 #[test]
 fn outside_check_only_its_entry_point_and_options_are_used() {
-    let src = src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut wrong = Vec::new();
-    for f in &files {
-        if top_module(&src, f) == "check" {
+    for (krate, f) in &all_files() {
+        if krate == "check" {
             continue;
         }
         let code = library_code(&std::fs::read_to_string(f).unwrap());
@@ -197,18 +256,19 @@ fn outside_check_only_its_entry_point_and_options_are_used() {
         }
     }
     assert!(
-        names_taken_from_check("use crate::check::{self, CheckOptions, probe::{Req}};")
-            == ["self", "CheckOptions", "probe"],
+        names_taken_from_check(
+            "use linkcert_check::{self, CheckOptions, probe::{Req}}; check::run(x)"
+        ) == ["self", "CheckOptions", "probe", "run"],
         "the scan reads import groups"
     );
     assert!(
         wrong.is_empty(),
-        "outside src/check/, use only check::run, CheckOptions and CheckError \
-         (what a check is: crate::registry; the run's record: crate::report::model): {wrong:#?}"
+        "outside crates/check/, use only check::run, CheckOptions and CheckError \
+         (what a check is: linkcert_registry; the run's record: linkcert_report::model): {wrong:#?}"
     );
 }
 
-/// String literals of `src/` that are file names, not check or rule ids.
+/// String literals of the sources that are file names, not check or rule ids.
 const NOT_IDS: [&str; 3] = ["load.json", "load.md", "load.html"];
 
 /// String literals shaped like a check or rule id: `family.name-in-kebab-case`.
@@ -232,15 +292,12 @@ fn id_literals(code: &str) -> Vec<String> {
 }
 
 #[test]
-fn every_check_and_rule_id_used_in_src_is_in_the_registry() {
-    let src = src();
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+fn every_check_and_rule_id_used_in_the_sources_is_in_the_registry() {
     let mut seen = 0;
     let mut missing = Vec::new();
-    for f in &files {
+    for (krate, f) in &all_files() {
         // The registry declares the ids; everything else uses them.
-        if top_module(&src, f) == "registry" {
+        if krate == "registry" {
             continue;
         }
         let code = library_code(&std::fs::read_to_string(f).unwrap());
@@ -258,16 +315,14 @@ fn every_check_and_rule_id_used_in_src_is_in_the_registry() {
     );
     assert!(
         missing.is_empty(),
-        "ids used but not declared in src/registry/: {missing:#?}"
+        "ids used but not declared in crates/registry/: {missing:#?}"
     );
 }
 
-/// Places in `src/` that make an HTTP client builder (test modules and comments aside).
-fn client_builders(src: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
+/// Places in the sources that make an HTTP client builder (test modules and comments aside).
+fn client_builders() -> Vec<String> {
     let mut found = Vec::new();
-    for f in &files {
+    for (_, f) in &all_files() {
         if f.file_name().is_some_and(|n| n == "tests.rs") {
             continue;
         }
@@ -282,10 +337,10 @@ fn client_builders(src: &Path) -> Vec<String> {
 }
 
 #[test]
-fn one_place_in_src_builds_an_http_client() {
+fn one_place_builds_an_http_client() {
     // reqwest's client and the generator's bare one, both from `http::ClientConfig`.
-    let found = client_builders(&src());
-    let one_place = Path::new("http").join("client.rs");
+    let found = client_builders();
+    let one_place = Path::new("http").join("src").join("client.rs");
     assert_eq!(
         found.len(),
         2,

@@ -1,0 +1,211 @@
+//! The families of checks, declared once: `FAMILIES` says how and in which order a run goes
+//! through each. A family's name is the part of its checks' ids before the dot; the registry
+//! reads its list of families off those ids (`registry::FAMILIES`). Adding a family is its
+//! module under `crates/check/src/`, its checks in `crates/registry/src/checks.rs` and one line here; a
+//! family declared on one side only does not compile (the `const` check below).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::{Ctx, auth, http, pagination, partners, qr, ratelimit, sequence, status, transport};
+use linkcert_registry as registry;
+
+/// A family's entry point.
+pub(super) type Entry = for<'a> fn(&'a Ctx) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// How a run goes through a family.
+#[derive(Clone, Copy)]
+pub(super) enum Runs {
+    /// Its entry point, in the table's order. `every_exchange`: `conformance` also judges its
+    /// checks on every exchange, whichever family sent it.
+    Entry { run: Entry, every_exchange: bool },
+    /// No entry point of its own: `conformance` judges it on every exchange, and the family
+    /// named (`status`) runs when this one is selected, for the exchanges it sends.
+    EveryExchange { fed_by: &'static str },
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct Family {
+    pub name: &'static str,
+    pub runs: Runs,
+}
+
+impl Family {
+    /// A family run by its entry point.
+    const fn entry(name: &'static str, run: Entry) -> Family {
+        Family {
+            name,
+            runs: Runs::Entry {
+                run,
+                every_exchange: false,
+            },
+        }
+    }
+    /// A family run by its entry point whose checks `conformance` also judges on every
+    /// exchange.
+    const fn every_exchange(name: &'static str, run: Entry) -> Family {
+        Family {
+            name,
+            runs: Runs::Entry {
+                run,
+                every_exchange: true,
+            },
+        }
+    }
+    /// A family judged on every exchange, run through `fed_by`'s entry point.
+    const fn fed_by(name: &'static str, fed_by: &'static str) -> Family {
+        Family {
+            name,
+            runs: Runs::EveryExchange { fed_by },
+        }
+    }
+}
+
+/// An async entry point `run(&Ctx)` as an `Entry`.
+macro_rules! entry {
+    ($f:path) => {
+        |c| Box::pin($f(c))
+    };
+}
+
+/// Every family, in the order a run goes through them: one line each.
+pub(super) const FAMILIES: &[Family] = &[
+    Family::entry("transport", entry!(transport::run)),
+    Family::entry("auth", entry!(auth::run)),
+    Family::entry("plan", entry!(auth::run_plans)),
+    Family::every_exchange("status", entry!(status::run)),
+    Family::fed_by("schema", "status"),
+    Family::fed_by("envelope", "status"),
+    // Before `partners`: it deactivates the fixture that family leaves alone.
+    Family::entry("http", entry!(http::run)),
+    Family::entry("pagination", entry!(pagination::run)),
+    Family::entry("qr", entry!(qr::run)),
+    Family::entry("partners", entry!(partners::run)),
+    // After `partners`, before `ratelimit` (its gated keys need quota): it draws spare fixtures
+    // past those `http` and `partners` deactivate.
+    Family::entry("sequence", entry!(sequence::run)),
+    // Last: it exhausts keys' quotas on purpose.
+    Family::every_exchange("ratelimit", entry!(ratelimit::run)),
+];
+
+// The table and the registry's families (read off the check ids) name the same families,
+// each once, and every family without an entry point is fed by one that has one: checked
+// while compiling, so no family's checks go unrun and no entry judges undeclared checks.
+const _: () = match mismatch(FAMILIES, &registry::FAMILIES) {
+    None => {}
+    // The family named is on one side only, twice, or fed by nothing.
+    Some(name) => panic!("{}", name),
+};
+
+/// The first family the table and the registry disagree on (declared on one side only, twice,
+/// or fed by a family that runs nothing), or None.
+pub(super) const fn mismatch(table: &[Family], declared: &[&'static str]) -> Option<&'static str> {
+    let mut i = 0;
+    while i < table.len() {
+        let name = table[i].name;
+        if count(table, name) != 1 || !contains(declared, name) {
+            return Some(name);
+        }
+        if let Runs::EveryExchange { fed_by } = table[i].runs
+            && !has_entry(table, fed_by)
+        {
+            return Some(name);
+        }
+        i += 1;
+    }
+    let mut j = 0;
+    while j < declared.len() {
+        if count(table, declared[j]) == 0 {
+            return Some(declared[j]);
+        }
+        j += 1;
+    }
+    None
+}
+
+const fn count(table: &[Family], name: &str) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < table.len() {
+        if registry::same(table[i].name, name) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+const fn contains(names: &[&str], name: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if registry::same(names[i], name) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn has_entry(table: &[Family], name: &str) -> bool {
+    let mut i = 0;
+    while i < table.len() {
+        if registry::same(table[i].name, name) && matches!(table[i].runs, Runs::Entry { .. }) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether `conformance` feeds the family's checks on every exchange: a run cut short leaves
+/// them unjudged, whichever families had finished.
+pub(super) fn judged_on_every_exchange(family: &str) -> bool {
+    FAMILIES.iter().any(|f| {
+        f.name == family
+            && matches!(
+                f.runs,
+                Runs::Entry {
+                    every_exchange: true,
+                    ..
+                } | Runs::EveryExchange { .. }
+            )
+    })
+}
+
+/// The families an entry point runs for besides its own: those it feeds.
+pub(super) fn fed_by(name: &str) -> impl Iterator<Item = &'static str> + '_ {
+    FAMILIES.iter().filter_map(move |f| match f.runs {
+        Runs::EveryExchange { fed_by } if fed_by == name => Some(f.name),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the `const` check runs: the table as it is agrees with the registry, and a table
+    /// missing a family, naming one the registry lacks, or feeding from nothing does not.
+    #[test]
+    fn the_table_and_the_registry_name_the_same_families() {
+        assert_eq!(mismatch(FAMILIES, &registry::FAMILIES), None);
+        assert_eq!(
+            mismatch(&FAMILIES[1..], &registry::FAMILIES),
+            Some("transport")
+        );
+        let mut extra = FAMILIES.to_vec();
+        extra.push(Family {
+            name: "cookies",
+            ..FAMILIES[0]
+        });
+        assert_eq!(mismatch(&extra, &registry::FAMILIES), Some("cookies"));
+        let mut twice = FAMILIES.to_vec();
+        twice.push(FAMILIES[1]);
+        assert_eq!(mismatch(&twice, &registry::FAMILIES), Some("auth"));
+        let mut unfed = FAMILIES.to_vec();
+        unfed[4].runs = Runs::EveryExchange { fed_by: "envelope" };
+        assert_eq!(mismatch(&unfed, &registry::FAMILIES), Some("schema"));
+        assert!(judged_on_every_exchange("envelope") && judged_on_every_exchange("ratelimit"));
+        assert!(!judged_on_every_exchange("qr"));
+        assert_eq!(fed_by("status").collect::<Vec<_>>(), ["schema", "envelope"]);
+    }
+}

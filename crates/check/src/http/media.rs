@@ -1,0 +1,149 @@
+//! `http.media-type`: `application/json; charset=utf-8` is the same media type as
+//! `application/json` (RFC 9110 8.3.1): a deactivation sent with it gets the answer the plain
+//! request gets. With an unknown partner always; with `--allow-destructive`, also on a spare
+//! fixture, which must then be deactivated (200 with its id).
+
+use linkcert_registry::check_id;
+use serde_json::json;
+
+use super::{Judged, UNKNOWN_PARTNER, answer_text, record};
+use crate::Ctx;
+use crate::conformance::Expect;
+use crate::probe::Req;
+use linkcert_http::{Resp, error_code};
+use linkcert_run::target::PlanKey;
+use linkcert_spec::Operation;
+
+/// The fixture partnerId `http.media-type` may deactivate: the third, which `partners` leaves
+/// alone (it uses the first two).
+const SPARE_FIXTURE: usize = 2;
+/// `application/json` with parameters, as clients send it.
+const JSON_WITH_PARAMS: [&str; 2] = [
+    "application/json; charset=utf-8",
+    "application/json;charset=UTF-8",
+];
+
+/// Whether two answers are the same for a client: status, and the code of an error.
+fn same_answer(a: &Resp, b: &Resp) -> bool {
+    a.status == b.status && (a.status < 400 || error_code(a) == error_code(b))
+}
+
+pub async fn run(ctx: &Ctx) {
+    let id = check_id!("http.media-type");
+    let Some((op, key)) = ctx
+        .op("deactivatePartner")
+        .and_then(|op| ctx.key_for(op).map(|k| (op, k.clone())))
+    else {
+        ctx.rec.skip(
+            id,
+            "POST /partners/deactivate",
+            "no deactivation operation, or no key of a plan that may call it",
+        );
+        return;
+    };
+    let label = op.label();
+    let send = |ct: &str, partner: &str, key: &PlanKey| {
+        let req = Req::new(op.method.clone(), &op.path)
+            .body(ct, json!({ "partnerId": partner }).to_string().into_bytes())
+            .key(key);
+        ctx.exchange(op, req, Expect::Any)
+    };
+    let (plain, _) = send("application/json", UNKNOWN_PARTNER, &key).await;
+    let Some(base) = plain.resp().filter(|r| r.status != 429) else {
+        ctx.rec.skip(
+            id,
+            &label,
+            format!(
+                "the plain request got no judgeable answer: {}",
+                answer_text(&plain)
+            ),
+        );
+        return;
+    };
+    for ct in JSON_WITH_PARAMS {
+        let (x, _) = send(ct, UNKNOWN_PARTNER, &key).await;
+        let j = match x.resp() {
+            Some(r) if r.status == 429 => Judged::Throttled,
+            Some(r) if same_answer(base, r) => Judged::Pass(format!(
+                "Content-Type: {ct} served as application/json ({})",
+                answer_text(&x)
+            )),
+            _ => Judged::Fail(format!("{} for Content-Type: {ct}", answer_text(&x))),
+        };
+        let expected = format!(
+            "the answer application/json gets ({}): the same media type",
+            answer_text(&plain)
+        );
+        record(ctx, id, &label, &expected, j, &x);
+    }
+    fixture(ctx, op).await;
+}
+
+/// With `--allow-destructive` and a spare fixture bound to a plan: a real deactivation sent
+/// as `application/json; charset=utf-8` is served (200 with the partner's id).
+async fn fixture(ctx: &Ctx, op: &Operation) {
+    let id = check_id!("http.media-type");
+    let label = op.label();
+    if !ctx.target.allow_destructive {
+        ctx.rec.observe(
+            check_id!("http.choices"),
+            &label,
+            "a real deactivation with a charset parameter: not tried (needs --allow-destructive)",
+            None,
+        );
+        return;
+    }
+    let spare = ctx.target.partner_ids.get(SPARE_FIXTURE);
+    let key = spare.and_then(|f| {
+        let plan = f.plan.as_ref()?;
+        ctx.keys_for(op)
+            .into_iter()
+            .find(|k| k.plan == *plan)
+            .cloned()
+    });
+    let (Some(f), Some(key)) = (spare, key) else {
+        ctx.rec.observe(
+            check_id!("http.choices"),
+            &label,
+            "a real deactivation with a charset parameter: not tried (needs a third --partner \
+             PLAN=ID bound to a key that may deactivate)",
+            None,
+        );
+        return;
+    };
+    let ct = JSON_WITH_PARAMS[0];
+    let req = Req::new(op.method.clone(), &op.path)
+        .body(ct, json!({ "partnerId": f.id }).to_string().into_bytes())
+        .key(&key);
+    let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+    let answered = x
+        .resp()
+        .and_then(Resp::json)
+        .and_then(|v| v.get("partnerId")?.as_str().map(str::to_string));
+    let expected = format!(
+        "200 with {{\"partnerId\": {:?}}} (a fixture: it exists)",
+        f.id
+    );
+    match x.resp().map(|r| r.status) {
+        Some(429) => {}
+        Some(404 | 409) => ctx.rec.skip(
+            id,
+            &label,
+            format!(
+                "the fixture {} was not active ({}): was it deactivated earlier?",
+                f.id,
+                answer_text(&x)
+            ),
+        ),
+        Some(200) if answered.as_deref() == Some(f.id.as_str()) => {
+            ctx.rec.pass(id, &label);
+        }
+        _ => ctx.rec.violation(
+            id,
+            &label,
+            expected,
+            format!("{} for Content-Type: {ct}", answer_text(&x)),
+            Some(&x),
+        ),
+    }
+}

@@ -1,0 +1,141 @@
+//! What a load rule is. A rule is one file: a type implementing `Rule`, and one line in the
+//! registry (`rules!` in `judge/mod.rs`). It judges each key on its own (`for_key`: state fed that
+//! key's answers in send order, judged when the run is over), across the scenario's keys from
+//! each key's own results (`across`: isolation, from each key's `KeyStats`), or both: rules
+//! across keys read only what each key's results hold, so keys can be judged apart.
+
+use std::time::Duration;
+
+use super::bounds::Bounds;
+use super::measure::KeyFigures;
+use super::result::{Finding, KeyStats, Limiter};
+use crate::record::Record;
+use crate::scenario::{Resolved, Shape};
+use linkcert_rate::headers as rate_headers;
+use linkcert_spec::verdict::Verdict;
+
+/// A load rule: its state for each key it judges, and what it judges across keys.
+pub(super) trait Rule: Sync {
+    /// The rule's state for one key of the scenario, or None where it does not judge that key.
+    fn for_key(&self, _s: &Setup) -> Option<Box<dyn KeyRule>> {
+        None
+    }
+    /// Judged once every key is, from each key's own results.
+    fn across(&self, _s: &Across, _j: &mut Judge) {}
+}
+
+/// A rule's state for one key.
+pub(super) trait KeyRule: Send {
+    /// One answer of this key, in send order.
+    fn observe(&mut self, x: &Record);
+    /// The verdicts, once every answer is in.
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, notes: &mut KeyNotes);
+}
+
+/// What a rule's state for one key is made from.
+pub(super) struct Setup<'a> {
+    pub r: &'a Resolved,
+    /// The key's index among the scenario's keys.
+    pub key: usize,
+    /// UTC epoch seconds of t = 0.
+    pub wall0: f64,
+}
+
+impl Setup<'_> {
+    /// The scenario keeps this key over its limit for the whole run.
+    pub fn overloaded(&self) -> bool {
+        overloaded(self.r, self.key)
+    }
+}
+
+/// The scenario keeps its `key`-th key over its limit for the whole run.
+pub(super) fn overloaded(r: &Resolved, key: usize) -> bool {
+    r.scenario.shape.sustained_overload() && r.key_rate(key) > 1.0
+}
+
+/// What the rules judged for one key leave for the rules after them and for the key's figures.
+#[derive(Default)]
+pub(super) struct KeyNotes {
+    /// load.reset failed: Reset cannot be trusted to name windows (headers, read by admitted).
+    pub reset_failed: bool,
+    /// Most admissions provably within one rolling window (admitted, read by behaviour).
+    pub rolling: u64,
+    /// The limiter named, with the words (behaviour, for the scenario's result).
+    pub limiter: Option<(Limiter, String)>,
+}
+
+/// What rules judged across keys read: the scenario and each key's results.
+pub(super) struct Across<'a> {
+    pub shape: Shape,
+    /// Each key's results (with the rate it was offered).
+    pub keys: &'a [KeyStats],
+}
+
+impl Across<'_> {
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+}
+
+/// The findings of a run, as rules add them.
+pub(super) struct Judge {
+    pub findings: Vec<Finding>,
+}
+
+impl Judge {
+    pub fn add(
+        &mut self,
+        check: &str,
+        verdict: Verdict,
+        key: Option<&str>,
+        msg: String,
+        exp: String,
+        act: String,
+    ) {
+        self.findings.push(Finding {
+            check: check.into(),
+            verdict,
+            key: key.map(str::to_string),
+            message: msg,
+            expected: exp,
+            actual: act,
+        });
+    }
+    /// A verdict of a rule shared with `check` (`linkcert_rate::headers`).
+    pub fn shared(&mut self, check: &str, key: Option<&str>, jd: &rate_headers::Judged) {
+        let msg = match jd.verdict {
+            Verdict::Pass => format!("{} ({} answers)", jd.expected, jd.judged),
+            _ => format!("expected {}, got {}", jd.expected, jd.actual),
+        };
+        self.add(
+            check,
+            jd.verdict,
+            key,
+            msg,
+            jd.expected.clone(),
+            jd.actual.clone(),
+        );
+    }
+
+    pub fn pass(&mut self, check: &str, key: Option<&str>, msg: String) {
+        self.add(check, Verdict::Pass, key, msg, String::new(), String::new());
+    }
+    pub fn fail(&mut self, check: &str, key: Option<&str>, msg: String, exp: String, act: String) {
+        self.add(check, Verdict::Fail, key, msg, exp, act);
+    }
+}
+
+/// One key's part of a run, as each rule reads it.
+#[derive(Clone, Copy)]
+pub(super) struct KeyView<'a> {
+    /// The key's label (plan#n).
+    pub label: Option<&'a str>,
+    pub f: &'a KeyFigures,
+    /// The plan's limit per window.
+    pub n: u64,
+    pub window: Duration,
+    /// The scenario kept this key over its limit for the whole run.
+    pub overloaded: bool,
+    /// The admitted count's bounds over the windows the key was loaded.
+    pub bounds: &'a Bounds,
+}

@@ -1,0 +1,105 @@
+//! The run record: what happened to each request (`Record`), where the engine hands each one
+//! as its answer arrives (`Sink`), and the engine's account of a scenario's run (`Run`). The
+//! generator writes it, the judge and the scheduler read it; it imports none of them.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use linkcert_rate::headers as rate_headers;
+use linkcert_run::outage::Outage;
+
+/// What happened to one request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// Index into the scenario's keys.
+    pub key: usize,
+    /// Index into the operation mix.
+    pub op: usize,
+    /// Seconds from the start of the run: planned, actually sent, answer headers received.
+    pub due: f64,
+    pub sent: f64,
+    pub recv: f64,
+    /// None: no answer (transport error).
+    pub status: Option<u16>,
+    pub limit: Option<String>,
+    pub remaining: Option<String>,
+    pub reset: Option<String>,
+    pub retry_after: Option<String>,
+    /// The envelope's code, when the body is one (read for error statuses only).
+    pub code: Option<String>,
+    pub error: Option<String>,
+    /// The retry of the retry-after shape (not a slot of the schedule).
+    pub retry: bool,
+    /// Seconds from t = 0 to when a user was free to take this slot: after `due`, every user
+    /// was busy when it fell due (the in-flight ceiling held the send back).
+    pub claimed: f64,
+}
+
+impl Record {
+    pub fn admitted(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+    pub fn throttled(&self) -> bool {
+        self.status == Some(429)
+    }
+    /// A rate-limit header as recorded, by its name in `rate_headers`.
+    pub fn rate_header(&self, name: &str) -> Option<&str> {
+        match name {
+            rate_headers::LIMIT => self.limit.as_deref(),
+            rate_headers::REMAINING => self.remaining.as_deref(),
+            rate_headers::RESET => self.reset.as_deref(),
+            rate_headers::RETRY_AFTER => self.retry_after.as_deref(),
+            _ => None,
+        }
+    }
+    /// When this answer says its key's quota is back (UTC epoch seconds); `wall0`: UTC epoch
+    /// seconds of the run's t = 0, from which the record's times count.
+    pub fn quota_back(&self, wall0: f64) -> rate_headers::QuotaBack {
+        rate_headers::quota_back(
+            self.status.unwrap_or(0),
+            self.reset.as_deref(),
+            self.retry_after.as_deref(),
+            wall0 + self.recv,
+        )
+    }
+}
+
+/// Where the engine hands each record as its answer arrives (the run keeps none itself).
+pub trait Sink: Send + 'static {
+    fn take(&mut self, rec: Record);
+    /// Every record sent before `t` (seconds from t = 0) has been taken.
+    fn settled(&mut self, t: f64);
+}
+
+/// The engine's account of one scenario's run (the records went to its `Sink`).
+#[derive(Debug)]
+pub struct Run {
+    /// The instant of t = 0 (records' times are seconds from it).
+    pub t0: Instant,
+    /// Wall clock (UTC epoch seconds) at the start of the run.
+    pub wall0: f64,
+    /// goose users: the in-flight ceiling of this run.
+    pub users: usize,
+    /// The most requests that were in flight at once.
+    pub peak_in_flight: usize,
+    /// Requests goose's own metrics counted.
+    pub goose_requests: u64,
+    /// goose's reports, when it wrote them.
+    pub goose_reports: Vec<String>,
+    /// The target went away during this run (the generator stopped sending then).
+    pub outage: Option<Outage>,
+    /// The target turned out broken during this run (the generator stopped sending then),
+    /// in words naming what it did.
+    pub broken: Option<String>,
+}
+
+/// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
+/// keep messages short.
+pub fn redact_error(s: &str) -> String {
+    s.chars().take(400).collect()
+}
+
+#[cfg(test)]
+#[path = "record_tests.rs"]
+mod tests;

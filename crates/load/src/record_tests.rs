@@ -1,0 +1,65 @@
+//! `check` and `load` see the same fault in the same rate-limit headers.
+
+use std::time::Duration;
+
+use linkcert_http::Resp;
+use linkcert_rate::headers::{HeaderFault, LIMIT, ON_EVERY_ANSWER, REMAINING, RESET, header_fault};
+
+use super::Record;
+
+#[test]
+fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
+    let spec = linkcert_spec::Spec::embedded().unwrap();
+    let named: Vec<String> = spec
+        .rate_headers
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect();
+    assert_eq!(
+        named, ON_EVERY_ANSWER,
+        "load records what the spec requires"
+    );
+    let values = [(LIMIT, "abc"), (REMAINING, "3"), (RESET, "1800000030")];
+    // `check`: the answer as the probe read it, the names as the spec lists them.
+    let resp = Resp {
+        status: 200,
+        headers: values
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        body: Vec::new(),
+        truncated: false,
+        elapsed: Duration::ZERO,
+    };
+    let by_check = header_fault(&spec.rate_headers, |n| resp.header(n));
+    // `load`: the answer as the engine recorded it.
+    let rec = Record {
+        key: 0,
+        op: 0,
+        due: 0.0,
+        sent: 0.0,
+        recv: 0.0,
+        status: Some(200),
+        limit: Some("abc".into()),
+        remaining: Some("3".into()),
+        reset: Some("1800000030".into()),
+        retry_after: None,
+        code: None,
+        error: None,
+        retry: false,
+        claimed: 0.0,
+    };
+    let by_load = header_fault(&ON_EVERY_ANSWER, |n| rec.rate_header(n));
+    let fault = |name: &str| HeaderFault::NotInteger {
+        name: name.into(),
+        value: "abc".into(),
+    };
+    assert_eq!(by_check, Some(fault("X-RateLimit-Limit")));
+    assert_eq!(by_load, Some(fault(LIMIT)));
+    // Absent is a fault too, and integers (space-padded) are none.
+    assert_eq!(
+        header_fault(&ON_EVERY_ANSWER, |n| (n != RESET).then_some(" 7 ")),
+        Some(HeaderFault::Absent { name: RESET.into() })
+    );
+    assert_eq!(header_fault(&ON_EVERY_ANSWER, |_| Some("7")), None);
+}

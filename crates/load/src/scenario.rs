@@ -1,0 +1,475 @@
+//! Scenario files (`scenarios/*.toml`): what to offer, to which plan, in what shape.
+//! The format is documented in `scenarios/README.md`; the built-in ones are compiled in.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::LoadError;
+use linkcert_run::target::{PlanKey, Target};
+use linkcert_spec::{Limit, Spec};
+
+/// Each built-in scenario by name, its TOML embedded from `scenarios/NAME.toml`: a new one
+/// is its file and one line in `BUILTIN`.
+macro_rules! builtin {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../../scenarios/", $name, ".toml")))),*]
+    };
+}
+
+/// The built-in scenarios, in the order the default run uses (a key's scenarios run in this
+/// order; scenarios on other keys alongside).
+pub const BUILTIN: &[(&str, &str)] = builtin![
+    "free-overload",
+    "pro-overload",
+    "boundary-straddle",
+    "business-overload",
+    "retry-after-honesty",
+    "advanced-overload",
+    "analytics-advanced-overload",
+    "two-keys-isolation",
+    "free-fleet",
+];
+
+/// How arrivals are laid out over the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Shape {
+    /// `rate` from start to end.
+    #[default]
+    Steady,
+    /// `burst` x N requests over `burst_span` of a window, then `rate`.
+    BurstThenSteady,
+    /// One request at 0, then `burst` x N just before one window later and as many just
+    /// after it, then `rate` to the end.
+    Straddle,
+    /// Two keys of the plan at once: the first at `rate`, the second at `other_key_rate`.
+    TwoKeys,
+    /// `burst` x N requests over `burst_span`; the first throttled request waits its
+    /// Retry-After and is retried once.
+    RetryAfter,
+    /// Every key of the plan given, each at its own rate: a share `noisy` of them at `rate`,
+    /// the others at `other_key_rate` (under their limit).
+    Fleet,
+}
+
+impl Shape {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::Steady => "steady",
+            Shape::BurstThenSteady => "burst-then-steady",
+            Shape::Straddle => "straddle",
+            Shape::TwoKeys => "two-keys",
+            Shape::RetryAfter => "retry-after",
+            Shape::Fleet => "fleet",
+        }
+    }
+    /// The shape `as_str` names.
+    pub fn named(name: &str) -> Option<Shape> {
+        [
+            Shape::Steady,
+            Shape::BurstThenSteady,
+            Shape::Straddle,
+            Shape::TwoKeys,
+            Shape::RetryAfter,
+            Shape::Fleet,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+    /// Shapes that keep the key over its limit for the whole run.
+    pub fn sustained_overload(self) -> bool {
+        matches!(
+            self,
+            Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys | Shape::Fleet
+        )
+    }
+}
+
+/// One operation of the mix.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpMix {
+    /// operationId in the spec (a GET without a body).
+    pub operation: String,
+    #[serde(default = "one")]
+    pub weight: u32,
+    /// Query parameters sent as given.
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Plan whose key is loaded.
+    pub plan: String,
+    /// Rate class (default: the spec's default class).
+    #[serde(default)]
+    pub class: Option<String>,
+    #[serde(default)]
+    pub shape: Shape,
+    /// Offered rate as a multiple of the plan's limit (N per window).
+    pub rate: f64,
+    /// Duration of the run in windows of the class.
+    pub windows: f64,
+    /// Burst size as a multiple of N (burst-then-steady, straddle, retry-after).
+    #[serde(default)]
+    pub burst: Option<f64>,
+    /// Fraction of a window a burst is spread over.
+    #[serde(default)]
+    pub burst_span: Option<f64>,
+    /// two-keys: the second key's rate as a multiple of N.
+    #[serde(default)]
+    pub other_key_rate: Option<f64>,
+    /// Which key of the plan to load (1: the first given, the default); the first when the
+    /// target has fewer. Lets scenarios alternate keys so windows clear between them.
+    #[serde(default)]
+    pub key: Option<usize>,
+    /// fleet: the share of the plan's keys loaded at `rate` (noisy); at least one key.
+    #[serde(default)]
+    pub noisy: Option<f64>,
+    /// Run only when named (`--scenario`), not in the default run of every built-in.
+    #[serde(default)]
+    pub only_when_named: bool,
+    pub operations: Vec<OpMix>,
+}
+
+/// A scenario made concrete for one target: its limit, window and keys.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub scenario: Scenario,
+    pub class: String,
+    /// N: requests per window.
+    pub limit: u64,
+    pub window: Duration,
+    /// One key, two for `two-keys`, every key of the plan for `fleet`.
+    pub keys: Vec<PlanKey>,
+    /// Per operation of the mix: path with query, and a report label.
+    pub requests: Vec<(String, String)>,
+    /// Whether every operation of the mix is one of linkcert's stand-ins (404 = absent).
+    pub extension_only: bool,
+    /// The code a 429's envelope carries (the spec's error table).
+    pub throttled_code: String,
+    /// The class is the spec's standard (per-minute) one.
+    pub standard: bool,
+    /// A fleet's share in a shard: each key's position in the whole fleet, and its size
+    /// (`load::shard`), so that a key's rate is the one it has in the whole run.
+    pub fleet_share: Option<(Vec<usize>, usize)>,
+    /// The target's clock less ours, in seconds, from its Date header when the run began:
+    /// the header rules compare its Reset with our clock allowing for it.
+    pub clock_offset: Option<f64>,
+}
+
+impl Resolved {
+    /// The rate of the `key`-th key, as a multiple of the limit.
+    pub fn key_rate(&self, key: usize) -> f64 {
+        let (at, size) = self.fleet_position(key);
+        self.scenario.key_rate(at, size)
+    }
+
+    /// The `key`-th key's place in the whole fleet, and the fleet's size (a shard's keys are
+    /// part of one).
+    pub fn fleet_position(&self, key: usize) -> (usize, usize) {
+        match &self.fleet_share {
+            Some((positions, size)) => (positions.get(key).copied().unwrap_or(key), *size),
+            None => (key, self.keys.len()),
+        }
+    }
+}
+
+impl Scenario {
+    pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, LoadError> {
+        toml::from_str(text).map_err(|e| LoadError::Scenario {
+            origin: origin.to_string(),
+            problem: e.to_string(),
+        })
+    }
+
+    /// Whether this is a built-in scenario as shipped (its name and every field): those send
+    /// only what every conformant target must accept.
+    pub fn is_builtin(&self) -> bool {
+        BUILTIN
+            .iter()
+            .find(|(n, _)| *n == self.name)
+            .and_then(|(n, text)| Scenario::from_toml(text, n).ok())
+            .is_some_and(|b| serde_json::to_value(&b).ok() == serde_json::to_value(self).ok())
+    }
+
+    pub fn builtin() -> Result<Vec<Scenario>, LoadError> {
+        BUILTIN
+            .iter()
+            .map(|(name, text)| Scenario::from_toml(text, name))
+            .collect()
+    }
+
+    /// The built-in scenarios a run without `--scenario` runs.
+    pub fn default_run() -> Result<Vec<Scenario>, LoadError> {
+        Ok(Scenario::builtin()?
+            .into_iter()
+            .filter(|s| !s.only_when_named)
+            .collect())
+    }
+
+    /// The rate of the scenario's `key`-th key of `keys`, as a multiple of the limit.
+    pub fn key_rate(&self, key: usize, keys: usize) -> f64 {
+        let other = self.other_key_rate.unwrap_or(0.5);
+        match self.shape {
+            Shape::TwoKeys if key == 1 => other,
+            Shape::Fleet if !self.noisy_key(key, keys) => other,
+            _ => self.rate,
+        }
+    }
+
+    /// fleet: whether the `key`-th of `keys` is one of the noisy ones: `noisy` x keys of them
+    /// (at least one), spread evenly over the keys, the first among them.
+    pub fn noisy_key(&self, key: usize, keys: usize) -> bool {
+        let keys = keys.max(1);
+        let m = ((self.noisy.unwrap_or(0.1) * keys as f64).round() as usize).clamp(1, keys);
+        // Key i is noisy when the count of noisy keys up to it steps up there.
+        (key * m).div_ceil(keys) < ((key + 1) * m).div_ceil(keys)
+    }
+
+    /// A path to a file, a built-in name, or a name in `scenarios/` of the working directory.
+    pub fn load(name_or_path: &str) -> Result<Scenario, LoadError> {
+        let path = Path::new(name_or_path);
+        let read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|e| LoadError::Scenario {
+                origin: p.display().to_string(),
+                problem: e.to_string(),
+            })
+        };
+        if path.is_file() {
+            return Scenario::from_toml(&read(path)?, name_or_path);
+        }
+        if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Scenario::from_toml(text, name);
+        }
+        let local = Path::new("scenarios").join(format!("{name_or_path}.toml"));
+        if local.is_file() {
+            return Scenario::from_toml(&read(&local)?, name_or_path);
+        }
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        Err(LoadError::Scenario {
+            origin: name_or_path.to_string(),
+            problem: format!(
+                "no such file, built-in or scenarios/<name>.toml; built-in: {}",
+                names.join(", ")
+            ),
+        })
+    }
+
+    fn bad(&self, problem: impl Into<String>) -> LoadError {
+        LoadError::Scenario {
+            origin: self.name.clone(),
+            problem: problem.into(),
+        }
+    }
+
+    /// Checks the scenario against the spec (plan, class, operations, numbers).
+    pub fn validate(&self, spec: &Spec) -> Result<(), LoadError> {
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(self.bad("name must be letters, digits, - or _"));
+        }
+        if spec.plan(&self.plan).is_none() {
+            return Err(self.bad(format!("unknown plan {:?}", self.plan)));
+        }
+        let class = self.class(spec);
+        if spec.window(&class).is_none() {
+            return Err(self.bad(format!("unknown rate class {class:?}")));
+        }
+        let finite = |v: f64, lo: f64, hi: f64| v.is_finite() && v >= lo && v <= hi;
+        if !finite(self.rate, 0.0, 100.0) {
+            return Err(self.bad("rate must be a multiple of the limit in 0..=100"));
+        }
+        if !finite(self.windows, 0.01, 1000.0) {
+            return Err(self.bad("windows must be in 0.01..=1000"));
+        }
+        for (what, v, lo, hi) in [
+            ("burst", self.burst, 0.0, 100.0),
+            ("burst_span", self.burst_span, 0.0, 1.0),
+            ("other_key_rate", self.other_key_rate, 0.0, 100.0),
+        ] {
+            if let Some(v) = v
+                && !finite(v, lo, hi)
+            {
+                return Err(self.bad(format!("{what} must be in {lo}..={hi}")));
+            }
+        }
+        if self.shape == Shape::TwoKeys && self.other_key_rate.is_none_or(|r| r >= 1.0) {
+            return Err(self.bad("two-keys needs other_key_rate below 1 (the key under its limit)"));
+        }
+        if self.shape == Shape::Fleet
+            && (self.other_key_rate.is_none_or(|r| r >= 1.0)
+                || self.noisy.is_none_or(|f| !(0.0..=1.0).contains(&f)))
+        {
+            return Err(self.bad(
+                "fleet needs other_key_rate below 1 (the quiet keys) and noisy, the share of keys at rate, in 0..=1",
+            ));
+        }
+        if self.operations.is_empty() || self.operations.iter().all(|o| o.weight == 0) {
+            return Err(self.bad("needs at least one operation with a weight above 0"));
+        }
+        for o in &self.operations {
+            let op = spec
+                .operation(&o.operation)
+                .ok_or_else(|| self.bad(format!("unknown operation {:?}", o.operation)))?;
+            if op.method != http::Method::GET || op.body.is_some() {
+                return Err(self.bad(format!(
+                    "{}: only GET operations without a body can be loaded",
+                    o.operation
+                )));
+            }
+            if op.rate_class != class {
+                return Err(self.bad(format!(
+                    "{} counts against {}, not {class}",
+                    o.operation, op.rate_class
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn class(&self, spec: &Spec) -> String {
+        self.class
+            .clone()
+            .unwrap_or_else(|| spec.default_rate_class.clone())
+    }
+
+    /// Keys needed: two for `two-keys`.
+    pub fn keys_needed(&self) -> usize {
+        if self.shape == Shape::TwoKeys { 2 } else { 1 }
+    }
+
+    /// Make it concrete for a target, or say why it cannot run there.
+    pub fn resolve(&self, spec: &Spec, target: &Target) -> Result<Resolved, String> {
+        let class = self.class(spec);
+        let plan = spec
+            .plan(&self.plan)
+            .ok_or_else(|| format!("unknown plan {}", self.plan))?;
+        let limit = match plan.limit(&class) {
+            Limit::Fixed(n) if n > 0 => n,
+            Limit::Fixed(_) | Limit::Unavailable => {
+                return Err(format!("the {} plan has no {class} access", plan.name));
+            }
+            Limit::Custom => {
+                return Err(format!(
+                    "the {} plan's {class} limit is custom: not known in advance",
+                    plan.name
+                ));
+            }
+        };
+        let mut keys: Vec<PlanKey> = target.keys_of(&plan.name).cloned().collect();
+        let preferred = self.key.unwrap_or(1).saturating_sub(1);
+        if self.keys_needed() == 1 && preferred < keys.len() {
+            keys.rotate_left(preferred);
+        }
+        if self.shape != Shape::Fleet {
+            keys.truncate(self.keys_needed());
+        }
+        if keys.len() < self.keys_needed() {
+            return Err(format!(
+                "needs {} key(s) of the {} plan, {} given (--key {}=...)",
+                self.keys_needed(),
+                plan.name,
+                keys.len(),
+                plan.name
+            ));
+        }
+        let mut requests = Vec::new();
+        let mut extension_only = true;
+        for o in &self.operations {
+            let op = spec
+                .operation(&o.operation)
+                .ok_or_else(|| format!("unknown operation {}", o.operation))?;
+            extension_only &= op.extension;
+            let mut q = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in &o.query {
+                q.append_pair(k, v);
+            }
+            let q = q.finish();
+            let path = if q.is_empty() {
+                op.path.clone()
+            } else {
+                format!("{}?{q}", op.path)
+            };
+            requests.push((path, format!("{} {}", plan.name, op.label())));
+        }
+        Ok(Resolved {
+            scenario: self.clone(),
+            class: class.clone(),
+            limit,
+            window: target.window(spec, &class),
+            keys,
+            requests,
+            extension_only,
+            throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
+            standard: class == spec.default_rate_class,
+            fleet_share: None,
+            clock_offset: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_and_validates() {
+        let spec = Spec::embedded().unwrap();
+        let all = Scenario::builtin().unwrap();
+        assert_eq!(all.len(), BUILTIN.len());
+        for (s, (name, _)) in all.iter().zip(BUILTIN) {
+            assert_eq!(&s.name, name);
+            s.validate(&spec).unwrap();
+        }
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let spec = Spec::embedded().unwrap();
+        let e = Scenario::from_toml(
+            "name='x'\nplan='free'\nrate=1\nwindows=1\noperations=[]\ntypo=1",
+            "t",
+        );
+        assert!(e.is_err());
+        let s = Scenario::from_toml(
+            "name='x'\nplan='gold'\nrate=1\nwindows=1\n[[operations]]\noperation='getTags'",
+            "t",
+        )
+        .unwrap();
+        assert!(
+            s.validate(&spec)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown plan")
+        );
+        let s = Scenario::from_toml(
+            "name='x'\nplan='pro'\nclass='analytics'\nrate=1\nwindows=1\n[[operations]]\noperation='getTags'",
+            "t",
+        )
+        .unwrap();
+        assert!(
+            s.validate(&spec)
+                .unwrap_err()
+                .to_string()
+                .contains("counts against")
+        );
+        assert!(Scenario::load("no-such-scenario").is_err());
+    }
+}

@@ -1,0 +1,387 @@
+//! The per-key arrival schedule: when each request is due, for which key, with which
+//! operation of the mix. Made as the run goes (`Schedule`, an iterator), so a run of any
+//! length holds only the slots taken and not yet answered; `Summary` is what the judge and
+//! the scheduler need of a whole schedule (counts per key and second, the peak rate).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::Duration;
+
+use super::scenario::{Resolved, Shape};
+
+/// One planned request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slot {
+    /// Offset from the start of the run.
+    pub due: Duration,
+    /// Index into the scenario's keys (0, or 1 for the second key of `two-keys`).
+    pub key: usize,
+    /// Index into the operation mix.
+    pub op: usize,
+}
+
+/// A due time, ordered (they are finite: rates and spans are validated).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Due(f64);
+
+impl Eq for Due {}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Due) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Due) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// `count` evenly spaced arrivals over `[start, start + span)` for `key`.
+#[derive(Clone, Debug)]
+struct Segment {
+    key: usize,
+    start: f64,
+    span: f64,
+    count: u64,
+    /// The next arrival's index.
+    i: u64,
+}
+
+impl Segment {
+    fn next_at(&self) -> Option<f64> {
+        (self.i < self.count).then(|| self.start + self.span * self.i as f64 / self.count as f64)
+    }
+}
+
+fn spread(out: &mut Vec<Segment>, key: usize, start: f64, span: f64, count: u64) {
+    out.push(Segment {
+        key,
+        start,
+        span,
+        count,
+        i: 0,
+    });
+}
+
+/// Arrivals at `rate` per second over `[start, end)`.
+fn steady(out: &mut Vec<Segment>, key: usize, start: f64, end: f64, rate: f64) {
+    if rate <= 0.0 || end <= start {
+        return;
+    }
+    let count = ((end - start) * rate).floor() as u64;
+    spread(out, key, start, count as f64 / rate, count);
+}
+
+/// A resolved scenario's slots in due order, made one at a time: the segments of its shape
+/// merged by time (ties: the segment laid out first), each key's operations dealt by smooth
+/// weighted round robin so the mix holds over any stretch of the run.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    segments: Vec<Segment>,
+    weights: Vec<i64>,
+    total: i64,
+    /// Round-robin state per key.
+    current: Vec<Vec<i64>>,
+    /// Each segment's next arrival, earliest first (ties: the segment laid out first), so a
+    /// fleet of thousands of keys costs a heap step per slot, not a scan.
+    next: BinaryHeap<Reverse<(Due, usize)>>,
+}
+
+impl Schedule {
+    pub fn new(r: &Resolved) -> Schedule {
+        let s = &r.scenario;
+        let n = r.limit as f64;
+        let w = r.window.as_secs_f64();
+        let rate = s.rate * n / w;
+        let end = s.windows * w;
+        let burst = (s.burst.unwrap_or(1.0) * n).round() as u64;
+        let span = s.burst_span.unwrap_or(0.05) * w;
+        let mut t = Vec::new();
+        match s.shape {
+            Shape::Steady => steady(&mut t, 0, 0.0, end, rate),
+            Shape::BurstThenSteady => {
+                spread(&mut t, 0, 0.0, span, burst);
+                steady(&mut t, 0, span, end, rate);
+            }
+            Shape::Straddle => {
+                // One request opens a window at 0; the bursts sit either side of its end.
+                spread(&mut t, 0, 0.0, 0.0, 1);
+                let gap = 0.03 * w;
+                spread(&mut t, 0, w - gap - span, span, burst);
+                spread(&mut t, 0, w + gap, span, burst);
+                steady(&mut t, 0, w + gap + span, end, rate);
+            }
+            Shape::TwoKeys => {
+                for key in 0..r.keys.len().max(1) {
+                    steady(&mut t, key, 0.0, end, r.key_rate(key) * n / w);
+                }
+            }
+            Shape::Fleet => {
+                for key in 0..r.keys.len() {
+                    let rate = r.key_rate(key) * n / w;
+                    if rate <= 0.0 {
+                        continue;
+                    }
+                    // Each key's first request at its own phase of its interval, by its place in
+                    // the whole fleet: thousands of keys do not all start at 0 (a burst no
+                    // in-flight ceiling holds), and a shard lays out its keys as one process.
+                    let (at, size) = r.fleet_position(key);
+                    let phase = (at as f64 + 0.5) / size.max(1) as f64 / rate;
+                    let count = (end * rate).floor() as u64;
+                    spread(&mut t, key, phase, count as f64 / rate, count);
+                }
+            }
+            Shape::RetryAfter => spread(&mut t, 0, 0.0, span, burst),
+        }
+        let weights: Vec<i64> = s.operations.iter().map(|o| i64::from(o.weight)).collect();
+        let keys = t.iter().map(|seg| seg.key + 1).max().unwrap_or(1);
+        let next = t
+            .iter()
+            .enumerate()
+            .filter_map(|(i, seg)| Some(Reverse((Due(seg.next_at()?), i))))
+            .collect();
+        Schedule {
+            segments: t,
+            total: weights.iter().sum(),
+            current: vec![vec![0; weights.len()]; keys],
+            weights,
+            next,
+        }
+    }
+}
+
+impl Iterator for Schedule {
+    type Item = Slot;
+
+    fn next(&mut self) -> Option<Slot> {
+        let Reverse((Due(secs), i)) = self.next.pop()?;
+        let seg = &mut self.segments[i];
+        seg.i += 1;
+        if let Some(at) = seg.next_at() {
+            self.next.push(Reverse((Due(at), i)));
+        }
+        let key = seg.key;
+        let cur = &mut self.current[key];
+        let mut best = 0;
+        for (i, w) in self.weights.iter().enumerate() {
+            cur[i] += w;
+            if cur[i] > cur[best] {
+                best = i;
+            }
+        }
+        if let Some(c) = cur.get_mut(best) {
+            *c -= self.total;
+        }
+        Some(Slot {
+            due: Duration::from_secs_f64(secs.max(0.0)),
+            key,
+            op: best,
+        })
+    }
+}
+
+/// The whole schedule of a resolved scenario, sorted by due time.
+pub fn build(r: &Resolved) -> Vec<Slot> {
+    Schedule::new(r).collect()
+}
+
+/// What the judge and the scheduler need of a whole schedule, in memory that grows with its
+/// seconds, not its slots.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub len: u64,
+    pub first_due: Option<f64>,
+    pub last_due: Option<f64>,
+    /// Highest rate over any 100 ms, in requests per second.
+    pub peak_rate: f64,
+    /// Per key (index: the scenario's keys), slots by the whole second they are due in.
+    pub per_second: Vec<Vec<u64>>,
+}
+
+impl Summary {
+    pub fn of(slots: impl IntoIterator<Item = Slot>) -> Summary {
+        let mut s = Summary::default();
+        let mut recent: VecDeque<Duration> = VecDeque::new();
+        let mut best = 0usize;
+        for sl in slots {
+            let t = sl.due.as_secs_f64();
+            s.len += 1;
+            s.first_due.get_or_insert(t);
+            s.last_due = Some(t);
+            while recent
+                .front()
+                .is_some_and(|f| sl.due.saturating_sub(*f) >= Duration::from_millis(100))
+            {
+                recent.pop_front();
+            }
+            recent.push_back(sl.due);
+            best = best.max(recent.len());
+            if s.per_second.len() <= sl.key {
+                s.per_second.resize(sl.key + 1, Vec::new());
+            }
+            let secs = &mut s.per_second[sl.key];
+            let i = t as usize;
+            if secs.len() <= i {
+                secs.resize(i + 1, 0);
+            }
+            secs[i] += 1;
+        }
+        s.peak_rate = best as f64 * 10.0;
+        s
+    }
+
+    /// A resolved scenario's schedule, summed up (made and dropped slot by slot).
+    pub fn of_scenario(r: &Resolved) -> Summary {
+        Summary::of(Schedule::new(r))
+    }
+
+    /// Slots of `key`.
+    pub fn scheduled(&self, key: usize) -> u64 {
+        self.per_second.get(key).map_or(0, |v| v.iter().sum())
+    }
+}
+
+/// Highest rate of the schedule over any 100 ms, in requests per second.
+pub fn peak_rate(slots: &[Slot]) -> f64 {
+    Summary::of(slots.iter().copied()).peak_rate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+    use linkcert_run::target::{PlanKey, Target};
+    use linkcert_spec::Spec;
+
+    fn resolved(name: &str) -> Resolved {
+        let spec = Spec::embedded().unwrap();
+        let t = Target {
+            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
+            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
+            keys: ["free", "free", "pro", "business", "advanced"]
+                .iter()
+                .enumerate()
+                .map(|(i, p)| PlanKey {
+                    plan: p.to_string(),
+                    key: format!("k{i}"),
+                })
+                .collect(),
+            ..Target::default()
+        };
+        Scenario::load(name).unwrap().resolve(&spec, &t).unwrap()
+    }
+
+    #[test]
+    fn steady_holds_the_rate_and_the_mix() {
+        let r = resolved("free-overload");
+        let s = build(&r);
+        // 2 x 60 per 6 s for 3 windows = 360 requests, 20 per second.
+        assert_eq!(s.len(), 360);
+        assert!((peak_rate(&s) - 20.0).abs() <= 10.0);
+        let qr = s.iter().filter(|x| x.op == 1).count();
+        assert_eq!(qr, 90, "weights 3:1");
+        assert!(s.windows(2).all(|w| w[0].due <= w[1].due));
+    }
+
+    #[test]
+    fn shapes_lay_out_their_bursts() {
+        let r = resolved("boundary-straddle");
+        let s = build(&r);
+        let w = 6.0;
+        let before = s
+            .iter()
+            .filter(|x| (0.8 * w..w).contains(&x.due.as_secs_f64()))
+            .count();
+        let after = s
+            .iter()
+            .filter(|x| (w..1.2 * w).contains(&x.due.as_secs_f64()))
+            .count();
+        assert_eq!((before, after), (60, 60));
+        let two = build(&resolved("two-keys-isolation"));
+        assert_eq!(
+            two.iter().filter(|x| x.key == 1).count(),
+            45,
+            "0.5 x 60 x 1.5"
+        );
+        assert_eq!(two.iter().filter(|x| x.key == 0).count(), 270);
+        let retry = build(&resolved("retry-after-honesty"));
+        assert_eq!(retry.len(), 90);
+    }
+
+    #[test]
+    fn the_schedule_is_made_slot_by_slot_and_summed_up_flat() {
+        for sc in crate::scenario::Scenario::builtin().unwrap() {
+            let r = resolved(&sc.name);
+            let s = build(&r);
+            assert!(s.windows(2).all(|w| w[0].due <= w[1].due), "{}", sc.name);
+            let sum = Summary::of(s.iter().copied());
+            assert_eq!(sum.len, s.len() as u64);
+            assert_eq!(sum.peak_rate, peak_rate_of_list(&s), "{}", sc.name);
+            for key in 0..2 {
+                let of_key = s.iter().filter(|x| x.key == key).count() as u64;
+                assert_eq!(sum.scheduled(key), of_key, "{} key {key}", sc.name);
+                for (sec, n) in sum.per_second.get(key).into_iter().flatten().enumerate() {
+                    let here = s
+                        .iter()
+                        .filter(|x| x.key == key && x.due.as_secs_f64() as usize == sec)
+                        .count() as u64;
+                    assert_eq!(*n, here, "{} key {key} second {sec}", sc.name);
+                }
+            }
+            assert_eq!(sum.first_due, s.first().map(|x| x.due.as_secs_f64()));
+            assert_eq!(sum.last_due, s.last().map(|x| x.due.as_secs_f64()));
+        }
+    }
+
+    #[test]
+    fn a_fleet_loads_every_key_at_its_own_rate() {
+        let spec = Spec::embedded().unwrap();
+        let t = Target {
+            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
+            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
+            keys: (0..40)
+                .map(|i| PlanKey {
+                    plan: if i % 2 == 0 { "free" } else { "pro" }.into(),
+                    key: format!("k{i}"),
+                })
+                .collect(),
+            ..Target::default()
+        };
+        let r = Scenario::load("free-fleet")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        assert_eq!(r.keys.len(), 20, "every Free key, no other");
+        let noisy: Vec<usize> = (0..20).filter(|k| r.scenario.noisy_key(*k, 20)).collect();
+        assert_eq!(noisy, [0, 10], "a tenth, spread, the first among them");
+        let s = build(&r);
+        assert!(s.windows(2).all(|w| w[0].due <= w[1].due));
+        for key in 0..20 {
+            let n = s.iter().filter(|x| x.key == key).count();
+            // 1.5 windows of 60: 3x is 270, 0.5x is 45.
+            assert_eq!(n, if noisy.contains(&key) { 270 } else { 45 }, "key {key}");
+        }
+        // Keys start at their own phase: no burst of every key at 0 (the average is
+        // 2 x 30 + 18 x 5 = 150 per second; all at 0 it is 240).
+        assert!(peak_rate(&s) <= 200.0, "peak {}", peak_rate(&s));
+        // At least one noisy key, however few keys.
+        assert!(r.scenario.noisy_key(0, 1) && r.scenario.noisy_key(0, 3));
+        assert!(!r.scenario.noisy_key(1, 3) && !r.scenario.noisy_key(2, 3));
+    }
+
+    /// The peak over any 100 ms, counted the plain way.
+    fn peak_rate_of_list(s: &[Slot]) -> f64 {
+        let most = (0..s.len())
+            .map(|i| {
+                s[i..]
+                    .iter()
+                    .take_while(|x| x.due - s[i].due < Duration::from_millis(100))
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        most as f64 * 10.0
+    }
+}

@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{
-    EXIT_CANNOT_RUN, TargetArgs, print_interrupted, print_outcome, resolve_target, timestamp,
-};
+use super::{TargetArgs, print_interrupted, print_outcome, resolve_target, timestamp};
+use linkcert_run::Outcome;
 use linkcert_spec::Spec;
 
 /// The standard window the in-process reference runs with for `load`: long enough that the
@@ -212,9 +211,9 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     print_outcome(&report.summary(), &written);
     if report.interrupted.is_some() {
         print_interrupted("load", report.interrupted.as_ref(), &out);
-        return Ok(ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE));
+        return Ok(Outcome::Incomplete.into());
     }
-    Ok(exit_code(&report, shard.is_some()))
+    Ok(exit_code(&report))
 }
 
 /// The numbers clap cannot check alone.
@@ -237,20 +236,10 @@ fn check_numbers(args: &LoadArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The exit code of a finished run. A shard whose scenarios all run in other shards did its
-/// part: 0, not "nothing could run".
-fn exit_code(report: &linkcert_load::LoadReport, sharded: bool) -> ExitCode {
+/// The exit code of a finished run (`LoadReport::outcome`), and what to do when it is no verdict.
+fn exit_code(report: &linkcert_load::LoadReport) -> ExitCode {
     use linkcert_load::ScenarioVerdict as V;
-    let elsewhere = |s: &linkcert_load::ScenarioResult| {
-        s.skipped
-            .as_deref()
-            .is_some_and(|w| w.starts_with(linkcert_load::shard::ELSEWHERE))
-    };
     match report.verdict {
-        V::Fail => ExitCode::from(1),
-        V::Pass | V::Informational | V::NonStrict => ExitCode::SUCCESS,
-        V::Skipped if sharded && report.scenarios.iter().all(elsewhere) => ExitCode::SUCCESS,
-        V::Skipped => ExitCode::from(EXIT_CANNOT_RUN),
         V::Incomplete => {
             eprintln!(
                 "linkcert load: incomplete: {}",
@@ -260,13 +249,11 @@ fn exit_code(report: &linkcert_load::LoadReport, sharded: bool) -> ExitCode {
                     .map_or("a scenario was not judged".into(), |o| o.sentence())
             );
             eprintln!("check that the target is up and reachable, then run again");
-            ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE)
         }
-        V::ClientSaturated => {
-            eprintln!(
-                "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"
-            );
-            ExitCode::from(EXIT_CANNOT_RUN)
-        }
+        V::ClientSaturated => eprintln!(
+            "linkcert load: the generator could not hold the schedule (client saturated): throttling not judged"
+        ),
+        _ => {}
     }
+    report.outcome().into()
 }

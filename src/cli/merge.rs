@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::{EXIT_CANNOT_RUN, print_outcome};
+use super::print_outcome;
 use linkcert_load::merge::{self, SHARD_FILE};
 use linkcert_load::shard::{Shard, ShardMeta, ShardRecord, derive_run_id, host_name};
 use linkcert_load::{LoadReport, ScenarioVerdict};
+use linkcert_run::Outcome;
 use linkcert_run::target::Target;
 use linkcert_spec::Spec;
 
@@ -92,7 +93,7 @@ pub(super) fn refused_shard(
         write_record(&record, out)?;
     }
     eprintln!("linkcert load: {why}");
-    Ok(ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE))
+    Ok(Outcome::Incomplete.into())
 }
 
 fn write_record(record: &ShardRecord, out: &Path) -> anyhow::Result<()> {
@@ -120,14 +121,7 @@ pub(super) fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         .write(&args.out)
         .with_context(|| format!("writing the reports to {}", args.out.display()))?;
     print_outcome(&report.summary(), &written);
-    Ok(match report.verdict {
-        ScenarioVerdict::Fail => ExitCode::from(1),
-        ScenarioVerdict::Incomplete => ExitCode::from(linkcert_report::gate::EXIT_INCOMPLETE),
-        ScenarioVerdict::Skipped | ScenarioVerdict::ClientSaturated => {
-            ExitCode::from(EXIT_CANNOT_RUN)
-        }
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(report.outcome().into())
 }
 
 /// The shard directories: each given, or, for a run's directory (no shard record of its own),
@@ -163,5 +157,5 @@ fn expand(dirs: &[PathBuf]) -> Vec<PathBuf> {
 
 fn cannot(e: merge::MergeError) -> anyhow::Result<ExitCode> {
     eprintln!("linkcert load merge: {e}");
-    Ok(ExitCode::from(EXIT_CANNOT_RUN))
+    Ok(Outcome::CannotRun.into())
 }

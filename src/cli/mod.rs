@@ -24,6 +24,7 @@ use linkcert_check::{self as check, CheckOptions};
 use linkcert_http::BaseUrl;
 use linkcert_report::gate::{self, FailOn, accept::WaiverFile, baseline::Baseline};
 use linkcert_report::github;
+use linkcert_run::Outcome;
 use linkcert_run::target::{Fixture, Profile, Target, parse_key_flag};
 use linkcert_server::{self as server, KeySet, RunningServer, ServeConfig, TlsMode};
 use linkcert_spec::window::RateWindow;
@@ -31,9 +32,6 @@ use linkcert_spec::{Limit, Spec};
 
 /// The window the in-process reference runs with, so rate-limit checks finish in seconds.
 const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
-
-/// Exit code when linkcert could not run at all (bad arguments, unreachable target, bad spec).
-pub const EXIT_CANNOT_RUN: u8 = 2;
 
 #[derive(Parser)]
 #[command(
@@ -233,7 +231,7 @@ pub fn main() -> ExitCode {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("linkcert: writing to stdout: {e}");
-                ExitCode::from(EXIT_CANNOT_RUN)
+                Outcome::CannotRun.into()
             }
         };
     }
@@ -244,7 +242,7 @@ pub fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("linkcert: cannot start the async runtime: {e}");
-            return ExitCode::from(EXIT_CANNOT_RUN);
+            return Outcome::CannotRun.into();
         }
     };
     let result = runtime.block_on(async {
@@ -260,7 +258,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("linkcert: {e:#}");
-            ExitCode::from(EXIT_CANNOT_RUN)
+            Outcome::CannotRun.into()
         }
     }
 }
@@ -503,7 +501,7 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         print!("{}", github::annotations(&report));
         github::append_summary(&report.markdown()).context("appending to $GITHUB_STEP_SUMMARY")?;
     }
-    Ok(ExitCode::from(report.exit_code(args.fail_on)))
+    Ok(report.outcome(args.fail_on).into())
 }
 
 /// The command that replays a `check` run: its flags, the keys as their shell variables (the
@@ -581,7 +579,7 @@ fn print_interrupted(
         eprintln!(
             "linkcert {command}: {}: the run did not finish, so it is no verdict (exit {}); the reports of what ran are in {}",
             i.sentence(),
-            linkcert_report::gate::EXIT_INCOMPLETE,
+            Outcome::Incomplete.code(),
             out.display()
         );
     }

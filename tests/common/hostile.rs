@@ -754,6 +754,10 @@ impl Measured {
 
 /// A fresh directory for one run's reports and output.
 pub fn run_dir(group: &str, name: &str) -> PathBuf {
+    let name: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
     let d = std::env::temp_dir()
         .join(format!("linkcert-hostile-{}", std::process::id()))
         .join(format!("{group}-{name}"));
@@ -764,16 +768,18 @@ pub fn run_dir(group: &str, name: &str) -> PathBuf {
 
 /// `linkcert ARGS` with stdout and stderr in `dir`, on a blocking thread (the servers it
 /// talks to run on the caller's runtime).
-pub async fn run_binary(args: Vec<String>, dir: PathBuf) -> Measured {
-    tokio::task::spawn_blocking(move || run_blocking(&args, &dir))
+pub async fn run_binary(args: Vec<String>, dir: PathBuf, words: super::Words) -> Measured {
+    tokio::task::spawn_blocking(move || run_blocking(&args, &dir, words))
         .await
         .unwrap()
 }
 
-fn run_blocking(args: &[String], dir: &Path) -> Measured {
+fn run_blocking(args: &[String], dir: &Path, words: super::Words) -> Measured {
     let file = |name: &str| std::fs::File::create(dir.join(name)).unwrap();
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_linkcert"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_linkcert"));
+    words.apply(&mut cmd);
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::null())
         .stdout(file("stdout.txt"))

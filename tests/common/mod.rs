@@ -8,6 +8,24 @@ pub mod latency;
 pub mod outage;
 pub mod variant;
 
+/// How the binary words failures: as users read them, or reworded (a test-only wording of
+/// every `Failure`, `LINKCERT_TEST_REWORD_FAILURES=1`): the suites run both ways and assert
+/// the same verdicts and exit codes, so no verdict, streak or exit code depends on words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Words {
+    Plain,
+    Reworded,
+}
+
+impl Words {
+    /// Sets `cmd` to word failures this way.
+    pub fn apply(self, cmd: &mut std::process::Command) {
+        if self == Words::Reworded {
+            cmd.env("LINKCERT_TEST_REWORD_FAILURES", "1");
+        }
+    }
+}
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -10,6 +10,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::Words;
+
 const BIN: &str = env!("CARGO_BIN_EXE_linkcert");
 
 /// From the signal to the exit, at most (measured): sending stops within about a second,
@@ -40,9 +42,11 @@ fn tempdir(name: &str) -> PathBuf {
     d
 }
 
-fn start(command: &str, name: &str) -> Run {
+fn start(command: &str, name: &str, words: Words) -> Run {
     let out = tempdir(name);
-    let mut child = Command::new(BIN)
+    let mut cmd = Command::new(BIN);
+    words.apply(&mut cmd);
+    let mut child = cmd
         .args([command, "--out", out.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -151,10 +155,14 @@ fn assert_interrupted(v: &serde_json::Value, signal: &str, console: &str) {
 }
 
 /// `check` (SIGNAL `check_signal`) and `load` (`load_signal`) side by side, each signalled a
-/// few seconds after it started sending.
-fn interrupted_runs(check_signal: (libc::c_int, &str), load_signal: (libc::c_int, &str)) {
-    let mut check = start("check", &format!("check-{}", check_signal.1));
-    let mut load = start("load", &format!("load-{}", load_signal.1));
+/// few seconds after it started sending, their failures worded `words`.
+fn interrupted_runs(
+    check_signal: (libc::c_int, &str),
+    load_signal: (libc::c_int, &str),
+    words: Words,
+) {
+    let mut check = start("check", &format!("check-{}", check_signal.1), words);
+    let mut load = start("load", &format!("load-{}", load_signal.1), words);
     // `check` sends right after its header, `load` right after its plan.
     check.until_line("linkcert check:", STARTS_WITHIN);
     load.until_line("plan (", STARTS_WITHIN);
@@ -236,12 +244,22 @@ fn interrupted_runs(check_signal: (libc::c_int, &str), load_signal: (libc::c_int
 
 #[test]
 fn sigint_to_check_and_sigterm_to_load_stop_them_with_their_reports_and_exit_3() {
-    interrupted_runs((libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM"));
+    interrupted_runs(
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGTERM, "SIGTERM"),
+        Words::Plain,
+    );
 }
 
+/// With every failure worded otherwise: the same exit codes and reports (what a stop cut short
+/// is not judged, whatever its failures say).
 #[test]
 fn sigterm_to_check_and_sigint_to_load_stop_them_with_their_reports_and_exit_3() {
-    interrupted_runs((libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT"));
+    interrupted_runs(
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGINT, "SIGINT"),
+        Words::Reworded,
+    );
 }
 
 /// The second SIGINT, once the first was taken, quits at once with 130. The first run's
@@ -250,7 +268,7 @@ fn sigterm_to_check_and_sigint_to_load_stop_them_with_their_reports_and_exit_3()
 #[test]
 fn a_second_sigint_quits_at_once() {
     for attempt in 1..=3 {
-        let mut load = start("load", &format!("second-{attempt}"));
+        let mut load = start("load", &format!("second-{attempt}"), Words::Plain);
         load.until_line("plan (", STARTS_WITHIN);
         std::thread::sleep(Duration::from_secs(1));
         load.signal(libc::SIGINT);

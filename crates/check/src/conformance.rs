@@ -78,13 +78,8 @@ impl Ctx {
                 Expect::Reject => check_id!("status.invalid-rejected"),
                 _ => check_id!("status.valid-accepted"),
             };
-            self.rec.violation(
-                id,
-                &label,
-                "an HTTP answer",
-                x.result.clone().err().unwrap_or_default(),
-                Some(x),
-            );
+            self.rec
+                .violation(id, &label, "an HTTP answer", x.failure_words(), Some(x));
             return Outcome::Transport;
         };
         self.status_listed(op, x, r);

@@ -8,7 +8,7 @@ use http::Method;
 use serde_json::Value;
 
 use super::long_body::{INLINE_BODY, Repeated};
-use linkcert_http::Resp;
+use linkcert_http::{Failure, Resp};
 use linkcert_report::model::ExchangeRecord;
 use linkcert_run::target::{PlanKey, Secret};
 
@@ -101,7 +101,7 @@ impl Req {
     pub(super) fn all_headers(&self) -> Vec<(String, String)> {
         let mut h = self.headers.clone();
         if let (Some(k), false) = (&self.key, self.sets_authorization()) {
-            h.insert(0, ("authorization".into(), format!("Bearer {}", k.key)));
+            h.insert(0, ("authorization".into(), k.authorization()));
         }
         h
     }
@@ -111,13 +111,26 @@ impl Req {
 pub struct Exchange {
     pub req: Req,
     pub url: String,
-    pub result: Result<Resp, String>,
+    pub result: Result<Resp, Failure>,
     pub insecure: bool,
 }
 
 impl Exchange {
     pub fn resp(&self) -> Option<&Resp> {
         self.result.as_ref().ok()
+    }
+    /// What the request ran into when no answer came.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.result.as_ref().err()
+    }
+    /// The failure in words (empty when an answer came), for people.
+    pub fn failure_words(&self) -> String {
+        self.failure().map(ToString::to_string).unwrap_or_default()
+    }
+    /// Never sent (the run stopping, the target gone or broken, its route given up): such an
+    /// exchange judges nothing.
+    pub fn not_sent(&self) -> bool {
+        self.failure().is_some_and(Failure::was_not_sent)
     }
     pub fn status(&self) -> Option<u16> {
         self.resp().map(|r| r.status)
@@ -157,7 +170,7 @@ impl Exchange {
                 .resp()
                 .map(|r| red(&excerpt(&r.body, r.media_type().as_deref())))
                 .unwrap_or_default(),
-            error: self.result.as_ref().err().map(|e| red(e)),
+            error: self.result.as_ref().err().map(|e| red(&e.to_string())),
             curl: self.curl(secrets),
             png_base64: self.resp().and_then(|r| png_base64(&r.body)),
         }
@@ -288,7 +301,7 @@ mod tests {
         let x = Exchange {
             url: req.url(&linkcert_http::BaseUrl::parse("https://h").unwrap()),
             req,
-            result: Err("x".into()),
+            result: Err(Failure::new(linkcert_http::FailureKind::Other, "x")),
             insecure: true,
         };
         let secrets = [
@@ -330,7 +343,7 @@ mod tests {
         let x = Exchange {
             url: req.url(&linkcert_http::BaseUrl::parse("https://h").unwrap()),
             req,
-            result: Err("x".into()),
+            result: Err(Failure::new(linkcert_http::FailureKind::Other, "x")),
             insecure: false,
         };
         let c = x.curl(&[]);

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 pub use super::exchange::{Exchange, Req, redact};
 use linkcert_http::BaseUrl;
-use linkcert_http::{ClientConfig, Resp, describe, read_answer};
+use linkcert_http::{ClientConfig, Failure, FailureKind, NotSent, Resp, describe, read_answer};
 use linkcert_rate::headers as rate_headers;
 pub use linkcert_report::model::ExchangeRecord;
 use linkcert_run::outage::{PROBE_BUDGET, Watch};
@@ -34,8 +34,6 @@ const PACED_RETRIES: u32 = 3;
 /// given up: its further sends fail at once, so a route that hangs or trickles cannot make a
 /// run last for hours, and the other routes go on.
 const GIVE_UP_ROUTE_AFTER: u64 = 3;
-/// How an exchange that was never sent begins its error: the recorder does not judge it.
-pub const NOT_SENT: &str = "not sent: ";
 
 #[derive(Default, Clone, Copy)]
 struct Pace {
@@ -208,7 +206,7 @@ impl Probe {
         };
     }
 
-    async fn transmit(&self, req: &Req, url: &str) -> Result<Resp, String> {
+    async fn transmit(&self, req: &Req, url: &str) -> Result<Resp, Failure> {
         let route = format!("{} {}", req.method, req.path);
         if let Some(why) = self.given_up(&route) {
             return Err(why);
@@ -221,9 +219,9 @@ impl Probe {
                 self.watch.answered_to(sent);
                 Ok(r)
             }
-            Err(e) if linkcert_http::is_bad_answer(&e) => {
+            Err(e) if matches!(e.kind, FailureKind::BadAnswer(_)) => {
                 // The target is there, answering in bytes HTTP does not allow.
-                self.watch.bad_answer(&e);
+                self.watch.bad_answer(&e.to_string());
                 self.route_failed(&route, &e);
                 Err(e)
             }
@@ -239,10 +237,7 @@ impl Probe {
                 } else {
                     self.watch.found()
                 };
-                let e = match found {
-                    Some(words) => format!("{e}; {words}"),
-                    None => e,
-                };
+                let e = e.with_found(found);
                 self.route_failed(&route, &e);
                 Err(e)
             }
@@ -250,22 +245,32 @@ impl Probe {
     }
 
     /// Why nothing more is sent on `route` (or to the target), if so.
-    fn given_up(&self, route: &str) -> Option<String> {
+    fn given_up(&self, route: &str) -> Option<Failure> {
         // Asked to stop: checks running on threads of their own (which a family's `select!`
         // cannot drop) end at their next send.
         if linkcert_run::interrupt::process().requested() {
-            return Some(format!("{NOT_SENT}the run was asked to stop"));
+            return Some(Failure::not_sent(
+                NotSent::Interrupted,
+                "the run was asked to stop",
+            ));
         }
         if let Some(words) = self.watch.broken() {
-            return Some(format!("{NOT_SENT}the target is broken ({words})"));
+            return Some(Failure::not_sent(
+                NotSent::TargetBroken,
+                format!("the target is broken ({words})"),
+            ));
         }
         if self.watch.gone() {
-            return Some(format!("{NOT_SENT}the target stopped answering"));
+            return Some(Failure::not_sent(
+                NotSent::TargetGone,
+                "the target stopped answering",
+            ));
         }
         let map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
         match map.get(route) {
-            Some((n, first)) if *n >= GIVE_UP_ROUTE_AFTER => Some(format!(
-                "{NOT_SENT}{route} was given up after {n} failures in a row (first: {first})"
+            Some((n, first)) if *n >= GIVE_UP_ROUTE_AFTER => Some(Failure::not_sent(
+                NotSent::RouteGivenUp,
+                format!("{route} was given up after {n} failures in a row (first: {first})"),
             )),
             _ => None,
         }
@@ -280,7 +285,7 @@ impl Probe {
         }
     }
 
-    fn route_failed(&self, route: &str, error: &str) {
+    fn route_failed(&self, route: &str, error: &Failure) {
         let mut map = self.routes.lock().unwrap_or_else(|p| p.into_inner());
         let r = map.entry(route.to_string()).or_insert((0, String::new()));
         if r.0 == 0 {
@@ -299,7 +304,7 @@ impl Probe {
         linkcert_run::outage::diagnose(&cfg, &self.base_url, PROBE_BUDGET.min(self.timeout)).await
     }
 
-    async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, String> {
+    async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, Failure> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         let mut b = self.client.request(req.method.clone(), url);
         for (k, v) in req.all_headers() {
@@ -324,7 +329,7 @@ impl Probe {
             .collect();
         let body = read_answer(&mut resp, self.timeout, deadline)
             .await
-            .map_err(|e| format!("answered {status}, then {e}"))?;
+            .map_err(|e| e.failure(status))?;
         Ok(Resp {
             status,
             headers,

@@ -19,6 +19,48 @@ use linkcert_run::outage::Watch;
 use linkcert_run::target::Secret;
 use linkcert_spec::verdict::Verdict;
 
+/// Why a check could not run: words for the report, and whether a request it needed was never
+/// sent (then it was attempted and is not judged, not skipped). No `Display`: a reason that
+/// goes on must say how (`context`), so the fact is never lost in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Why {
+    pub words: String,
+    pub not_sent: bool,
+}
+
+impl Why {
+    /// The reason an exchange gives: its failure (never sent, or no answer), with `words`.
+    pub fn after(x: &Exchange, words: String) -> Why {
+        Why {
+            words,
+            not_sent: x.not_sent(),
+        }
+    }
+
+    /// The same reason in other words (`f` gets the words so far).
+    pub fn context(self, f: impl FnOnce(&str) -> String) -> Why {
+        Why {
+            words: f(&self.words),
+            not_sent: self.not_sent,
+        }
+    }
+}
+
+impl From<String> for Why {
+    fn from(words: String) -> Why {
+        Why {
+            words,
+            not_sent: false,
+        }
+    }
+}
+
+impl From<&str> for Why {
+    fn from(words: &str) -> Why {
+        Why::from(words.to_string())
+    }
+}
+
 /// Findings kept per check and operation; the rest are counted.
 const KEEP_FINDINGS: usize = 5;
 
@@ -179,10 +221,8 @@ impl Recorder {
         exchange: Option<&Exchange>,
     ) {
         // A request never sent (its route given up, the target gone or broken) judges nothing.
-        if let Some(Err(e)) = exchange.map(|x| &x.result)
-            && let Some(why) = e.strip_prefix(super::probe::NOT_SENT)
-        {
-            self.not_judged(check, op, format!("not judged: {why}"));
+        if let Some(x) = exchange.filter(|x| x.not_sent()) {
+            self.not_judged(check, op, format!("not judged: {}", x.failure_words()));
             return;
         }
         let streak = self.watch.open_streak();
@@ -207,11 +247,14 @@ impl Recorder {
     }
 
     /// The check could not run here, and why.
-    pub fn skip(&self, check: Check, op: &str, why: impl Into<String>) {
-        let why = why.into();
+    pub fn skip(&self, check: Check, op: &str, why: impl Into<Why>) {
+        let Why {
+            words: why,
+            not_sent,
+        } = why.into();
         // Skipped for want of a request that was never sent (its route given up, the target
         // gone or broken): attempted, and not judged.
-        if why.contains(super::probe::NOT_SENT) {
+        if not_sent {
             return self.not_judged(check, op, format!("not judged: {why}"));
         }
         let streak = self.watch.open_streak();
@@ -338,11 +381,17 @@ mod tests {
         let watch = Arc::new(Watch::new());
         let rec = Recorder::watching(Vec::new(), watch.clone());
         watch.answered();
-        watch.failed("request failed: connection reset by peer");
+        watch.failed(&linkcert_http::Failure::new(
+            linkcert_http::FailureKind::Reset,
+            "request failed: connection reset by peer",
+        ));
         rec.violation(id, "GET /a", "an answer", "could not connect", None);
         watch.answered();
         assert!(
-            watch.failed("timed out"),
+            watch.failed(&linkcert_http::Failure::new(
+                linkcert_http::FailureKind::Timeout,
+                "timed out"
+            )),
             "a timeout is asked about at once"
         );
         rec.violation(id, "GET /b", "an answer", "timed out", None);

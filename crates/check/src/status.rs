@@ -62,10 +62,7 @@ impl PastEndRule {
 /// The status verdict, computed here (not recorded by `judge`) so proptest can shrink on it.
 fn held(case: &Case, x: &Exchange, outcome: Option<Outcome>, rule: PastEndRule) -> Held {
     let Some(r) = x.resp() else {
-        return Held::No(format!(
-            "no answer: {}",
-            x.result.clone().err().unwrap_or_default()
-        ));
+        return Held::No(format!("no answer: {}", x.failure_words()));
     };
     let outcome = outcome.unwrap_or(Outcome::Other(r.status));
     if outcome == Outcome::Throttled {

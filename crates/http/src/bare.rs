@@ -16,7 +16,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use tokio::time::{Instant, timeout_at};
 
-use super::failure::with_causes;
+use super::failure::{Failure, FailureKind, classified};
 use super::{BodyError, Capped, Intake, OverCap};
 
 /// Made by `ClientConfig::build_bare`; cheap to share (one connection pool).
@@ -47,13 +47,15 @@ pub enum BareError {
 }
 
 impl BareError {
-    /// In the words of `describe` (reqwest's failures), which the outage watch reads.
-    pub fn describe(&self) -> String {
+    /// Classified and worded as `describe` does reqwest's failures.
+    pub fn failure(&self) -> Failure {
         match self {
-            BareError::Timeout => "timed out".to_string(),
-            BareError::Request(e) if e.is_connect() => with_causes("could not connect", Some(e)),
-            BareError::Request(e) => with_causes("request failed", Some(e)),
-            BareError::Body(e) => with_causes("request failed", Some(e)),
+            BareError::Timeout => Failure::new(FailureKind::Timeout, "timed out"),
+            BareError::Request(e) if e.is_connect() => {
+                classified("could not connect", false, Some(e))
+            }
+            BareError::Request(e) => classified("request failed", false, Some(e)),
+            BareError::Body(e) => classified("request failed", false, Some(e)),
         }
     }
 }
@@ -125,7 +127,7 @@ impl BareAnswer {
             let Some(frame) = frame else {
                 return intake.finish();
             };
-            let frame = frame.map_err(|e| BodyError::Transport(BareError::Body(e).describe()))?;
+            let frame = frame.map_err(|e| BodyError::Transport(BareError::Body(e).failure()))?;
             if let Ok(data) = frame.into_data()
                 && !intake.push(&data)?
             {
@@ -287,7 +289,7 @@ mod tests {
             .await
             .err()
             .unwrap()
-            .describe();
+            .failure();
         let reqwest = describe(
             &config()
                 .build()
@@ -297,8 +299,9 @@ mod tests {
                 .await
                 .unwrap_err(),
         );
-        assert!(bare.starts_with("could not connect"), "{bare}");
-        assert!(bare.contains("Connection refused"), "{bare}");
+        assert_eq!(bare.kind, FailureKind::Refused, "{bare}");
+        assert!(bare.detail.starts_with("could not connect"), "{bare}");
+        assert!(bare.detail.contains("Connection refused"), "{bare}");
         assert_eq!(bare, reqwest);
 
         // A target that never answers: the request timeout, head and body alike.
@@ -315,7 +318,7 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(e, BareError::Timeout));
-        assert_eq!(e.describe(), "timed out");
+        assert_eq!(e.failure().kind, FailureKind::Timeout);
     }
 
     /// The same trust as reqwest: the target's certificate when given, any with `insecure`,
@@ -353,11 +356,11 @@ mod tests {
                 bare.is_ok(),
                 trusted,
                 "{:?}",
-                bare.err().map(|e| e.describe())
+                bare.err().map(|e| e.failure())
             );
             assert_eq!(reqwest.is_ok(), trusted, "{reqwest:?}");
             if let Err(e) = bare {
-                let words = e.describe();
+                let words = e.failure().detail;
                 assert!(words.starts_with("could not connect"), "{words}");
                 assert!(words.contains("certificate"), "{words}");
             }

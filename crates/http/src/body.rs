@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::failure::{Failure, FailureKind, describe};
+
 /// The most any JSON answer of the spec can need: a page of at most 100 tags, an error
 /// envelope, a partner. Generous (about 40 KB per tag), so no legal answer comes near it.
 pub const MAX_JSON_BODY: usize = 4 * 1024 * 1024;
@@ -74,7 +76,24 @@ pub enum BodyError {
         reason: String,
     },
     #[error("{0}")]
-    Transport(String),
+    Transport(Failure),
+}
+
+impl BodyError {
+    /// The failure of an answer with `status` whose body broke off this way, as data.
+    pub fn failure(self, status: u16) -> Failure {
+        let kind = match &self {
+            BodyError::Trickled { .. }
+            | BodyError::ShortThenSilent { .. }
+            | BodyError::Silent { .. } => FailureKind::Stalled,
+            BodyError::TooLarge { .. } | BodyError::BadCompression { .. } => FailureKind::BadBody,
+            BodyError::Transport(f) => f.kind,
+        };
+        match self {
+            BodyError::Transport(f) => f.after_status(status),
+            other => Failure::new(kind, other.to_string()).after_status(status),
+        }
+    }
 }
 
 fn compressed_words(e: &Option<&'static str>) -> String {
@@ -330,7 +349,7 @@ pub async fn read_reqwest(
             Err(_) => return Err(intake.stalled()),
             Ok(Err(e)) if e.is_timeout() => return Err(intake.stalled()),
             Ok(Err(e)) => {
-                return Err(BodyError::Transport(super::failure::describe(&e)));
+                return Err(BodyError::Transport(describe(&e)));
             }
             Ok(Ok(None)) => return intake.finish(),
             Ok(Ok(Some(chunk))) => {

@@ -1,9 +1,169 @@
-//! What a request that got no answer ran into, in words, and whose side it was on.
+//! What a request that got no answer ran into: classified once, where the client sees the
+//! failure (`describe` for reqwest's, `BareError::failure` for the generator's, a body's
+//! `BodyError`), and carried as data (`Failure`) to whoever decides: the outage watch, the
+//! recorder, the judges. Only `Display` words it, so rewording a message changes no verdict.
 
 use std::error::Error;
+use std::fmt;
 
-/// reqwest errors name their source chain; keep it, it says what broke.
-pub fn describe(e: &reqwest::Error) -> String {
+/// A request without an answer (or whose answer broke off), as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: FailureKind,
+    /// The answer's status, when its head came and its body then failed.
+    pub status: Option<u16>,
+    /// The client's own account (its error and that error's sources), for people.
+    pub detail: String,
+    /// What asking the target again found (the outage watch's words), for people.
+    pub found: Option<String>,
+}
+
+/// What kind of failure: every decision about a failure is made on this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureKind {
+    /// Never sent: the run was asked to stop, the target is gone or broken, or its route was
+    /// given up (`NotSent`). Judges nothing.
+    NotSent(NotSent),
+    /// This machine ran out of sockets, files or ports: the client's limit, nothing the
+    /// target did.
+    LocalLimit,
+    /// An answer of sorts that broke HTTP: the target is there, answering badly.
+    BadAnswer(BadAnswer),
+    /// Nothing within the time allowed.
+    Timeout,
+    /// The connection closed while this request's body was still being sent.
+    WriteFailed,
+    /// Nothing listens: the connection was refused.
+    Refused,
+    /// Connected, then reset, closed or aborted before an answer.
+    Reset,
+    /// Answered, then the body stalled: it trickled, stopped arriving, or fell silent short
+    /// of its Content-Length. Costs time, like a timeout.
+    Stalled,
+    /// Answered, then the body broke what every answer must be: longer than the spec allows,
+    /// or a compressed body that does not inflate.
+    BadBody,
+    /// Anything else the client ran into.
+    Other,
+}
+
+/// Why a request was not sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NotSent {
+    /// The run was asked to stop (SIGINT, SIGTERM).
+    Interrupted,
+    /// The target turned out broken; nothing more is sent to it.
+    TargetBroken,
+    /// The target stopped answering.
+    TargetGone,
+    /// Its route (method and path) failed too often in a row and was given up.
+    RouteGivenUp,
+}
+
+/// How an answer broke HTTP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BadAnswer {
+    /// More or larger headers than this client reads.
+    HeadTooLarge,
+    /// Bytes that are not HTTP.
+    NotHttp,
+    /// A TLS handshake that met bytes that are not TLS.
+    NotTls,
+}
+
+impl FailureKind {
+    /// A failure that cost time (a timeout, a stalled body): the target is asked at once
+    /// whether it is still there, rather than after a streak.
+    pub fn costly(self) -> bool {
+        matches!(self, FailureKind::Timeout | FailureKind::Stalled)
+    }
+
+    /// The target answered, in bytes or a body that break what every answer must be: it is
+    /// there, answering badly (not an outage).
+    pub fn answered_badly(self) -> bool {
+        matches!(self, FailureKind::BadAnswer(_) | FailureKind::BadBody)
+    }
+}
+
+impl Failure {
+    pub fn new(kind: FailureKind, detail: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            status: None,
+            detail: detail.into(),
+            found: None,
+        }
+    }
+
+    /// A request never sent; `why` says what stopped it, for people.
+    pub fn not_sent(why: NotSent, detail: impl Into<String>) -> Failure {
+        Failure::new(FailureKind::NotSent(why), detail)
+    }
+
+    /// Whether the request was never sent (it judges nothing).
+    pub fn was_not_sent(&self) -> bool {
+        matches!(self.kind, FailureKind::NotSent(_))
+    }
+
+    /// This failure came after an answer with `status` (its body failed).
+    pub fn after_status(mut self, status: u16) -> Failure {
+        self.status = Some(status);
+        self
+    }
+
+    /// What asking the target again found, carried for people.
+    pub fn with_found(mut self, found: Option<String>) -> Failure {
+        self.found = found;
+        self
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if wording::reworded() {
+            return wording::write(self, f);
+        }
+        if let FailureKind::NotSent(_) = self.kind {
+            return write!(f, "not sent: {}", self.detail);
+        }
+        if let Some(s) = self.status {
+            write!(f, "answered {s}, then ")?;
+        }
+        f.write_str(&self.detail)?;
+        if let FailureKind::BadAnswer(b) = self.kind {
+            write!(f, ": {}", b.words())?;
+        }
+        if let Some(found) = &self.found {
+            write!(f, "; {found}")?;
+        }
+        Ok(())
+    }
+}
+
+impl BadAnswer {
+    /// What the target did in plain words, and the likely mistake.
+    pub fn words(self) -> &'static str {
+        match self {
+            BadAnswer::HeadTooLarge => {
+                "the answer's head was larger than this client reads (about 400 KB of headers in \
+                 check, 64 KB in load, or more than 100 of them): the target sent too many or too \
+                 large headers"
+            }
+            BadAnswer::NotHttp => {
+                "the target sent bytes that are not HTTP (an https:// port reached with http://, \
+                 or the reverse?)"
+            }
+            BadAnswer::NotTls => {
+                "the TLS handshake met bytes that are not TLS (an http:// port reached with \
+                 https://?)"
+            }
+        }
+    }
+}
+
+/// A reqwest failure, classified and worded with its source chain (reqwest's own message is
+/// the URL; its sources say what happened).
+pub fn describe(e: &reqwest::Error) -> Failure {
     let head = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {
@@ -11,78 +171,153 @@ pub fn describe(e: &reqwest::Error) -> String {
     } else {
         "request failed"
     };
-    // reqwest's own message is the URL; its sources say what happened.
-    with_causes(head, e.source())
+    classified(head, e.is_timeout(), e.source())
 }
 
-/// `head`, then `cause` and each of its sources, as `describe` words every failure, then
-/// what it says about the target (`explain`).
-pub(super) fn with_causes(head: &str, cause: Option<&(dyn Error + 'static)>) -> String {
-    let mut s = head.to_string();
+/// `head`, then `cause` and each of its sources, classified: the client's typed errors first
+/// (an `io::Error`'s kind and code), then what hyper and rustls say of what they parsed,
+/// which they give only in words.
+pub(super) fn classified(
+    head: &str,
+    timed_out: bool,
+    cause: Option<&(dyn Error + 'static)>,
+) -> Failure {
+    let mut detail = head.to_string();
+    let mut typed = None;
     let mut src = cause;
     while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
+        detail.push_str(": ");
+        detail.push_str(&inner.to_string());
+        if typed.is_none() {
+            typed = inner
+                .downcast_ref::<std::io::Error>()
+                .and_then(io_kind)
+                .or_else(|| inner.downcast_ref::<hyper::Error>().and_then(hyper_kind));
+        }
         src = inner.source();
     }
-    explain(s)
+    let kind = if timed_out {
+        FailureKind::Timeout
+    } else {
+        typed.unwrap_or_else(|| kind_of_words(&detail))
+    };
+    Failure::new(kind, detail)
 }
 
-/// Whether a failure described by `describe` (and `explain`) was an answer of sorts that broke
-/// HTTP: bytes that are not HTTP or TLS, a head too large. The target is there, answering badly.
-pub fn is_bad_answer(described: &str) -> bool {
-    [BAD_HEAD, NOT_HTTP, NOT_TLS]
-        .iter()
-        .any(|w| described.contains(w))
+/// The OS errors of a machine out of sockets, files or ports (EMFILE, ENFILE, EADDRNOTAVAIL,
+/// ENOBUFS).
+const LOCAL_OS_ERRORS: [i32; 4] = [24, 23, 99, 105];
+
+pub(crate) fn io_kind(e: &std::io::Error) -> Option<FailureKind> {
+    use std::io::ErrorKind as K;
+    if e.raw_os_error()
+        .is_some_and(|c| LOCAL_OS_ERRORS.contains(&c))
+    {
+        return Some(FailureKind::LocalLimit);
+    }
+    match e.kind() {
+        K::ConnectionRefused => Some(FailureKind::Refused),
+        K::TimedOut => Some(FailureKind::Timeout),
+        // A broken pipe is a body write that failed; hyper says so above it.
+        K::ConnectionReset | K::ConnectionAborted | K::UnexpectedEof => Some(FailureKind::Reset),
+        _ => None,
+    }
 }
 
-const BAD_HEAD: &str = "the answer's head was larger than this client reads (about 400 KB of headers in \
-         check, 64 KB in load, or more than 100 of them): the target sent too many or too \
-         large headers";
-const NOT_HTTP: &str = "the target sent bytes that are not HTTP (an https:// port reached with http://, or \
-         the reverse?)";
-const NOT_TLS: &str = "the TLS handshake met bytes that are not TLS (an http:// port reached with \
-         https://?)";
+fn hyper_kind(e: &hyper::Error) -> Option<FailureKind> {
+    if e.is_parse_too_large() {
+        Some(FailureKind::BadAnswer(BadAnswer::HeadTooLarge))
+    } else if e.is_parse() || e.is_parse_status() {
+        Some(FailureKind::BadAnswer(BadAnswer::NotHttp))
+    } else if e.is_timeout() {
+        Some(FailureKind::Timeout)
+    } else {
+        None
+    }
+}
 
-/// The words of a parser or TLS failure, followed by what the target did in plain words and
-/// the likely mistake. Not an outage: asking again would get the same.
-pub fn explain(described: String) -> String {
+/// What the words of a third-party error (hyper's, rustls', the OS's) say, where no typed
+/// accessor does: the same reading for every client of ours.
+fn kind_of_words(described: &str) -> FailureKind {
     let l = described.to_ascii_lowercase();
-    let what = if l.contains("message head is too large") || l.contains("too many headers") {
-        BAD_HEAD
-    } else if [
+    const LOCAL: [&str; 8] = [
+        "too many open files",
+        "os error 24",
+        "cannot assign requested address",
+        "os error 99",
+        "no buffer space available",
+        "os error 105",
+        "too many open files in system",
+        "os error 23",
+    ];
+    let any = |words: &[&str]| words.iter().any(|w| l.contains(w));
+    if any(&LOCAL) {
+        FailureKind::LocalLimit
+    } else if any(&["message head is too large", "too many headers"]) {
+        FailureKind::BadAnswer(BadAnswer::HeadTooLarge)
+    } else if any(&[
         "invalid http version",
         "invalid http status",
         "invalid http header",
         "invalid response",
         "http/0.9",
-    ]
-    .iter()
-    .any(|m| l.contains(m))
-    {
-        NOT_HTTP
-    } else if l.contains("invalidcontenttype") || l.contains("corrupt message") {
-        NOT_TLS
+    ]) {
+        FailureKind::BadAnswer(BadAnswer::NotHttp)
+    } else if any(&["invalidcontenttype", "corrupt message"]) {
+        FailureKind::BadAnswer(BadAnswer::NotTls)
+    } else if any(&["timed out", "timeout"]) {
+        FailureKind::Timeout
+    } else if l.contains("error writing a body") {
+        FailureKind::WriteFailed
+    } else if l.contains("refused") {
+        FailureKind::Refused
+    } else if any(&["reset", "closed", "broken pipe", "eof", "aborted"]) {
+        FailureKind::Reset
     } else {
-        return described;
-    };
-    format!("{described}: {what}")
+        FailureKind::Other
+    }
 }
 
-/// Whether a failure described by `describe` was the machine sending it running out of
-/// sockets, files or ports (the client's limit, not the target's answer).
-pub fn is_local_refusal(described: &str) -> bool {
-    const LOCAL: [&str; 8] = [
-        "Too many open files",
-        "os error 24",
-        "Cannot assign requested address",
-        "os error 99",
-        "No buffer space available",
-        "os error 105",
-        "Too many open files in system",
-        "os error 23",
-    ];
-    LOCAL.iter().any(|m| described.contains(m))
+/// The plain words of a TLS handshake's failure, and what the target likely did
+/// (`raw::raw_get`'s diagnosis, which is words for people).
+pub fn explain_tls(described: String) -> String {
+    match kind_of_words(&described) {
+        FailureKind::BadAnswer(b) => format!("{described}: {}", b.words()),
+        _ => described,
+    }
+}
+
+/// A test-only wording of every failure: the suites run with it too, and must give the same
+/// verdicts, streaks and exit codes (nothing decides on words). Set by the environment
+/// variable `LINKCERT_TEST_REWORD_FAILURES=1`, read once per process.
+pub mod wording {
+    use std::sync::OnceLock;
+
+    use super::{Failure, FailureKind};
+
+    static REWORDED: OnceLock<bool> = OnceLock::new();
+
+    pub fn reworded() -> bool {
+        *REWORDED
+            .get_or_init(|| std::env::var("LINKCERT_TEST_REWORD_FAILURES").is_ok_and(|v| v == "1"))
+    }
+
+    /// The same facts, other words: the kind's name and the client's detail, reversed.
+    pub(super) fn write(x: &Failure, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match x.kind {
+            FailureKind::NotSent(n) => format!("held back ({n:?})"),
+            k => format!("{k:?}"),
+        };
+        let detail: String = x.detail.chars().rev().collect();
+        write!(f, "[{kind}] {detail}")?;
+        if let Some(s) = x.status {
+            write!(f, " (after {s})")?;
+        }
+        if let Some(found) = &x.found {
+            write!(f, " / {found}")?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -91,32 +326,98 @@ mod tests {
 
     #[test]
     fn running_out_of_sockets_is_ours_and_a_refused_connection_is_not() {
-        assert!(is_local_refusal(
-            "could not connect: client error (Connect): tcp connect error: Too many open files (os error 24)"
-        ));
-        assert!(is_local_refusal(
-            "could not connect: tcp connect error: Cannot assign requested address (os error 99)"
-        ));
-        assert!(!is_local_refusal(
-            "could not connect: tcp connect error: Connection refused (os error 111)"
-        ));
-        assert!(!is_local_refusal("timed out: operation timed out"));
+        assert_eq!(
+            kind_of_words(
+                "could not connect: client error (Connect): tcp connect error: Too many open files (os error 24)"
+            ),
+            FailureKind::LocalLimit
+        );
+        assert_eq!(
+            kind_of_words(
+                "could not connect: tcp connect error: Cannot assign requested address (os error 99)"
+            ),
+            FailureKind::LocalLimit
+        );
+        assert_eq!(
+            kind_of_words(
+                "could not connect: tcp connect error: Connection refused (os error 111)"
+            ),
+            FailureKind::Refused
+        );
+        assert_eq!(
+            kind_of_words("timed out: operation timed out"),
+            FailureKind::Timeout
+        );
+        let emfile = std::io::Error::from_raw_os_error(24);
+        assert_eq!(io_kind(&emfile), Some(FailureKind::LocalLimit));
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(
+            classified("could not connect", false, Some(&refused)).kind,
+            FailureKind::Refused
+        );
+    }
+
+    #[test]
+    fn transport_failures_are_read_from_the_client_s_words_where_nothing_typed_says() {
+        for (e, k) in [
+            (
+                "could not connect: tcp connect error: Connection refused (os error 111)",
+                FailureKind::Refused,
+            ),
+            (
+                "request failed: connection closed before message completed",
+                FailureKind::Reset,
+            ),
+            (
+                "request failed: Connection reset by peer (os error 104)",
+                FailureKind::Reset,
+            ),
+            (
+                "request failed: error writing a body to connection: Broken pipe (os error 32)",
+                FailureKind::WriteFailed,
+            ),
+            ("timed out: operation timed out", FailureKind::Timeout),
+            (
+                "request failed: invalid HTTP version parsed",
+                FailureKind::BadAnswer(BadAnswer::NotHttp),
+            ),
+            ("request failed: something new", FailureKind::Other),
+        ] {
+            assert_eq!(kind_of_words(e), k, "{e}");
+        }
     }
 
     #[test]
     fn parser_failures_name_what_the_target_sent() {
+        let f = Failure::new(
+            kind_of_words("request failed: invalid HTTP version parsed"),
+            "request failed: invalid HTTP version parsed",
+        );
+        assert_eq!(f.kind, FailureKind::BadAnswer(BadAnswer::NotHttp));
         assert!(
-            explain("request failed: invalid HTTP version parsed".into())
+            f.to_string()
                 .ends_with("not HTTP (an https:// port reached with http://, or the reverse?)")
         );
-        assert!(
-            explain("request failed: message head is too large".into())
-                .contains("too many or too large headers")
+        let head = kind_of_words("request failed: message head is too large");
+        assert_eq!(head, FailureKind::BadAnswer(BadAnswer::HeadTooLarge));
+        assert!(head.answered_badly());
+        assert!(!FailureKind::Timeout.answered_badly());
+        assert!(FailureKind::Timeout.costly() && FailureKind::Stalled.costly());
+        assert!(!FailureKind::Refused.costly());
+        assert_eq!(explain_tls("timed out".into()), "timed out");
+    }
+
+    #[test]
+    fn a_failure_is_worded_with_its_status_and_what_asking_again_found() {
+        let f = Failure::new(FailureKind::Stalled, "the body stopped arriving")
+            .after_status(200)
+            .with_found(Some("a fresh connection to GET / was refused".into()));
+        assert_eq!(
+            f.to_string(),
+            "answered 200, then the body stopped arriving; a fresh connection to GET / was refused"
         );
-        assert_eq!(explain("timed out".into()), "timed out");
-        assert!(is_bad_answer(&explain(
-            "request failed: invalid HTTP version parsed".into()
-        )));
-        assert!(!is_bad_answer("timed out"));
+        let n = Failure::not_sent(NotSent::TargetGone, "the target stopped answering");
+        assert!(n.was_not_sent());
+        assert_eq!(n.to_string(), "not sent: the target stopped answering");
     }
 }

@@ -9,7 +9,7 @@
 //! what went wrong); a plain request on a fresh connection read as raw bytes (`raw`); the
 //! answer as read (`Resp`: status, headers, body, media type, JSON, and in words); the spec's
 //! error envelope (`envelope_error`, `is_envelope`, `error_code`); and what a request without
-//! an answer ran into (`describe`, `explain`, `is_local_refusal`).
+//! an answer ran into (`Failure`, classified where the client sees it: `describe`).
 //!
 //! Not here: what a request is and how it is paced and written down (`check::probe`), what the
 //! rate-limit headers mean (`rate_headers`), and which code each status must carry (the spec's

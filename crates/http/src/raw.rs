@@ -10,7 +10,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::{BaseUrl, ClientConfig};
+use super::failure::io_kind;
+use super::{BaseUrl, ClientConfig, Failure, FailureKind};
 
 /// Bytes kept of a raw answer: a head larger than this is itself a finding.
 pub const RAW_KEEP: usize = 64 * 1024;
@@ -39,9 +40,9 @@ pub enum RawFailure {
     /// No connection (or TLS handshake) within the budget.
     Silent,
     Reset(String),
-    /// The TLS handshake failed (words from `failure::explain`).
+    /// The TLS handshake failed (words from `failure::explain_tls`).
     Tls(String),
-    Other(String),
+    Other(Failure),
 }
 
 impl std::fmt::Display for RawFailure {
@@ -50,7 +51,8 @@ impl std::fmt::Display for RawFailure {
             RawFailure::Refused(e) => write!(f, "connection refused ({e})"),
             RawFailure::Silent => write!(f, "no connection within the budget"),
             RawFailure::Reset(e) => write!(f, "connection reset ({e})"),
-            RawFailure::Tls(e) | RawFailure::Other(e) => f.write_str(e),
+            RawFailure::Tls(e) => f.write_str(e),
+            RawFailure::Other(e) => write!(f, "{e}"),
         }
     }
 }
@@ -74,7 +76,13 @@ pub async fn raw_get(
             return Err(RawFailure::Refused(e.to_string()));
         }
         Ok(Err(e)) if cut_off(&e) => return Err(RawFailure::Reset(e.to_string())),
-        Ok(Err(e)) => return Err(RawFailure::Other(format!("could not connect: {e}"))),
+        Ok(Err(e)) => {
+            let kind = io_kind(&e).unwrap_or(FailureKind::Other);
+            return Err(RawFailure::Other(Failure::new(
+                kind,
+                format!("could not connect: {e}"),
+            )));
+        }
         Ok(Ok(s)) => s,
     };
     let path = format!("{}/", url.path().trim_end_matches('/'));
@@ -89,16 +97,17 @@ pub async fn raw_get(
     if url.scheme() != "https" {
         return exchange(tcp, request.as_bytes(), budget).await;
     }
-    let tls = cfg.tls().map_err(|e| RawFailure::Other(e.to_string()))?;
-    let name = rustls::pki_types::ServerName::try_from(host.clone())
-        .map_err(|e| RawFailure::Other(e.to_string()))?;
+    let other = |e: String| RawFailure::Other(Failure::new(FailureKind::Other, e));
+    let tls = cfg.tls().map_err(|e| other(e.to_string()))?;
+    let name =
+        rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| other(e.to_string()))?;
     let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
     match tokio::time::timeout_at(deadline, connector.connect(name, tcp)).await {
         Err(_) => Err(RawFailure::Silent),
         Ok(Err(e)) if cut_off(&e) => {
             Err(RawFailure::Reset(format!("during the TLS handshake: {e}")))
         }
-        Ok(Err(e)) => Err(RawFailure::Tls(super::explain(format!(
+        Ok(Err(e)) => Err(RawFailure::Tls(super::explain_tls(format!(
             "the TLS handshake failed: {e}"
         )))),
         Ok(Ok(s)) => exchange(s, request.as_bytes(), budget).await,

@@ -12,7 +12,7 @@ use super::judge::{self, ClientLimit, ScenarioResult, ScenarioVerdict};
 use super::live::{Live, Progress};
 use super::record::{Record, Run, Sink};
 use super::report::{self, LoadReport};
-use super::scenario::{Resolved, Scenario};
+use super::scenario::{Resolved, Scenario, Skip};
 use super::schedule::Summary;
 use super::scheduler::{Job, Mode, Plan, QuotaSeen, Running, Step, startable};
 use linkcert_run::interrupt::Interrupted;
@@ -25,7 +25,7 @@ pub struct Prepared {
     pub plan: Plan,
     pub(super) scenarios: Vec<Scenario>,
     /// Per scenario: its resolved form, or why it cannot run here.
-    pub(super) resolved: Vec<Result<Resolved, String>>,
+    pub(super) resolved: Vec<Result<Resolved, Skip>>,
     pub(super) jobs: Vec<Job>,
     pub labels: Vec<String>,
 }
@@ -83,7 +83,7 @@ pub struct Ending {
 pub struct Conductor {
     pub plan: Plan,
     scenarios: Vec<Scenario>,
-    resolved: Vec<Result<Resolved, String>>,
+    resolved: Vec<Result<Resolved, Skip>>,
     jobs: Vec<Job>,
     labels: Vec<String>,
     mode: Mode,
@@ -116,8 +116,8 @@ impl Conductor {
         let mut results: Vec<Option<ScenarioResult>> = vec![None; scenarios.len()];
         for (i, (s, r)) in scenarios.iter().zip(&resolved).enumerate() {
             if let Err(why) = r {
-                progress.skipped(i, &s.name, why);
-                results[i] = Some(ScenarioResult::skipped(s, &s.class(spec), why.clone()));
+                progress.skipped(i, &s.name, &why.to_string());
+                results[i] = Some(ScenarioResult::skipped(s, &s.class(spec), why));
             }
         }
         Conductor {
@@ -317,7 +317,11 @@ impl Conductor {
                     (None, None, Some(words)) => format!("not run: the target is broken: {words}"),
                     (None, None, None) => "not run".into(),
                 };
-                self.results[i] = Some(ScenarioResult::skipped(s, &s.class(spec), why));
+                self.results[i] = Some(ScenarioResult::skipped(
+                    s,
+                    &s.class(spec),
+                    &Skip::Cannot(why),
+                ));
             }
         }
         if let Some(o) = &ending.outage {
@@ -337,17 +341,12 @@ impl Conductor {
         );
         // Nothing could run at all; an interrupted run still writes its reports, and so does
         // a shard whose scenarios all run in other shards.
-        let elsewhere = |s: &ScenarioResult| {
-            s.skipped
-                .as_deref()
-                .is_some_and(|w| w.starts_with(super::shard::ELSEWHERE))
-        };
         if report.interrupted.is_none()
             && report
                 .scenarios
                 .iter()
                 .all(|s| s.verdict == ScenarioVerdict::Skipped)
-            && !report.scenarios.iter().all(elsewhere)
+            && !report.scenarios.iter().all(|s| s.elsewhere)
         {
             let why: Vec<String> = report
                 .scenarios

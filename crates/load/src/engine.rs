@@ -38,11 +38,11 @@ use super::scenario::{Resolved, Shape};
 use super::schedule::{Schedule, Slot, Summary};
 pub use super::sending::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, Sending, Timing};
 use linkcert_http::{
-    BareAnswer, BareClient, BaseUrl, BodyError, ClientConfig, body_error_code, is_local_refusal,
+    BareAnswer, BareClient, BaseUrl, ClientConfig, Failure, FailureKind, body_error_code,
 };
 use linkcert_rate::headers as rate_headers;
 use linkcert_run::outage::{PROBE_BUDGET, Watch, diagnose};
-use linkcert_run::target::{Target, TargetError};
+use linkcert_run::target::{PlanKey, Target, TargetError};
 use linkcert_spec::clock::now_epoch;
 
 /// Error bodies read at most this far (the envelope is small).
@@ -141,13 +141,6 @@ fn header(r: &BareAnswer, name: &str) -> Option<String> {
 
 /// Whether a body failure cost time (the target is then asked whether it is still there, as
 /// after a timeout), rather than being a bad answer that came quickly.
-fn stalled(e: &BodyError) -> bool {
-    matches!(
-        e,
-        BodyError::Trickled { .. } | BodyError::ShortThenSilent { .. } | BodyError::Silent { .. }
-    )
-}
-
 async fn on_start<A: Sink>(s: Arc<Shared<A>>, _user: &mut GooseUser) -> TransactionResult {
     let _ = s.live.t0.set(s.t0());
     Ok(())
@@ -239,10 +232,13 @@ async fn send<A: Sink>(
         claimed,
     };
     let (Ok(uri), Some(Some(auth))) = (&op.uri, s.auth.get(slot.key)) else {
-        rec.error = Some(match &op.uri {
-            Err(e) => format!("cannot build the request: {e}"),
-            Ok(_) => "cannot build the request: the key is not a valid header value".into(),
-        });
+        rec.error = Some(Failure::new(
+            FailureKind::Other,
+            match &op.uri {
+                Err(e) => format!("cannot build the request: {e}"),
+                Ok(_) => "cannot build the request: the key is not a valid header value".into(),
+            },
+        ));
         return rec;
     };
     let t0 = s.t0();
@@ -258,15 +254,15 @@ async fn send<A: Sink>(
     let r = match result {
         Ok(r) => r,
         Err(e) => {
-            let described = e.describe();
-            let described = if linkcert_http::is_bad_answer(&described) {
+            let failure = e.failure();
+            let failure = if failure.kind.answered_badly() {
                 // The target is there, answering in bytes HTTP does not allow.
-                s.watch.bad_answer(&described);
-                described
+                s.watch.bad_answer(&failure.to_string());
+                failure
             } else {
-                s.failed(&described).await
+                s.failed(failure).await
             };
-            rec.error = Some(super::record::redact_error(&described));
+            rec.error = Some(failure);
             return rec;
         }
     };
@@ -281,28 +277,29 @@ async fn send<A: Sink>(
         // allows for it: a body that never ends or trickles is no answer.
         let intake = r.intake(false);
         if let Err(e) = r.read_into(intake).await {
-            let described = format!("answered {status}, then {e}");
-            let described = if stalled(&e) {
-                s.failed(&described).await
+            let failure = e.failure(status);
+            let failure = if failure.kind.answered_badly() {
+                s.watch.bad_answer(&failure.to_string());
+                failure
             } else {
-                s.watch.bad_answer(&described);
-                described
+                s.failed(failure).await
             };
             rec.status = None;
-            rec.error = Some(super::record::redact_error(&described));
+            rec.error = Some(failure);
             return rec;
         }
     } else {
         match r.read_capped(MAX_ERROR_BODY).await {
             Ok(body) => rec.code = envelope_code(&body.bytes),
             // A 429 whose body trickles costs a user its whole timeout: the target's, named.
-            Err(e) if stalled(&e) => {
-                let described = format!("answered {status}, then {e}");
-                rec.status = None;
-                rec.error = Some(super::record::redact_error(&s.failed(&described).await));
-                return rec;
+            Err(e) => {
+                let failure = e.failure(status);
+                if failure.kind.costly() {
+                    rec.status = None;
+                    rec.error = Some(s.failed(failure).await);
+                    return rec;
+                }
             }
-            Err(_) => {}
         }
     }
     s.watch.answered_to(sent);
@@ -313,11 +310,11 @@ impl<A: Sink> Shared<A> {
     /// A request failed: after a costly failure, or a streak after answers, the target is
     /// asked whether it is still there (`outage::diagnose`); the failure carries what that
     /// found. A socket this machine refused says nothing of the target.
-    async fn failed(&self, described: &str) -> String {
-        if is_local_refusal(described) {
-            return described.to_string();
+    async fn failed(&self, failure: Failure) -> Failure {
+        if failure.kind == FailureKind::LocalLimit {
+            return failure;
         }
-        let found = if self.watch.failed(described) {
+        let found = if self.watch.failed(&failure) {
             let budget = PROBE_BUDGET.min(self.client.timeout);
             let d = diagnose(&self.client, &self.base_url, budget).await;
             self.watch.confirmed(&d);
@@ -325,10 +322,7 @@ impl<A: Sink> Shared<A> {
         } else {
             self.watch.found()
         };
-        match found {
-            Some(words) => format!("{described}; {words}"),
-            None => described.to_string(),
-        }
+        failure.with_found(found)
     }
 }
 
@@ -507,7 +501,7 @@ impl Attack<'_> {
             noted: AtomicU64::new(0),
             t0: OnceLock::new(),
             lead: timing.lead,
-            auth: r.keys.iter().map(|k| bearer(&k.key)).collect(),
+            auth: r.keys.iter().map(bearer).collect(),
             requests: r
                 .requests
                 .iter()
@@ -544,9 +538,9 @@ impl Attack<'_> {
     }
 }
 
-/// `Bearer <key>`, marked sensitive (None: the key cannot be a header value).
-fn bearer(key: &str) -> Option<reqwest::header::HeaderValue> {
-    let mut v = reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).ok()?;
+/// The key's Authorization value, marked sensitive (None: the key cannot be a header value).
+fn bearer(key: &PlanKey) -> Option<reqwest::header::HeaderValue> {
+    let mut v = reqwest::header::HeaderValue::from_str(&key.authorization()).ok()?;
     v.set_sensitive(true);
     Some(v)
 }

@@ -32,8 +32,8 @@ pub use error::LoadError;
 pub use judge::{ScenarioResult, ScenarioVerdict};
 use live::Progress;
 pub use report::LoadReport;
-use scenario::Resolved;
 pub use scenario::Scenario;
+use scenario::{Resolved, Skip};
 use scheduler::{Job, Mode, Plan, Step};
 
 use linkcert_run::target::Target;
@@ -112,8 +112,10 @@ pub fn prepare(
         s.validate(spec)?;
     }
     let labels = key_labels(target);
-    let mut resolved: Vec<Result<Resolved, String>> =
-        scenarios.iter().map(|s| s.resolve(spec, target)).collect();
+    let mut resolved: Vec<Result<Resolved, Skip>> = scenarios
+        .iter()
+        .map(|s| s.resolve(spec, target).map_err(Skip::Cannot))
+        .collect();
     if let Some(sh) = opts.shard {
         shard::take_share(target, &mut resolved, sh);
     }
@@ -146,7 +148,7 @@ pub fn prepare(
                     alone: false,
                 });
             }
-            Err(why) => step.skipped = Some(why.clone()),
+            Err(why) => step.skipped = Some(why.to_string()),
         }
         steps.push(step);
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::judge::histogram::Latencies;
 use super::judge::{self, ScenarioResult, ScenarioVerdict};
 use super::report::LoadReport;
-use super::shard::{ELSEWHERE, START_TOLERANCE_SECS, ShardMeta, ShardRecord};
+use super::shard::{START_TOLERANCE_SECS, ShardMeta, ShardRecord};
 use linkcert_run::target::Target;
 use linkcert_spec::Spec;
 
@@ -204,10 +204,7 @@ fn report(
 }
 
 fn ran_elsewhere(s: &ScenarioResult) -> bool {
-    s.verdict == ScenarioVerdict::Skipped
-        && s.skipped
-            .as_deref()
-            .is_some_and(|w| w.starts_with(ELSEWHERE))
+    s.verdict == ScenarioVerdict::Skipped && s.elsewhere
 }
 
 /// One scenario from its parts: as it is when one shard ran it, put back together when a

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use linkcert_http::Failure;
 use linkcert_rate::headers as rate_headers;
 use linkcert_run::outage::Outage;
 
@@ -28,7 +29,9 @@ pub struct Record {
     pub retry_after: Option<String>,
     /// The envelope's code, when the body is one (read for error statuses only).
     pub code: Option<String>,
-    pub error: Option<String>,
+    /// What the request ran into when it got no answer (or its answer broke off), as data.
+    #[serde(serialize_with = "words")]
+    pub error: Option<Failure>,
     /// The retry of the retry-after shape (not a slot of the schedule).
     pub retry: bool,
     /// Seconds from t = 0 to when a user was free to take this slot: after `due`, every user
@@ -98,6 +101,14 @@ pub struct Run {
 /// keep messages short.
 pub fn redact_error(s: &str) -> String {
     s.chars().take(400).collect()
+}
+
+/// A failure as a record writes it: its words, kept short.
+fn words<S: serde::Serializer>(f: &Option<Failure>, s: S) -> Result<S::Ok, S::Error> {
+    match f {
+        Some(f) => s.serialize_some(&redact_error(&f.to_string())),
+        None => s.serialize_none(),
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,32 @@ use super::error::LoadError;
 use linkcert_run::target::{PlanKey, Target};
 use linkcert_spec::{Limit, Spec};
 
+/// Why a scenario does not run in this process: data, so that what follows (a shard that did
+/// its part, an exit code) never depends on how the reason is worded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// It cannot run at this target; the words say why (a plan without a key, ...).
+    Cannot(String),
+    /// It runs in another shard of the same run (`load merge` puts it back); the words name
+    /// this shard.
+    Elsewhere(String),
+}
+
+impl Skip {
+    pub fn ran_elsewhere(&self) -> bool {
+        matches!(self, Skip::Elsewhere(_))
+    }
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Skip::Cannot(why) => f.write_str(why),
+            Skip::Elsewhere(shard) => write!(f, "runs in another shard (this is shard {shard})"),
+        }
+    }
+}
+
 /// Each built-in scenario by name, its TOML embedded from `scenarios/NAME.toml`: a new one
 /// is its file and one line in `BUILTIN`.
 macro_rules! builtin {

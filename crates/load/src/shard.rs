@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::scenario::{Resolved, Shape};
+use super::scenario::{Resolved, Shape, Skip};
 use linkcert_run::target::{PlanKey, Target};
 
 /// The environment variable Kubernetes Indexed Jobs set to the pod's index (0-based).
@@ -81,7 +81,7 @@ fn stable_hash(s: &str) -> u64 {
 
 /// Which shard (1-based) each of the target's keys belongs to: keys a scenario loads together
 /// are one group, owned by the shard its first key (by the keys' own text) hashes to.
-pub fn owners(target: &Target, resolved: &[Result<Resolved, String>], count: usize) -> Vec<usize> {
+pub fn owners(target: &Target, resolved: &[Result<Resolved, Skip>], count: usize) -> Vec<usize> {
     let n = target.keys.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(p: &mut [usize], mut i: usize) -> usize {
@@ -121,7 +121,7 @@ pub fn owners(target: &Target, resolved: &[Result<Resolved, String>], count: usi
 
 /// Keep this shard's part of each scenario: a scenario on other shards' keys is not run
 /// here (and says where it runs); a fleet keeps its keys of this shard.
-pub fn take_share(target: &Target, resolved: &mut [Result<Resolved, String>], shard: Shard) {
+pub fn take_share(target: &Target, resolved: &mut [Result<Resolved, Skip>], shard: Shard) {
     let owner = owners(target, resolved, shard.count);
     let mine = |k: &PlanKey| target.position(k).is_some_and(|p| owner[p] == shard.index);
     for slot in resolved.iter_mut() {
@@ -147,11 +147,8 @@ pub fn take_share(target: &Target, resolved: &mut [Result<Resolved, String>], sh
     }
 }
 
-/// What a shard's report says of a scenario that runs in another shard: `merge` reads it.
-pub const ELSEWHERE: &str = "runs in another shard";
-
-fn elsewhere(shard: Shard) -> String {
-    format!("{ELSEWHERE} (this is shard {})", shard.label())
+fn elsewhere(shard: Shard) -> Skip {
+    Skip::Elsewhere(shard.label())
 }
 
 #[cfg(test)]
@@ -209,7 +206,10 @@ mod tests {
             "free-fleet",
         ];
         let scenarios: Vec<Scenario> = names.iter().map(|n| Scenario::load(n).unwrap()).collect();
-        let whole: Vec<_> = scenarios.iter().map(|s| s.resolve(&spec, &t)).collect();
+        let whole: Vec<_> = scenarios
+            .iter()
+            .map(|s| s.resolve(&spec, &t).map_err(Skip::Cannot))
+            .collect();
         let fleet = whole[3].as_ref().unwrap();
         let mut fleet_keys = 0;
         let mut ran = [0usize; 4];
@@ -228,7 +228,7 @@ mod tests {
                         ran[i] += 1;
                     }
                     Ok(_) => ran[i] += 1,
-                    Err(e) => assert!(e.starts_with(ELSEWHERE), "{e}"),
+                    Err(e) => assert!(e.ran_elsewhere(), "{e}"),
                 }
             }
         }

@@ -427,9 +427,9 @@ impl Report {
         gate::fails(fail_on, self.passed(), self.baseline.as_ref())
     }
 
-    /// The exit code (`gate::exit_code`): 0 passed, 1 failed, 3 incomplete or interrupted.
-    pub fn exit_code(&self, fail_on: FailOn) -> u8 {
-        gate::exit_code(
+    /// How the run ended (`gate::outcome`): passed, failed, incomplete or interrupted.
+    pub fn outcome(&self, fail_on: FailOn) -> linkcert_run::Outcome {
+        gate::outcome(
             fail_on,
             self.passed(),
             self.baseline.as_ref(),

@@ -18,8 +18,7 @@ use tokio::sync::Notify;
 
 use linkcert_spec::clock::{now_epoch_secs, rfc3339};
 
-/// The exit code of a second signal: the shell's for a process ended by SIGINT.
-pub const EXIT_AT_ONCE: i32 = 130;
+pub use crate::outcome::EXIT_AT_ONCE;
 
 /// Which signal asked the run to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

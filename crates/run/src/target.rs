@@ -93,6 +93,20 @@ pub struct PlanKey {
     pub key: String,
 }
 
+impl PlanKey {
+    /// The Authorization header's value that presents this key.
+    pub fn authorization(&self) -> String {
+        authorization(&self.key)
+    }
+}
+
+/// Spec, "Authentication" (1): the Authorization header's value is "the word Bearer, a space,
+/// and an API key". Every request of `check` and `load` that presents a key is built here;
+/// `check`'s credential mutations start from it.
+pub fn authorization(key: &str) -> String {
+    format!("Bearer {key}")
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Target {
     pub base_url: BaseUrl,

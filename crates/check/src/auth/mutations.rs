@@ -90,7 +90,7 @@ pub(super) fn mutations(key: &str, other: Option<&str>, known: &[&str]) -> Vec<M
         v.into_iter().collect()
     };
     let flipped = case_flipped(key);
-    let b = |k: &str| format!("Bearer {k}");
+    let b = linkcert_run::target::authorization;
     let mut out = vec![
         header(
             "the key one character short",

@@ -9,6 +9,7 @@ use super::{answer_text, record};
 use crate::Ctx;
 use crate::auth::minimal_request;
 use crate::conformance::Expect;
+use crate::recorder::Why;
 use linkcert_rate::headers::REMAINING;
 use linkcert_registry::check_id;
 use linkcert_spec::Operation;
@@ -61,7 +62,7 @@ pub(super) async fn client_headers(ctx: &Ctx) {
         let (x, _) = ctx.exchange(op, plain.clone(), Expect::Any).await;
         let Some(base) = x.resp().filter(|r| r.is_success()) else {
             let why = format!("the plain request got {}", answer_text(&x));
-            ctx.rec.skip(id, &label, why);
+            ctx.rec.skip(id, &label, Why::after(&x, why));
             continue;
         };
         let mut dress: Vec<(&str, &str)> = EVERY.to_vec();

@@ -189,7 +189,10 @@ mod tests {
         assert!(matches!(d(400, &[], BAD), Judged::NonStrict(_)));
         assert_eq!(d(429, &[], NF), Judged::Throttled);
         let none = Exchange {
-            result: Err("connection reset".into()),
+            result: Err(linkcert_http::Failure::new(
+                linkcert_http::FailureKind::Reset,
+                "connection reset",
+            )),
             ..x(Method::DELETE, 0, &[], "")
         };
         assert!(fails(&judge_method(&Method::DELETE, &get, &none)));

@@ -113,7 +113,7 @@ fn record(ctx: &Ctx, id: Check, label: &str, expected: &str, j: Judged, x: &Exch
 /// What an answer was, in words.
 fn answer_text(x: &Exchange) -> String {
     match x.resp() {
-        None => format!("no answer ({})", x.result.clone().err().unwrap_or_default()),
+        None => format!("no answer ({})", x.failure_words()),
         Some(r) if r.status >= 400 && !is_envelope(r) => r.without_envelope(),
         Some(r) => match error_code(r) {
             Some(c) => format!("{} {c}", r.status),

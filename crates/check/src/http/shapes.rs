@@ -13,6 +13,7 @@ use crate::Ctx;
 use crate::auth::minimal_request;
 use crate::conformance::Expect;
 use crate::probe::{Exchange, Req};
+use crate::recorder::Why;
 use linkcert_registry::check_id;
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
@@ -165,7 +166,7 @@ async fn judge_shapes(ctx: &Ctx, op: &Operation, body: Body, shapes: Vec<Shape>)
                 s.what,
                 answer_text(plain)
             );
-            ctx.rec.skip(id, &label, why);
+            ctx.rec.skip(id, &label, Why::after(plain, why));
             continue;
         };
         let (x, _) = ctx.exchange(op, s.dressed, Expect::Any).await;

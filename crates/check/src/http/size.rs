@@ -10,7 +10,7 @@ use crate::Ctx;
 use crate::auth::minimal_request;
 use crate::conformance::Expect;
 use crate::probe::{Exchange, Req};
-use linkcert_http::is_envelope;
+use linkcert_http::{FailureKind, is_envelope};
 use linkcert_spec::Operation;
 
 const MIB: usize = 1024 * 1024;
@@ -19,8 +19,6 @@ const MIB: usize = 1024 * 1024;
 const OVERSIZED: [usize; 2] = [2 * MIB, 16 * MIB];
 const GET_BODY: usize = 2 * MIB;
 /// How the client says the connection broke while it was still sending the body.
-const WRITE_FAILED: &str = "error writing a body";
-
 const SIZE_EXPECTED: &str = "413, 400 or 422 in the error envelope, or the answer the same \
                              request small gets; never a 5xx or a dropped connection";
 
@@ -45,11 +43,13 @@ fn mib(bytes: usize) -> String {
 /// body), or pretends (a deactivation of a partner that does not exist).
 fn judge_size(x: &Exchange, size: usize, served_ok: bool) -> Judged {
     let Some(r) = x.resp() else {
-        let err = x.result.clone().err().unwrap_or_default();
+        let err = x.failure_words();
         // Closed while the body was still being sent: perhaps after an early answer this
         // client could not read (hyper's client stops at the failed write; others read on).
         // RFC 9112 9.6 asks a server to close in stages so the answer arrives: a SHOULD.
-        if err.contains(WRITE_FAILED) {
+        if x.failure()
+            .is_some_and(|f| f.kind == FailureKind::WriteFailed)
+        {
             return Judged::NonStrict(format!(
                 "the connection closed before the whole body was sent, with no answer this \
                  client could read ({err}); a server that refuses early should keep reading \
@@ -139,6 +139,7 @@ fn sized(ctx: &Ctx, op: &Operation, x: &Exchange, size: usize, served_ok: bool) 
 mod tests {
     use super::super::test_support::{BAD, NF, fails, x};
     use super::*;
+    use linkcert_http::Failure;
 
     #[test]
     fn oversized_bodies_are_refused_cleanly_or_served() {
@@ -163,12 +164,18 @@ mod tests {
             Judged::Pass(_)
         ));
         let dropped = Exchange {
-            result: Err("request failed: connection closed before message completed".into()),
+            result: Err(Failure::new(
+                FailureKind::Reset,
+                "request failed: connection closed before message completed",
+            )),
             ..post(0, "")
         };
         assert!(fails(&judge_size(&dropped, MIB, true)));
         let closed_early = Exchange {
-            result: Err("request failed: error writing a body to connection: Broken pipe".into()),
+            result: Err(Failure::new(
+                FailureKind::WriteFailed,
+                "request failed: error writing a body to connection: Broken pipe",
+            )),
             ..post(0, "")
         };
         assert!(matches!(

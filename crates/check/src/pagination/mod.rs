@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use super::Ctx;
+use crate::recorder::Why;
 
 use super::conformance::{Expect, Outcome};
 use super::past_end::{self, PastEnd};
@@ -169,7 +170,7 @@ impl<'a> Lister<'a> {
 
     /// Every page in turn, until an empty page (or the 404 `past_end` allows past the last), a
     /// page smaller than `size`, or the bound.
-    async fn walk(&self, params: &[(String, String)], size: u64) -> Result<Walk, String> {
+    async fn walk(&self, params: &[(String, String)], size: u64) -> Result<Walk, Why> {
         match self
             .walk_first(params, size, Expect::Accept, MAX_PAGES)
             .await
@@ -211,7 +212,9 @@ impl<'a> Lister<'a> {
                 }
                 return Err(match o {
                     Outcome::CleanRejection(s) if w.pages == 0 => Unwalked::Refused(s, Box::new(x)),
-                    _ => Unwalked::Broke(format!("page {page} could not be read: {}", why(&x, o))),
+                    _ => Unwalked::Broke(
+                        why(&x, o).context(|w| format!("page {page} could not be read: {w}")),
+                    ),
                 });
             };
             w.pages += 1;
@@ -235,18 +238,19 @@ impl<'a> Lister<'a> {
 enum Unwalked {
     /// The first page refused cleanly (400 or 422 in the envelope).
     Refused(u16, Box<Exchange>),
-    Broke(String),
+    Broke(Why),
 }
 
 /// Why a list request gave no items.
-fn why(x: &Exchange, o: Outcome) -> String {
-    match (o, x.resp()) {
+fn why(x: &Exchange, o: Outcome) -> Why {
+    let words = match (o, x.resp()) {
         (Outcome::Throttled, _) => "429 even after waiting".into(),
-        (Outcome::Transport, _) => x.result.clone().err().unwrap_or_default(),
+        (Outcome::Transport, _) => x.failure_words(),
         (Outcome::Accepted, Some(r)) => format!("{} but the body is not a JSON array", r.status),
         (_, Some(r)) => format!("{} {}", r.status, error_code(r).unwrap_or_default()),
         (_, None) => "no answer".into(),
-    }
+    };
+    Why::after(x, words)
 }
 
 fn id_of(v: &Value) -> Option<&str> {
@@ -367,10 +371,12 @@ pub async fn run(ctx: &Ctx) {
                 ctx.rec.skip(
                     id,
                     &l.label,
-                    format!(
-                        "the list could not be read with pageSize={}: {why}",
-                        l.size_max
-                    ),
+                    why.clone().context(|w| {
+                        format!(
+                            "the list could not be read with pageSize={}: {w}",
+                            l.size_max
+                        )
+                    }),
                 );
             }
             return;

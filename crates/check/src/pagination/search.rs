@@ -44,9 +44,11 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
         {
             Ok(w) => w,
             Err(why) => {
-                l.ctx
-                    .rec
-                    .skip(id, &l.label, format!("{param}={name:?}: {why}"));
+                l.ctx.rec.skip(
+                    id,
+                    &l.label,
+                    why.context(|w| format!("{param}={name:?}: {w}")),
+                );
                 continue;
             }
         };

@@ -152,7 +152,9 @@ pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline
                     &asc_walk
                 }
                 Err(why) => {
-                    l.ctx.rec.skip(id, &l.label, format!("{field} asc: {why}"));
+                    l.ctx
+                        .rec
+                        .skip(id, &l.label, why.context(|w| format!("{field} asc: {w}")));
                     continue;
                 }
             }
@@ -160,7 +162,9 @@ pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline
         let desc = match l.walk(&s.params(field, true), l.size_max).await {
             Ok(w) => w,
             Err(why) => {
-                l.ctx.rec.skip(id, &l.label, format!("{field} desc: {why}"));
+                l.ctx
+                    .rec
+                    .skip(id, &l.label, why.context(|w| format!("{field} desc: {w}")));
                 continue;
             }
         };

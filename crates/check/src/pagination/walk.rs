@@ -34,7 +34,7 @@ pub(super) async fn walk(
             l.ctx.rec.skip(
                 id,
                 &l.label,
-                format!("the walk with pageSize={small} broke off: {why}"),
+                why.context(|w| format!("the walk with pageSize={small} broke off: {w}")),
             );
             return;
         }

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
+use crate::recorder::Why;
 use linkcert_http::{error_code, is_envelope};
 use linkcert_run::target::{Fixture, PlanKey};
 use linkcert_spec::Operation;
@@ -48,7 +49,7 @@ struct Deactivator<'a> {
 enum Links {
     /// The target has no such endpoint (404).
     Absent,
-    Unreadable(String),
+    Unreadable(Why),
     /// The links of the partner (items naming another partner are left out).
     Items(Vec<Value>),
 }
@@ -97,21 +98,23 @@ impl Deactivator<'_> {
             let items = match (o, x.resp()) {
                 (Outcome::Accepted, Some(r)) => match r.json() {
                     Some(Value::Array(a)) => a,
-                    _ => return Links::Unreadable(format!("{} but not a JSON array", r.status)),
+                    _ => {
+                        return Links::Unreadable(
+                            format!("{} but not a JSON array", r.status).into(),
+                        );
+                    }
                 },
                 (_, Some(r)) if r.status == 404 && n == 1 => return Links::Absent,
                 (Outcome::Throttled, _) => {
                     return Links::Unreadable("429 even after waiting".into());
                 }
                 (_, Some(r)) => {
-                    return Links::Unreadable(format!(
-                        "{} {}",
-                        r.status,
-                        error_code(r).unwrap_or_default()
-                    ));
+                    return Links::Unreadable(
+                        format!("{} {}", r.status, error_code(r).unwrap_or_default()).into(),
+                    );
                 }
                 (_, None) => {
-                    return Links::Unreadable(x.result.clone().err().unwrap_or_default());
+                    return Links::Unreadable(Why::after(&x, x.failure_words()));
                 }
             };
             let len = items.len();
@@ -156,7 +159,7 @@ impl Deactivator<'_> {
             Links::Unreadable(why) => self.ctx.rec.skip(
                 id,
                 &self.label,
-                format!("the links of {partner_id} could not be read: {why}"),
+                why.context(|w| format!("the links of {partner_id} could not be read: {w}")),
             ),
             Links::Items(after) if after.is_empty() => {
                 let note = match before {

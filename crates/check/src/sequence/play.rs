@@ -253,10 +253,7 @@ async fn send(
     let (op, req) = request(s, cast, model, step)?;
     let (x, _) = ctx.exchange(op, req, Expect::Any).await;
     let judged = match x.resp() {
-        None => vec![Judged::Halt(format!(
-            "no answer: {}",
-            x.result.clone().err().unwrap_or_default()
-        ))],
+        None => vec![Judged::Halt(format!("no answer: {}", x.failure_words()))],
         Some(r) if r.status == 429 => vec![Judged::Halt("429 even after waiting".into())],
         Some(r) => judge(ctx, s, cast, model, step, r),
     };

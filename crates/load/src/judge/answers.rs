@@ -2,7 +2,7 @@
 //! is the error envelope with the code the spec's error table gives 429).
 
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
-use linkcert_http::is_local_refusal;
+use linkcert_http::FailureKind;
 use crate::record::Record;
 
 /// What the two rules keep of a key's answers, fed in send order: the first transport error
@@ -27,9 +27,14 @@ impl State {
 
     pub fn observe(&mut self, x: &Record) {
         // A socket this machine refused never reached the target: load.generator's.
-        let theirs = x.error.as_deref().is_some_and(|e| !is_local_refusal(e));
-        if self.first_err.is_none() && theirs {
-            self.first_err.clone_from(&x.error);
+        let theirs = x
+            .error
+            .as_ref()
+            .filter(|e| e.kind != FailureKind::LocalLimit);
+        if self.first_err.is_none()
+            && let Some(e) = theirs
+        {
+            self.first_err = Some(crate::record::redact_error(&e.to_string()));
         }
         if x.throttled() && x.code.as_deref() != Some(self.code.as_str()) {
             self.bad_envelope += 1;

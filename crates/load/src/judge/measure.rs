@@ -16,7 +16,7 @@ use super::lateness::{Lateness, SATURATION_SHARE};
 use super::result::{Generator, KeyStats, Percentiles, Second, TracePoint};
 use crate::record::Record;
 use crate::schedule::Summary;
-use linkcert_http::is_local_refusal;
+use linkcert_http::FailureKind;
 use linkcert_rate::headers as rate_headers;
 
 /// The trace keeps at most this many points per key.
@@ -102,7 +102,7 @@ pub(super) struct KeyFigures {
     /// No answer from the target (timeouts, refused or reset connections).
     pub errors: u64,
     /// No request: this machine refused the socket (files, ports): the client's, not the
-    /// target's (`http::is_local_refusal`).
+    /// target's (`FailureKind::LocalLimit`).
     pub refused_locally: u64,
     /// First and last send of any record of the key.
     pub sends: Span,
@@ -212,7 +212,10 @@ impl Measure {
         let o = Observed {
             late: x.sent - x.due > self.lateness.late,
             // Never reached the target: this machine's limit (load.generator's), not an answer.
-            refused_here: x.error.as_deref().is_some_and(is_local_refusal),
+            refused_here: x
+                .error
+                .as_ref()
+                .is_some_and(|e| e.kind == FailureKind::LocalLimit),
             latency_ms: (x.recv - x.sent) * 1000.0,
         };
         self.count_run(x, &o);

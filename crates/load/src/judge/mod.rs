@@ -47,7 +47,7 @@
 //!   boundary, or a retry that got no answer, is noted, not judged).
 //! - load.answers: answers other than 2xx/429, or none at all, fail (404 from an absent
 //!   linkcert stand-in endpoint skips the scenario instead). A socket this machine refused
-//!   (`http::is_local_refusal`) never reached the target: load.generator counts it.
+//!   (`FailureKind::LocalLimit`) never reached the target: load.generator counts it.
 //! - load.behaviour: the limiter named as observed (informational), with the evidence.
 //!
 //! Each rule lives in the file named after it (`admitted.rs` holds load.admitted and

@@ -250,6 +250,9 @@ pub struct ScenarioResult {
     pub verdict: ScenarioVerdict,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Skipped because it runs in another shard of the same run (`load merge` puts it back).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub elsewhere: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub behaviour: Option<String>,
     /// The limiter `behaviour` names; the scheduler reads a fixed window's Reset as the
@@ -290,6 +293,7 @@ impl ScenarioResult {
             windows: r.windows,
             verdict: ScenarioVerdict::Pass,
             skipped: None,
+            elsewhere: false,
             behaviour: None,
             limiter: None,
             generator: None,
@@ -304,11 +308,16 @@ impl ScenarioResult {
         }
     }
 
-    /// A scenario that could not run at this target.
-    pub fn skipped(r: &crate::scenario::Scenario, class: &str, why: String) -> ScenarioResult {
+    /// A scenario that did not run here: it cannot at this target, or another shard runs it.
+    pub fn skipped(
+        r: &crate::scenario::Scenario,
+        class: &str,
+        why: &crate::scenario::Skip,
+    ) -> ScenarioResult {
         ScenarioResult {
             verdict: ScenarioVerdict::Skipped,
-            skipped: Some(why),
+            skipped: Some(why.to_string()),
+            elsewhere: why.ran_elsewhere(),
             ..ScenarioResult::of(r, class)
         }
     }

@@ -3,6 +3,7 @@
 use super::admitted::overloaded_by_sends;
 use crate::scenario::{Resolved, Scenario};
 use crate::schedule::Slot;
+use linkcert_http::{Failure, FailureKind};
 use linkcert_run::target::{PlanKey, Target};
 use linkcert_spec::verdict::Verdict;
 
@@ -424,7 +425,7 @@ fn retry_after_records(
     let first_429 = records[60].recv;
     let mut again = rec(first_429 + 6.0, retry, None);
     again.retry = true;
-    again.error = error.map(str::to_string);
+    again.error = error.map(|e| Failure::new(FailureKind::Timeout, e));
     records.push(again);
     records
 }
@@ -495,10 +496,10 @@ fn sockets_refused_here_are_not_the_targets_failures() {
     let mut records = retry_after_records(&r, &slots, wall0, Some(200), None);
     // One of the burst's 429s never left: 1 of 90, under the 2% that withholds the verdict.
     records[70].status = None;
-    records[70].error = Some(
-        "could not connect: client error (Connect): tcp open error: Too many open files (os error 24)"
-            .into(),
-    );
+    records[70].error = Some(Failure::new(
+        FailureKind::LocalLimit,
+        "could not connect: client error (Connect): tcp open error: Too many open files (os error 24)",
+    ));
     let result = judged(&r, &slots, &records, wall0);
     assert_eq!(
         verdict_of(&result, "load.answers"),
@@ -517,7 +518,8 @@ fn sockets_refused_here_are_not_the_targets_failures() {
     assert_eq!(second(&result, |s| s.errors), 0);
     assert_eq!(second(&result, |s| s.failed_to_send), 1);
     // A connection the target reset is the target's.
-    records[70].error = Some("connection error: Connection reset by peer (os error 104)".into());
+    let reset = "connection error: Connection reset by peer (os error 104)";
+    records[70].error = Some(Failure::new(FailureKind::Reset, reset));
     let result = judged(&r, &slots, &records, wall0);
     assert_eq!(verdict_of(&result, "load.answers"), Some(Verdict::Fail));
     assert_eq!(

@@ -81,6 +81,27 @@ pub struct LoadReport {
 }
 
 impl LoadReport {
+    /// How the run ended, for the exit code: interrupted is no verdict; a shard whose
+    /// scenarios all run in other shards did its part; nothing run at all, or a generator
+    /// that could not hold its schedule, could not run.
+    pub fn outcome(&self) -> linkcert_run::Outcome {
+        use linkcert_run::Outcome;
+        if self.interrupted.is_some() {
+            return Outcome::Incomplete;
+        }
+        match self.verdict {
+            ScenarioVerdict::Fail => Outcome::Failed,
+            ScenarioVerdict::Pass | ScenarioVerdict::Informational | ScenarioVerdict::NonStrict => {
+                Outcome::Passed
+            }
+            ScenarioVerdict::Skipped if self.scenarios.iter().all(|s| s.elsewhere) => {
+                Outcome::Passed
+            }
+            ScenarioVerdict::Skipped | ScenarioVerdict::ClientSaturated => Outcome::CannotRun,
+            ScenarioVerdict::Incomplete => Outcome::Incomplete,
+        }
+    }
+
     /// An empty report of a run that started at `started_epoch` (UTC epoch seconds).
     pub fn new(spec: &Spec, target: &Target, started_epoch: u64) -> LoadReport {
         LoadReport {

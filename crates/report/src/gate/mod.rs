@@ -8,6 +8,7 @@ pub mod accept;
 pub mod baseline;
 
 use baseline::BaselineDiff;
+use linkcert_run::Outcome;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
@@ -30,33 +31,25 @@ fn read_text(path: &std::path::Path) -> Result<(String, String), GateError> {
     Ok((text, p))
 }
 
-/// `check`'s exit codes (`--help` and the README document them).
-pub const EXIT_PASSED: u8 = 0;
-/// The target fails checks (not waived; `--fail-on`).
-pub const EXIT_FAILED: u8 = 1;
-/// No failure, but checks attempted and not judged (a fixture no key owns, a target that
-/// stopped answering in the middle of the run): neither a pass nor a failure. Also any run
-/// interrupted (SIGINT, SIGTERM), whatever it had judged.
-pub const EXIT_INCOMPLETE: u8 = 3;
-
-/// The exit code of a `check` run: an interrupted run first (it did not finish, so CI must not
-/// read what it had judged as a verdict), then failures (they are certain), then
-/// incompleteness.
-pub fn exit_code(
+/// How a `check` run ended: an interrupted run first (it did not finish, so CI must not read
+/// what it had judged as a verdict), then failures (not waived; `--fail-on`: they are
+/// certain), then incompleteness (checks attempted and not judged: neither a pass nor a
+/// failure).
+pub fn outcome(
     fail_on: FailOn,
     passed: bool,
     baseline: Option<&BaselineDiff>,
     incomplete: bool,
     interrupted: bool,
-) -> u8 {
+) -> Outcome {
     if interrupted {
-        EXIT_INCOMPLETE
+        Outcome::Incomplete
     } else if fails(fail_on, passed, baseline) {
-        EXIT_FAILED
+        Outcome::Failed
     } else if incomplete {
-        EXIT_INCOMPLETE
+        Outcome::Incomplete
     } else {
-        EXIT_PASSED
+        Outcome::Passed
     }
 }
 

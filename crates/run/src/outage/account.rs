@@ -1,5 +1,6 @@
 //! The account a report gives of a target that went away: how the failures happened and when.
 
+use linkcert_http::FailureKind;
 use serde::Serialize;
 
 /// How a transport failure happened.
@@ -55,20 +56,13 @@ impl Outage {
 }
 
 impl TransportKind {
-    /// The kind of a transport failure, from the probe's description of it.
-    pub fn of(error: &str) -> TransportKind {
-        let e = error.to_ascii_lowercase();
-        if e.contains("timed out") || e.contains("timeout") {
-            TransportKind::Timeout
-        } else if e.contains("refused") {
-            TransportKind::Refused
-        } else if ["reset", "closed", "broken pipe", "eof", "aborted"]
-            .iter()
-            .any(|w| e.contains(w))
-        {
-            TransportKind::Reset
-        } else {
-            TransportKind::Other
+    /// How a transport failure of this kind happened, as an outage's account names it.
+    pub fn of(kind: FailureKind) -> TransportKind {
+        match kind {
+            FailureKind::Timeout => TransportKind::Timeout,
+            FailureKind::Refused => TransportKind::Refused,
+            FailureKind::Reset | FailureKind::WriteFailed => TransportKind::Reset,
+            _ => TransportKind::Other,
         }
     }
 }

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use linkcert_http::{
-    BaseUrl, ClientConfig, RawFailure, RawReading, declared_length, head_end, raw_get,
+    BaseUrl, ClientConfig, Failure, RawFailure, RawReading, declared_length, head_end, raw_get,
 };
 use linkcert_spec::clock::now_epoch;
 mod account;
@@ -130,11 +130,10 @@ impl Watch {
         });
     }
 
-    /// A transport failure (its text as the probe describes it). True when the target should
-    /// now be asked whether it is still there (the caller then reports `confirmed`): at once
-    /// when the failure cost time (a timeout, a body that stalled), otherwise after a streak
-    /// once the target has answered.
-    pub fn failed(&self, error: &str) -> bool {
+    /// A transport failure. True when the target should now be asked whether it is still
+    /// there (the caller then reports `confirmed`): at once when the failure cost time (a
+    /// timeout, a body that stalled), otherwise after a streak once the target has answered.
+    pub fn failed(&self, failure: &Failure) -> bool {
         let since = self.started.elapsed();
         self.with(|s| {
             if s.tripped.is_some() || s.broken.is_some() {
@@ -142,13 +141,14 @@ impl Watch {
             }
             if s.in_a_row == 0 {
                 s.streak += 1;
-                s.first = Some((now_epoch(), since, TransportKind::of(error), error.into()));
+                let kind = TransportKind::of(failure.kind);
+                s.first = Some((now_epoch(), since, kind, failure.to_string()));
             }
             s.in_a_row += 1;
             let doubling = s.in_a_row.is_power_of_two();
             let ask = !s.confirming
                 && ((s.answered_once && s.in_a_row >= SUSPECT_AFTER && doubling)
-                    || (costly(error) && doubling));
+                    || (failure.kind.costly() && doubling));
             if ask {
                 s.confirming = true;
             }
@@ -268,14 +268,6 @@ impl Watch {
     }
 }
 
-/// A failure that cost time: the target is asked at once rather than after a streak.
-fn costly(error: &str) -> bool {
-    let e = error.to_ascii_lowercase();
-    ["timed out", "trickled", "then silence", "stopped arriving"]
-        .iter()
-        .any(|w| e.contains(w))
-}
-
 /// What a plain request on a fresh connection found.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Diagnosis {
@@ -303,7 +295,7 @@ pub enum Diagnosis {
         bytes: u64,
     },
     Tls(String),
-    Other(String),
+    Other(Failure),
 }
 
 impl Diagnosis {
@@ -372,7 +364,7 @@ impl Diagnosis {
             Diagnosis::Reset(_) => Some(TransportKind::Reset),
             Diagnosis::Silent { .. } => Some(TransportKind::Timeout),
             Diagnosis::Other(e) => {
-                Some(TransportKind::of(e)).filter(|k| *k != TransportKind::Other)
+                Some(TransportKind::of(e.kind)).filter(|k| *k != TransportKind::Other)
             }
             _ => None,
         }
@@ -428,7 +420,8 @@ impl std::fmt::Display for Diagnosis {
                 f,
                 "got {bytes} bytes of headers without their end: more headers than any client reads"
             ),
-            Diagnosis::Tls(e) | Diagnosis::Other(e) => write!(f, "failed: {e}"),
+            Diagnosis::Tls(e) => write!(f, "failed: {e}"),
+            Diagnosis::Other(e) => write!(f, "failed: {e}"),
         }
     }
 }

@@ -1,22 +1,43 @@
 //! The watch: streaks, outages, broken targets, and the probe's readings.
 
 use super::*;
+use linkcert_http::FailureKind;
+
+/// A failure of `kind`, in `words`.
+fn fail(kind: FailureKind, words: &str) -> Failure {
+    Failure::new(kind, words)
+}
 
 #[test]
 fn a_streak_after_answers_is_suspected_and_confirmed_or_cleared() {
     let w = Watch::new();
     // Never answered: failures are the target's, never an outage.
-    assert!(!w.failed("could not connect: Connection refused"));
-    assert!(!w.failed("could not connect: Connection refused"));
+    assert!(!w.failed(&fail(
+        FailureKind::Refused,
+        "could not connect: Connection refused"
+    )));
+    assert!(!w.failed(&fail(
+        FailureKind::Refused,
+        "could not connect: Connection refused"
+    )));
     assert_eq!(w.open_streak(), None);
     w.answered();
-    assert!(!w.failed("request failed: connection reset by peer"));
+    assert!(!w.failed(&fail(
+        FailureKind::Reset,
+        "request failed: connection reset by peer"
+    )));
     assert!(w.open_streak().is_some());
-    assert!(w.failed("timed out"), "a timeout is asked about at once");
+    assert!(
+        w.failed(&fail(FailureKind::Timeout, "timed out")),
+        "a timeout is asked about at once"
+    );
     w.confirmed(&Diagnosis::Answered);
     assert_eq!(w.open_streak(), None, "alive: the streak is over");
-    assert!(!w.failed("request failed: connection reset by peer"));
-    assert!(w.failed("timed out"));
+    assert!(!w.failed(&fail(
+        FailureKind::Reset,
+        "request failed: connection reset by peer"
+    )));
+    assert!(w.failed(&fail(FailureKind::Timeout, "timed out")));
     w.confirmed(&Diagnosis::Refused("Connection refused".into()));
     let (_, o) = w.outage().unwrap();
     assert_eq!(
@@ -36,7 +57,10 @@ fn an_answer_sent_before_the_streak_began_does_not_end_it() {
     w.answered();
     let before = Instant::now();
     std::thread::sleep(Duration::from_millis(2));
-    assert!(!w.failed("request failed: connection reset by peer"));
+    assert!(!w.failed(&fail(
+        FailureKind::Reset,
+        "request failed: connection reset by peer"
+    )));
     let streak = w.open_streak();
     assert!(streak.is_some());
     // In flight when the target went away: the streak goes on.
@@ -67,7 +91,7 @@ fn bad_answers_in_a_row_make_a_broken_target_and_a_good_one_resets_them() {
 fn a_target_that_trickles_or_never_answered_is_broken_not_gone() {
     let w = Watch::new();
     assert!(
-        w.failed("timed out"),
+        w.failed(&fail(FailureKind::Timeout, "timed out")),
         "never answered, but a timeout cost time"
     );
     assert!(w.confirming());
@@ -76,7 +100,10 @@ fn a_target_that_trickles_or_never_answered_is_broken_not_gone() {
     assert!(w.broken().unwrap().contains("never answered"));
     let w = Watch::new();
     w.answered();
-    assert!(w.failed("the body trickled: 30 bytes in 30 s"));
+    assert!(w.failed(&fail(
+        FailureKind::Stalled,
+        "the body trickled: 30 bytes in 30 s"
+    )));
     w.confirmed(&Diagnosis::Trickled {
         bytes: 5,
         secs: 5.0,
@@ -140,26 +167,18 @@ fn the_raw_bytes_say_what_the_target_did() {
 }
 
 #[test]
-fn kinds_are_read_from_the_error() {
-    for (e, k) in [
+fn an_outage_names_how_its_failures_happened() {
+    for (f, k) in [
+        (FailureKind::Refused, TransportKind::Refused),
+        (FailureKind::Reset, TransportKind::Reset),
+        (FailureKind::WriteFailed, TransportKind::Reset),
+        (FailureKind::Timeout, TransportKind::Timeout),
+        (FailureKind::Stalled, TransportKind::Other),
         (
-            "could not connect: tcp connect error: Connection refused (os error 111)",
-            TransportKind::Refused,
-        ),
-        (
-            "request failed: connection closed before message completed",
-            TransportKind::Reset,
-        ),
-        (
-            "request failed: Connection reset by peer (os error 104)",
-            TransportKind::Reset,
-        ),
-        ("timed out: operation timed out", TransportKind::Timeout),
-        (
-            "request failed: invalid HTTP version parsed",
+            FailureKind::BadAnswer(linkcert_http::BadAnswer::NotHttp),
             TransportKind::Other,
         ),
     ] {
-        assert_eq!(TransportKind::of(e), k, "{e}");
+        assert_eq!(TransportKind::of(f), k, "{f:?}");
     }
 }

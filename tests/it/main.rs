@@ -34,6 +34,7 @@ mod load_hostile;
 mod load_shards;
 mod no_server_errors;
 mod registries;
+mod samples;
 mod sdk_requests;
 mod server;
 mod shell_docs;

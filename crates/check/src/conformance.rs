@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::Ctx;
 use super::past_end::{self, PastEnd};
 use super::probe::Exchange;
-use linkcert_http::{Resp, envelope_error, is_envelope};
+use linkcert_http::{REJECTIONS, Resp, envelope_error, is_envelope, refused_cleanly};
 use linkcert_rate::headers::{self as rate_headers, HeaderFault};
 use linkcert_spec::Operation;
 
@@ -103,7 +103,7 @@ impl Ctx {
         let outcome = match r.status {
             429 => Outcome::Throttled,
             s if (200..300).contains(&s) => Outcome::Accepted,
-            s @ (400 | 422) if is_envelope(r) => Outcome::CleanRejection(s),
+            s if refused_cleanly(r, &REJECTIONS) => Outcome::CleanRejection(s),
             s => Outcome::Other(s),
         };
         // A page that may lie past the last: `past_end`'s 404 is the target's choice, whatever

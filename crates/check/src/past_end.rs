@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use linkcert_http::{Resp, is_envelope};
+use linkcert_http::{Resp, refused_cleanly};
 use linkcert_spec::Operation;
 
 /// The status besides 200 a page past the last may get.
@@ -43,7 +43,7 @@ impl PastEnd {
                 _ => PastEnd::NotAList,
             };
         }
-        if r.status == NOT_FOUND && is_envelope(r) {
+        if refused_cleanly(r, &[NOT_FOUND]) {
             return PastEnd::NotFound;
         }
         PastEnd::Other

@@ -16,7 +16,7 @@ use super::cases::{self, Case, Property};
 use super::conformance::{Expect, Outcome};
 use super::past_end::{self, PastEnd};
 use super::probe::Exchange;
-use linkcert_http::{error_code, is_envelope};
+use linkcert_http::{REJECTIONS, error_code, is_envelope, refused_cleanly};
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
 
@@ -239,7 +239,7 @@ fn outcome_of(x: &Exchange) -> Outcome {
         Some(r) => match r.status {
             429 => Outcome::Throttled,
             s if (200..300).contains(&s) => Outcome::Accepted,
-            s @ (400 | 422) if is_envelope(r) => Outcome::CleanRejection(s),
+            s if refused_cleanly(r, &REJECTIONS) => Outcome::CleanRejection(s),
             s => Outcome::Other(s),
         },
     }

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::Ctx;
 use super::conformance::{Expect, Outcome};
 use super::probe::Req;
-use linkcert_http::{error_code, is_envelope};
+use linkcert_http::{error_code, is_envelope, refused_cleanly};
 use linkcert_run::target::PlanKey;
 use linkcert_spec::{Limit, Operation};
 
@@ -155,7 +155,7 @@ async fn open_credential_forms(ctx: &Ctx) {
         let refused = ctx.is_error(r, 401);
         // A scheme the target does not take, read as a malformed header: the real service
         // answers 400 without `Bearer `; a clean refusal, as the spec's 401 is.
-        let malformed = r.status == 400 && is_envelope(r);
+        let malformed = refused_cleanly(r, &[400]);
         match o {
             Outcome::Throttled | Outcome::Transport => {}
             Outcome::Accepted => {

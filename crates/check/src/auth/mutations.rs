@@ -18,7 +18,7 @@ use super::minimal_request;
 use crate::Ctx;
 use crate::conformance::Expect;
 use crate::probe::Req;
-use linkcert_http::{Resp, is_envelope};
+use linkcert_http::{REJECTIONS, Resp, is_envelope, refused_cleanly};
 use linkcert_registry::check_id;
 use linkcert_spec::Operation;
 
@@ -186,7 +186,8 @@ pub(super) fn judge(r: &Resp, ambiguous: bool) -> Judged {
     if s >= 400 && !is_envelope(r) {
         return Judged::Fail(r.without_envelope());
     }
-    if matches!(s, 400 | 401 | 422) {
+    // A credential refused: 401, or a header the target reads as malformed.
+    if refused_cleanly(r, &[REJECTIONS[0], 401, REJECTIONS[1]]) {
         return Judged::Refused(s);
     }
     if (300..400).contains(&s) {

@@ -15,7 +15,7 @@ use crate::auth::minimal_request;
 use crate::cases::hostile_strings as hostile;
 use crate::conformance::Expect;
 use crate::probe::{Exchange, Req};
-use linkcert_http::is_envelope;
+use linkcert_http::{is_envelope, refused_cleanly};
 use linkcert_qr_read::{Rgb, inspect_png};
 use linkcert_registry::check_id;
 use linkcert_spec::{ErrorTable, Operation};
@@ -48,7 +48,7 @@ fn clean(x: &Exchange, what: &str, errors: &ErrorTable) -> Judged {
         // string. Any other listed 4xx is a refusal the spec allows: 403 for a paid-only
         // parameter (as `plan.paid-params-safe` allows), 404 for a logo the target fetched and
         // did not find, 400/422 for a value it will not take.
-        s if (400..500).contains(&s) && s != 401 && errors.code(s).is_some() => {
+        s if s != 401 && errors.code(s).is_some() && refused_cleanly(r, &[s]) => {
             Judged::Pass(format!("{what}: rejected with {}", answer_text(x)))
         }
         s if (200..300).contains(&s) => Judged::Pass(format!("{what}: accepted")),
@@ -218,7 +218,7 @@ async fn deactivate(ctx: &Ctx, op: &Operation) {
             let what = format!("{field} with {what}");
             let j = match x.resp() {
                 // Its code is `envelope.code`'s to judge.
-                Some(r) if r.status == 404 && is_envelope(r) => {
+                Some(r) if refused_cleanly(r, &[404]) => {
                     Judged::Pass(format!("{what}: {}", answer_text(&x)))
                 }
                 Some(r) if r.is_success() => Judged::Fail(format!(

@@ -10,7 +10,7 @@ use crate::Ctx;
 use crate::auth::minimal_request;
 use crate::conformance::Expect;
 use crate::probe::{Exchange, Req};
-use linkcert_http::{FailureKind, is_envelope};
+use linkcert_http::{FailureKind, REJECTIONS, is_envelope, refused_cleanly};
 use linkcert_spec::Operation;
 
 const MIB: usize = 1024 * 1024;
@@ -61,7 +61,8 @@ fn judge_size(x: &Exchange, size: usize, served_ok: bool) -> Judged {
     let what = mib(size);
     match r.status {
         429 => Judged::Throttled,
-        s @ (400 | 413 | 422) if is_envelope(r) => {
+        // A body too large may also be refused as such (413).
+        s if refused_cleanly(r, &[REJECTIONS[0], 413, REJECTIONS[1]]) => {
             Judged::Pass(format!("a body of {what}: refused with {s}"))
         }
         s if r.is_success() && served_ok => {

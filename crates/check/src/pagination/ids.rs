@@ -4,6 +4,7 @@
 //! list it accepts must be in the answer (over as many pages as it takes).
 
 use super::*;
+use linkcert_http::refused_cleanly;
 use linkcert_registry::check_id;
 
 /// `pagination.ids`: the ids filter returns exactly the requested existing tags.
@@ -99,7 +100,7 @@ fn no_list_with_missing(l: &Lister<'_>, param: &str, what: &str, x: &Exchange, o
             format!("an unknown id in {param}: rejected with {s}"),
             Some(x),
         ),
-        (_, Some(r)) if r.status == 404 && is_envelope(r) => l.ctx.rec.observe(
+        (_, Some(r)) if refused_cleanly(r, &[404]) => l.ctx.rec.observe(
             check_id!("pagination.choices"),
             &l.label,
             format!(

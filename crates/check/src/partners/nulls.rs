@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{Deactivator, UNKNOWN_PARTNER, UNKNOWN_TENANT, status_text};
 use crate::conformance::{Expect, Outcome};
 use crate::probe::Exchange;
-use linkcert_http::is_envelope;
+use linkcert_http::refused_cleanly;
 use linkcert_run::target::PlanKey;
 
 /// `partners.null`: `null` for either field, both, or beside an unknown id of the other. None
@@ -90,7 +90,7 @@ pub(super) async fn null_beside(
             None
         }
         _ if r.status == 409 => Some((x, o)),
-        _ if r.status == 404 && is_envelope(r) => None,
+        _ if refused_cleanly(r, &[404]) => None,
         _ => {
             d.ctx.rec.violation(
                 id,

@@ -3,6 +3,7 @@
 //! them (how a repeat is answered, which id wins when both are given). A choice is observed
 //! the first time and must hold after; the spec's rules hold from the first step.
 
+use linkcert_http::{REJECTIONS, clean_refusal};
 use std::collections::BTreeSet;
 
 use super::steps::{Form, form_name};
@@ -25,7 +26,7 @@ pub(super) struct Answer {
 
 impl Answer {
     fn clean_rejection(&self) -> bool {
-        matches!(self.status, 400 | 422) && self.envelope
+        clean_refusal(self.status, self.envelope, &REJECTIONS)
     }
     fn refusal(&self) -> bool {
         (400..500).contains(&self.status) && self.status != 429 && self.envelope
@@ -160,7 +161,7 @@ impl Model {
         if a.status == 403 && a.spec_error {
             return vec![Judged::Pass(id)];
         }
-        if matches!(a.status, 400 | 404 | 422) && a.envelope {
+        if clean_refusal(a.status, a.envelope, &[400, 404, 422]) {
             let mut out = vec![Judged::Pass(id)];
             if self.gated_seen.insert(a.class()) {
                 out.push(Judged::Observe(

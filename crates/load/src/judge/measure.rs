@@ -16,7 +16,7 @@ use super::lateness::{Lateness, SATURATION_SHARE};
 use super::result::{Generator, KeyStats, Percentiles, Second, TracePoint};
 use crate::record::Record;
 use crate::schedule::Summary;
-use linkcert_http::FailureKind;
+use linkcert_http::{FailureKind, REJECTIONS, clean_refusal};
 use linkcert_rate::headers as rate_headers;
 
 /// The trace keeps at most this many points per key.
@@ -238,7 +238,8 @@ impl Measure {
         if let Some(st) = x.status {
             self.answered += 1;
             self.answered_404 += u64::from(st == 404);
-            self.rejected_cleanly += u64::from(matches!(st, 400 | 422) && x.code.is_some());
+            let clean = clean_refusal(st, x.code.is_some(), &REJECTIONS);
+            self.rejected_cleanly += u64::from(clean);
         }
         if x.retry {
             return;

@@ -4,8 +4,9 @@
 //! registry does not declare can neither be recorded nor reach a report. The families are read
 //! off the ids (`FAMILIES`): declaring a family's first check declares the family.
 
-use super::CheckDef;
 use super::checks::CHECKS;
+use super::rules::RULES;
+use super::{CheckDef, RuleDef};
 
 /// A check this table declares: the only way code names one (the recorder takes nothing
 /// else). Made by `check_id!` (while compiling) or `Check::find` (an `Option`); the field is
@@ -194,4 +195,56 @@ mod tests {
             CHECKS.iter().position(|d| d.id == "qr.size").unwrap()
         );
     }
+}
+
+/// A rule of `RULES`, as `Check` is a check: the only way `load` names one. Made by
+/// `rule_id!` (while compiling: an id the table lacks does not compile) or `Rule::find`.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule(&'static RuleDef);
+
+impl Rule {
+    /// The declared rule of that id; a `const fn` for `rule_id!`.
+    pub const fn find(id: &str) -> Option<Rule> {
+        let mut i = 0;
+        while i < RULES.len() {
+            if same(RULES[i].id, id) {
+                return Some(Rule(&RULES[i]));
+            }
+            i += 1;
+        }
+        None
+    }
+
+    pub fn def(self) -> &'static RuleDef {
+        self.0
+    }
+
+    pub fn id(self) -> &'static str {
+        self.0.id
+    }
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for Rule {}
+
+/// The declared rule of a literal id, checked while the program is compiled.
+#[macro_export]
+macro_rules! rule_id {
+    ($id:literal) => {
+        const {
+            match $crate::Rule::find($id) {
+                Some(r) => r,
+                None => panic!(concat!(
+                    "no rule `",
+                    $id,
+                    "` in crates/registry/src/rules.rs"
+                )),
+            }
+        }
+    };
 }

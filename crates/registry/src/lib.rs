@@ -13,7 +13,7 @@ mod rules;
 
 pub use checks::CHECKS;
 pub use coverage::{ClauseNote, Coverage, Judgement};
-pub use handle::{Check, FAMILIES, family_of, same};
+pub use handle::{Check, FAMILIES, Rule, family_of, same};
 pub use listing::listing;
 pub use rules::RULES;
 
@@ -182,6 +182,16 @@ mod tests {
             );
             assert!(r.id.starts_with("load."), "{}", r.id);
         }
+    }
+
+    #[test]
+    fn every_rule_is_found_by_its_id_and_nothing_else_is() {
+        for d in RULES {
+            assert_eq!(Rule::find(d.id).map(Rule::id), Some(d.id));
+        }
+        assert!(Rule::find("load.nothing").is_none());
+        assert!(Rule::find("qr.size").is_none(), "a check is no rule");
+        assert_eq!(rule_id!("load.admitted").def().level, Verdict::Fail);
     }
 
     #[test]

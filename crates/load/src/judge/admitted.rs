@@ -2,6 +2,7 @@
 //! and window by window as `windows.rs` counts it) and load.rolling-window (at most N in a
 //! rolling window; up to 2N is fixed-window semantics).
 
+use linkcert_registry::rule_id;
 use super::bounds::Bounds;
 use super::rolling::RollingMax;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
@@ -164,17 +165,17 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
     let bounds = format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
     if a > upper {
         j.fail(
-            "load.admitted",
+            rule_id!("load.admitted"),
             lbl,
             "more admitted than the limit allows: not enforced".into(),
             bounds,
             format!("{a:.0} admitted"),
         );
     } else if let Some(x) = window_fail {
-        j.fail("load.admitted", lbl, x.msg, x.expected, x.actual);
+        j.fail(rule_id!("load.admitted"), lbl, x.msg, x.expected, x.actual);
     } else if a < lower && sent_overload {
         j.fail(
-            "load.admitted",
+            rule_id!("load.admitted"),
             lbl,
             "fewer admitted than the limit allows: the plan is under-served".into(),
             bounds,
@@ -182,7 +183,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
         );
     } else if a < lower && !persistent_judged {
         j.add(
-            "load.admitted",
+            rule_id!("load.admitted"),
             Verdict::Skipped,
             lbl,
             "fewer admitted than the limit allows, but fewer than the limit were sent in some window: not judged"
@@ -192,7 +193,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
         );
     } else {
         j.pass(
-            "load.admitted",
+            rule_id!("load.admitted"),
             lbl,
             format!(
                 "{a:.0} admitted, {} {bounds}; {}",
@@ -209,17 +210,17 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
     let double = 2.0 * n as f64 + slack;
     if rolling <= n {
         j.pass(
-            "load.rolling-window",
+            rule_id!("load.rolling-window"),
             lbl,
             format!("at most {rolling} admitted in any rolling window of {w} s (limit {n})"),
         );
     } else if rolling as f64 <= double {
-        j.add("load.rolling-window", Verdict::Informational, lbl,
+        j.add(rule_id!("load.rolling-window"), Verdict::Informational, lbl,
             "fixed-window semantics: more than the limit in a rolling window, up to twice at a boundary (the spec names no algorithm)".into(),
             format!("at most {n} (ideal), at most {double:.0} (fixed window)"), format!("{rolling}"));
     } else {
         j.fail(
-            "load.rolling-window",
+            rule_id!("load.rolling-window"),
             lbl,
             "more than twice the limit in a rolling window".into(),
             format!("at most {double:.0}"),

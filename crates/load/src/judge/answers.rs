@@ -1,6 +1,7 @@
 //! load.answers (answers other than 2xx/429, or none, under load) and load.envelope (every 429
 //! is the error envelope with the code the spec's error table gives 429).
 
+use linkcert_registry::rule_id;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use linkcert_http::FailureKind;
 use crate::record::Record;
@@ -53,7 +54,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
             .as_ref()
             .map_or(String::new(), |e| format!(" (the first: {e})"));
         j.fail(
-            "load.answers",
+            rule_id!("load.answers"),
             lbl,
             "answers other than 2xx or 429 (or none) under load".into(),
             "2xx or 429".into(),
@@ -70,7 +71,7 @@ pub(super) fn envelope(j: &mut Judge, view: &KeyView, st: &State) {
     if bad_envelope > 0 {
         let example = st.example.clone().flatten();
         j.fail(
-            "load.envelope",
+            rule_id!("load.envelope"),
             lbl,
             format!(
                 "{bad_envelope} of {thr} 429s are not the envelope with code {}",
@@ -81,7 +82,7 @@ pub(super) fn envelope(j: &mut Judge, view: &KeyView, st: &State) {
         );
     } else if thr > 0 {
         j.pass(
-            "load.envelope",
+            rule_id!("load.envelope"),
             lbl,
             format!("{thr} 429s, each {} in the envelope", st.code),
         );

@@ -1,6 +1,7 @@
 //! load.behaviour: the limiter named from how capacity comes back after the first 429
 //! (informational: the spec names no algorithm).
 
+use linkcert_registry::rule_id;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
@@ -218,7 +219,7 @@ impl KeyRule for State {
             return;
         };
         j.add(
-            "load.behaviour",
+            rule_id!("load.behaviour"),
             Verdict::Informational,
             view.label,
             text.clone(),

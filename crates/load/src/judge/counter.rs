@@ -2,6 +2,7 @@
 //! across the operations the scenario mixes (one counter per key, whatever route), whatever
 //! the other keys do: the rule `check`'s ratelimit.counter judges too (`linkcert_rate::quota`).
 
+use linkcert_registry::rule_id;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use crate::record::Record;
 use linkcert_rate::quota::{Fault, History, Said};
@@ -28,7 +29,7 @@ impl KeyRule for State {
         }
         match verdict.first {
             None => j.pass(
-                "load.counter",
+                rule_id!("load.counter"),
                 view.label,
                 format!(
                     "{} answers follow from this key's own history (one counter for every operation, refill as any limiter allows)",
@@ -46,7 +47,7 @@ impl KeyRule for State {
                     }
                 };
                 j.fail(
-                    "load.counter",
+                    rule_id!("load.counter"),
                     view.label,
                     format!(
                         "{what}: {} of {} answers (request {} of the key's, in send order)",

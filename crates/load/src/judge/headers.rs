@@ -7,6 +7,7 @@
 //! small: the first failure of each kind, counts, the lowest Remaining before the first 429,
 //! and, for Reset never moving back, the exchanges still in flight at the latest send.
 
+use linkcert_registry::{Rule as RuleId, rule_id};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -183,7 +184,7 @@ impl State {
     }
 
     /// The three shared rules' verdicts, as `rate_headers::judge_shared` gives them.
-    fn shared(&self) -> Vec<(&'static str, Judged)> {
+    fn shared(&self) -> Vec<(RuleId, Judged)> {
         let rs = &self.reset;
         let reset = if let Some((_, _, jd)) = &rs.fail {
             Some(jd.clone())
@@ -247,9 +248,9 @@ impl State {
             _ => None,
         };
         [
-            ("reset", reset),
-            ("retry-after", retry_after),
-            ("remaining", remaining),
+            (rule_id!("load.reset"), reset),
+            (rule_id!("load.retry-after"), retry_after),
+            (rule_id!("load.remaining"), remaining),
         ]
         .into_iter()
         .filter_map(|(rule, j)| Some((rule, j?)))
@@ -261,7 +262,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     let lbl = view.label;
     // What the headers mean: the rules `check` judges with the same functions.
     for (rule, jd) in st.shared() {
-        j.shared(&format!("load.{rule}"), lbl, &jd);
+        j.shared(rule, lbl, &jd);
     }
     if st.absent + st.not_integer > 0 {
         let mut what = Vec::new();
@@ -278,7 +279,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
             actual.push(format!("{} not an integer", st.not_integer));
         }
         j.fail(
-            "load.headers",
+            rule_id!("load.headers"),
             lbl,
             format!("of {} answers, {}", st.answered, what.join(", ")),
             "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429, each a non-negative integer".into(),

@@ -1,6 +1,7 @@
 //! load.isolation (two-keys, fleet): no key under its limit gets a 429 while others are
 //! overloaded. Judged from each key's own figures, so a fleet of thousands costs one pass.
 
+use linkcert_registry::rule_id;
 use super::rule::{Across, Judge, Rule};
 use crate::scenario::Shape;
 
@@ -25,7 +26,7 @@ impl Rule for Isolation {
         let hit: u64 = quiet.iter().filter(|k| k.throttled > 0).count() as u64;
         if hit == 0 {
             j.pass(
-                "load.isolation",
+                rule_id!("load.isolation"),
                 lbl,
                 format!(
                     "{} under their limit, never throttled while others were overloaded",
@@ -42,7 +43,7 @@ impl Rule for Isolation {
             .map(|k| format!("{}: {} of {}", k.label, k.throttled, k.records()))
             .collect();
         j.fail(
-            "load.isolation",
+            rule_id!("load.isolation"),
             lbl,
             format!(
                 "others' overload throttled {hit} of {} under their limit: limits must be per key",

@@ -3,6 +3,7 @@
 //! the per-hour reading of a per-minute limit is an observation, any other figure fails.
 //! Absent or not an integer is load.headers' finding, not this one's.
 
+use linkcert_registry::rule_id;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use crate::record::Record;
 use linkcert_rate::headers as rate_headers;
@@ -61,7 +62,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     let expected = format!("{n}, the {plan} plan's limit per window");
     if let Some(v) = st.example {
         j.fail(
-            "load.limit",
+            rule_id!("load.limit"),
             lbl,
             format!(
                 "X-RateLimit-Limit is not the {plan} plan's limit: {v} on {} of {} answers",
@@ -72,7 +73,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
         );
     } else if st.per_hour > 0 {
         j.add(
-            "load.limit",
+            rule_id!("load.limit"),
             Verdict::Informational,
             lbl,
             format!(
@@ -86,7 +87,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
         );
     } else {
         j.pass(
-            "load.limit",
+            rule_id!("load.limit"),
             lbl,
             format!("X-RateLimit-Limit {n} on all {} answers", st.judged),
         );

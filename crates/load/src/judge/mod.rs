@@ -71,6 +71,7 @@
 use super::record::{Record, Run};
 use super::scenario::Resolved;
 use super::schedule::Summary;
+use linkcert_registry::rule_id;
 use linkcert_spec::verdict::Verdict;
 use measure::Measure;
 use rule::{Across, Judge, KeyNotes, KeyRule, KeyView, Setup, overloaded};
@@ -335,7 +336,7 @@ fn generator(j: &mut Judge, g: &Generator) {
     let (scheduled, late, unsent) = (g.scheduled, g.late, g.unsent);
     if g.saturated {
         j.add(
-            "load.generator",
+            rule_id!("load.generator"),
             Verdict::Fail,
             None,
             format!(
@@ -362,7 +363,7 @@ fn generator(j: &mut Judge, g: &Generator) {
             String::new()
         };
         j.pass(
-            "load.generator",
+            rule_id!("load.generator"),
             None,
             format!(
                 "held the schedule: {late} late, {unsent} unsent of {scheduled}; {:.1}/s sent of {:.1}/s{lag}",

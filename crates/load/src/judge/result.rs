@@ -1,6 +1,7 @@
 //! What a judged scenario is: its verdict, findings, figures per key and per second, the
 //! generator's account and the header trace. Data only; `super` judges.
 
+use linkcert_registry::rule_id;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -342,7 +343,7 @@ impl ScenarioResult {
         self.verdict = ScenarioVerdict::Fail;
         self.skipped = None;
         self.findings = vec![Finding {
-            check: "load.answers".into(),
+            check: rule_id!("load.answers").id().into(),
             verdict: Verdict::Fail,
             key: None,
             message: format!(
@@ -372,17 +373,16 @@ impl ScenarioResult {
         let saturated = self.generator.as_ref().is_some_and(|g| g.saturated);
         self.verdict = if findings
             .iter()
-            .any(|f| f.verdict == Verdict::Fail && f.check != "load.generator")
+            .any(|f| f.verdict == Verdict::Fail && f.check != rule_id!("load.generator").id())
         {
             ScenarioVerdict::Fail
         } else if saturated {
             ScenarioVerdict::ClientSaturated
         } else if findings.iter().any(|f| f.verdict == Verdict::NonStrict) {
             ScenarioVerdict::NonStrict
-        } else if findings
-            .iter()
-            .any(|f| f.verdict == Verdict::Informational && f.check != "load.behaviour")
-        {
+        } else if findings.iter().any(|f| {
+            f.verdict == Verdict::Informational && f.check != rule_id!("load.behaviour").id()
+        }) {
             ScenarioVerdict::Informational
         } else {
             ScenarioVerdict::Pass

@@ -1,6 +1,7 @@
 //! load.retry-honesty (retry-after): the first throttled request, retried exactly Retry-After
 //! later, is admitted.
 
+use linkcert_registry::rule_id;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use crate::record::Record;
 use crate::scenario::Shape;
@@ -29,23 +30,23 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     let first_429 = st.first_429.as_ref();
     let retry_after = || first_429.and_then(|f| f.1.clone());
     match st.retry {
-        Some((true, _, due)) => j.pass("load.retry-honesty", lbl,
+        Some((true, _, due)) => j.pass(rule_id!("load.retry-honesty"), lbl,
             format!("waited Retry-After exactly ({:.2} s after the 429) and was admitted", due - first_429.map_or(0.0, |f| f.0))),
         // No answer to the retry: nothing says whether it would have been admitted
         // (load.answers judges the missing answer).
-        Some((false, None, _)) => j.add("load.retry-honesty", Verdict::Informational, lbl,
+        Some((false, None, _)) => j.add(rule_id!("load.retry-honesty"), Verdict::Informational, lbl,
             "the retry got no answer: whether Retry-After was honest is not known, not judged".into(),
             "2xx".into(), "no answer".into()),
-        Some((false, status, _)) => j.fail("load.retry-honesty", lbl,
+        Some((false, status, _)) => j.fail(rule_id!("load.retry-honesty"), lbl,
             "waited exactly what Retry-After said, and was refused again: Retry-After is shorter than the real wait".into(),
             "2xx".into(), format!("{status:?} (Retry-After {:?})", retry_after())),
         // Every request admitted: a burst that straddled a fixed window's boundary has
         // a window on each side (load.admitted and load.rolling-window judge whether
         // that was too many). Nothing to retry.
-        None if first_429.is_none() => j.add("load.retry-honesty", Verdict::Informational, lbl,
+        None if first_429.is_none() => j.add(rule_id!("load.retry-honesty"), Verdict::Informational, lbl,
             "the burst was never throttled (it fell on both sides of a window boundary?): nothing to retry, not judged".into(),
             "a 429 to wait out".into(), "none".into()),
-        None => j.fail("load.retry-honesty", lbl,
+        None => j.fail(rule_id!("load.retry-honesty"), lbl,
             "the first 429 gave no Retry-After to wait for".into(), "Retry-After".into(),
             format!("{:?}", retry_after())),
     }

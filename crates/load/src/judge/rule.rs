@@ -12,6 +12,7 @@ use super::result::{Finding, KeyStats, Limiter};
 use crate::record::Record;
 use crate::scenario::{Resolved, Shape};
 use linkcert_rate::headers as rate_headers;
+use linkcert_registry::Rule as RuleId;
 use linkcert_spec::verdict::Verdict;
 
 /// A load rule: its state for each key it judges, and what it judges across keys.
@@ -85,7 +86,7 @@ pub(super) struct Judge {
 impl Judge {
     pub fn add(
         &mut self,
-        check: &str,
+        rule: RuleId,
         verdict: Verdict,
         key: Option<&str>,
         msg: String,
@@ -93,7 +94,7 @@ impl Judge {
         act: String,
     ) {
         self.findings.push(Finding {
-            check: check.into(),
+            check: rule.id().into(),
             verdict,
             key: key.map(str::to_string),
             message: msg,
@@ -102,13 +103,13 @@ impl Judge {
         });
     }
     /// A verdict of a rule shared with `check` (`linkcert_rate::headers`).
-    pub fn shared(&mut self, check: &str, key: Option<&str>, jd: &rate_headers::Judged) {
+    pub fn shared(&mut self, rule: RuleId, key: Option<&str>, jd: &rate_headers::Judged) {
         let msg = match jd.verdict {
             Verdict::Pass => format!("{} ({} answers)", jd.expected, jd.judged),
             _ => format!("expected {}, got {}", jd.expected, jd.actual),
         };
         self.add(
-            check,
+            rule,
             jd.verdict,
             key,
             msg,
@@ -117,11 +118,11 @@ impl Judge {
         );
     }
 
-    pub fn pass(&mut self, check: &str, key: Option<&str>, msg: String) {
-        self.add(check, Verdict::Pass, key, msg, String::new(), String::new());
+    pub fn pass(&mut self, rule: RuleId, key: Option<&str>, msg: String) {
+        self.add(rule, Verdict::Pass, key, msg, String::new(), String::new());
     }
-    pub fn fail(&mut self, check: &str, key: Option<&str>, msg: String, exp: String, act: String) {
-        self.add(check, Verdict::Fail, key, msg, exp, act);
+    pub fn fail(&mut self, rule: RuleId, key: Option<&str>, msg: String, exp: String, act: String) {
+        self.add(rule, Verdict::Fail, key, msg, exp, act);
     }
 }
 

@@ -353,3 +353,22 @@ fn load_help_lists_every_builtin_scenario_under_scenario() {
         );
     }
 }
+
+/// The copy of the reference document the clauses quote (`specs/`) is the document itself:
+/// where the project's shared folder sits beside the repository (CI, a developer's machine),
+/// the two are the same, byte for byte.
+#[test]
+fn the_specs_copy_of_the_reference_document_is_the_shared_one() {
+    let copy = Path::new(ROOT).join("specs/link-attribution-service.md");
+    let shared = Path::new(ROOT).join("../shared/spec/link-attribution-service.md");
+    let Ok(original) = std::fs::read(&shared) else {
+        eprintln!("{} is not here: nothing to compare", shared.display());
+        return;
+    };
+    assert!(
+        std::fs::read(&copy).unwrap() == original,
+        "{} differs from {}: copy the document again, then update specs/clauses.toml",
+        copy.display(),
+        shared.display()
+    );
+}

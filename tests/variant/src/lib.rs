@@ -1,5 +1,5 @@
 //! A second implementation of the Link Attribution Service, written from the reference document
-//! (`shared/spec/link-attribution-service.md`) alone and sharing no code with `crates/server/src`.
+//! (`specs/link-attribution-service.md`) alone and sharing no code with `crates/server/src`.
 //! Wherever the document is silent it makes a *different* legal choice from the reference
 //! (listed in `specs/README.md`, "Points of freedom"), so the runner's tests can tell a
 //! requirement of the spec from an assumption of the reference.

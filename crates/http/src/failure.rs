@@ -77,12 +77,6 @@ impl FailureKind {
     pub fn costly(self) -> bool {
         matches!(self, FailureKind::Timeout | FailureKind::Stalled)
     }
-
-    /// The target answered, in bytes or a body that break what every answer must be: it is
-    /// there, answering badly (not an outage).
-    pub fn answered_badly(self) -> bool {
-        matches!(self, FailureKind::BadAnswer(_) | FailureKind::BadBody)
-    }
 }
 
 impl Failure {
@@ -400,8 +394,6 @@ mod tests {
         );
         let head = kind_of_words("request failed: message head is too large");
         assert_eq!(head, FailureKind::BadAnswer(BadAnswer::HeadTooLarge));
-        assert!(head.answered_badly());
-        assert!(!FailureKind::Timeout.answered_badly());
         assert!(FailureKind::Timeout.costly() && FailureKind::Stalled.costly());
         assert!(!FailureKind::Refused.costly());
         assert_eq!(explain_tls("timed out".into()), "timed out");

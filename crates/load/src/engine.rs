@@ -255,7 +255,7 @@ async fn send<A: Sink>(
         Ok(r) => r,
         Err(e) => {
             let failure = e.failure();
-            let failure = if failure.kind.answered_badly() {
+            let failure = if matches!(failure.kind, FailureKind::BadAnswer(_)) {
                 // The target is there, answering in bytes HTTP does not allow.
                 s.watch.bad_answer(&failure.to_string());
                 failure
@@ -277,12 +277,14 @@ async fn send<A: Sink>(
         // allows for it: a body that never ends or trickles is no answer.
         let intake = r.intake(false);
         if let Err(e) = r.read_into(intake).await {
+            // A body that stalled cost time: is the target still there? Anything else came
+            // from a target that is there, answering badly.
             let failure = e.failure(status);
-            let failure = if failure.kind.answered_badly() {
+            let failure = if failure.kind == FailureKind::Stalled {
+                s.failed(failure).await
+            } else {
                 s.watch.bad_answer(&failure.to_string());
                 failure
-            } else {
-                s.failed(failure).await
             };
             rec.status = None;
             rec.error = Some(failure);
@@ -294,7 +296,7 @@ async fn send<A: Sink>(
             // A 429 whose body trickles costs a user its whole timeout: the target's, named.
             Err(e) => {
                 let failure = e.failure(status);
-                if failure.kind.costly() {
+                if failure.kind == FailureKind::Stalled {
                     rec.status = None;
                     rec.error = Some(s.failed(failure).await);
                     return rec;

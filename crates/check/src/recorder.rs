@@ -221,8 +221,11 @@ impl Recorder {
         exchange: Option<&Exchange>,
     ) {
         // A request never sent (its route given up, the target gone or broken) judges nothing.
-        if let Some(x) = exchange.filter(|x| x.not_sent()) {
-            self.not_judged(check, op, format!("not judged: {}", x.failure_words()));
+        if let Some(f) = exchange
+            .and_then(Exchange::failure)
+            .filter(|f| f.was_not_sent())
+        {
+            self.not_judged(check, op, format!("not judged: {}", f.detail));
             return;
         }
         let streak = self.watch.open_streak();

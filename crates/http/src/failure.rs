@@ -168,71 +168,34 @@ pub fn describe(e: &reqwest::Error) -> Failure {
     classified(head, e.is_timeout(), e.source())
 }
 
-/// `head`, then `cause` and each of its sources, classified: the client's typed errors first
-/// (an `io::Error`'s kind and code), then what hyper and rustls say of what they parsed,
-/// which they give only in words.
+/// `head`, then `cause` and each of its sources, classified by what they say. hyper, rustls
+/// and the OS give their account of what they parsed or met only in words (hyper has no
+/// accessor for a header it could not read, an io error's kind is not what a body write that
+/// failed was), so `kind_of_words` reads them, once, here.
 pub(super) fn classified(
     head: &str,
     timed_out: bool,
     cause: Option<&(dyn Error + 'static)>,
 ) -> Failure {
     let mut detail = head.to_string();
-    let mut typed = None;
     let mut src = cause;
     while let Some(inner) = src {
         detail.push_str(": ");
         detail.push_str(&inner.to_string());
-        if typed.is_none() {
-            typed = inner
-                .downcast_ref::<std::io::Error>()
-                .and_then(io_kind)
-                .or_else(|| inner.downcast_ref::<hyper::Error>().and_then(hyper_kind));
-        }
         src = inner.source();
     }
     let kind = if timed_out {
         FailureKind::Timeout
     } else {
-        typed.unwrap_or_else(|| kind_of_words(&detail))
+        kind_of_words(&detail)
     };
     Failure::new(kind, detail)
 }
 
-/// The OS errors of a machine out of sockets, files or ports (EMFILE, ENFILE, EADDRNOTAVAIL,
-/// ENOBUFS).
-const LOCAL_OS_ERRORS: [i32; 4] = [24, 23, 99, 105];
-
-pub(crate) fn io_kind(e: &std::io::Error) -> Option<FailureKind> {
-    use std::io::ErrorKind as K;
-    if e.raw_os_error()
-        .is_some_and(|c| LOCAL_OS_ERRORS.contains(&c))
-    {
-        return Some(FailureKind::LocalLimit);
-    }
-    match e.kind() {
-        K::ConnectionRefused => Some(FailureKind::Refused),
-        K::TimedOut => Some(FailureKind::Timeout),
-        // A broken pipe is a body write that failed; hyper says so above it.
-        K::ConnectionReset | K::ConnectionAborted | K::UnexpectedEof => Some(FailureKind::Reset),
-        _ => None,
-    }
-}
-
-fn hyper_kind(e: &hyper::Error) -> Option<FailureKind> {
-    if e.is_parse_too_large() {
-        Some(FailureKind::BadAnswer(BadAnswer::HeadTooLarge))
-    } else if e.is_parse() || e.is_parse_status() {
-        Some(FailureKind::BadAnswer(BadAnswer::NotHttp))
-    } else if e.is_timeout() {
-        Some(FailureKind::Timeout)
-    } else {
-        None
-    }
-}
-
-/// What the words of a third-party error (hyper's, rustls', the OS's) say, where no typed
-/// accessor does: the same reading for every client of ours.
-fn kind_of_words(described: &str) -> FailureKind {
+/// What the words of a third-party error (hyper's, rustls', the OS's) say: the same reading for
+/// every client of ours. A timeout is worded "timed out" by every client (reqwest's
+/// `is_timeout` and the generator's own are named so above the cause).
+pub(crate) fn kind_of_words(described: &str) -> FailureKind {
     let l = described.to_ascii_lowercase();
     const LOCAL: [&str; 8] = [
         "too many open files",
@@ -343,11 +306,31 @@ mod tests {
             FailureKind::Timeout
         );
         let emfile = std::io::Error::from_raw_os_error(24);
-        assert_eq!(io_kind(&emfile), Some(FailureKind::LocalLimit));
+        assert_eq!(
+            classified("could not connect", false, Some(&emfile)).kind,
+            FailureKind::LocalLimit
+        );
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         assert_eq!(
             classified("could not connect", false, Some(&refused)).kind,
             FailureKind::Refused
+        );
+        // A body write the target cut off by a reset is still a write that failed
+        // (`http.body-size` reads it so), whatever the io error beneath says.
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            classified(
+                "request failed: error writing a body to connection",
+                false,
+                Some(&reset)
+            )
+            .kind,
+            FailureKind::WriteFailed
+        );
+        // A Content-Length hyper cannot read is no sign of bytes that are not HTTP.
+        assert_eq!(
+            kind_of_words("request failed: invalid content-length parsed"),
+            FailureKind::Other
         );
     }
 

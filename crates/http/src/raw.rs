@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::failure::io_kind;
+use super::failure::kind_of_words;
 use super::{BaseUrl, ClientConfig, Failure, FailureKind};
 
 /// Bytes kept of a raw answer: a head larger than this is itself a finding.
@@ -77,10 +77,10 @@ pub async fn raw_get(
         }
         Ok(Err(e)) if cut_off(&e) => return Err(RawFailure::Reset(e.to_string())),
         Ok(Err(e)) => {
-            let kind = io_kind(&e).unwrap_or(FailureKind::Other);
+            let words = format!("could not connect: {e}");
             return Err(RawFailure::Other(Failure::new(
-                kind,
-                format!("could not connect: {e}"),
+                kind_of_words(&words),
+                words,
             )));
         }
         Ok(Ok(s)) => s,

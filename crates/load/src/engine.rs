@@ -254,15 +254,7 @@ async fn send<A: Sink>(
     let r = match result {
         Ok(r) => r,
         Err(e) => {
-            let failure = e.failure();
-            let failure = if matches!(failure.kind, FailureKind::BadAnswer(_)) {
-                // The target is there, answering in bytes HTTP does not allow.
-                s.watch.bad_answer(&failure.to_string());
-                failure
-            } else {
-                s.failed(failure).await
-            };
-            rec.error = Some(failure);
+            rec.error = Some(s.met(e.failure()).await);
             return rec;
         }
     };
@@ -277,17 +269,8 @@ async fn send<A: Sink>(
         // allows for it: a body that never ends or trickles is no answer.
         let intake = r.intake(false);
         if let Err(e) = r.read_into(intake).await {
-            // A body that stalled cost time: is the target still there? Anything else came
-            // from a target that is there, answering badly.
-            let failure = e.failure(status);
-            let failure = if failure.kind == FailureKind::Stalled {
-                s.failed(failure).await
-            } else {
-                s.watch.bad_answer(&failure.to_string());
-                failure
-            };
             rec.status = None;
-            rec.error = Some(failure);
+            rec.error = Some(s.met(e.failure(status)).await);
             return rec;
         }
     } else {
@@ -309,6 +292,22 @@ async fn send<A: Sink>(
 }
 
 impl<A: Sink> Shared<A> {
+    /// What a failure tells the watch. Before an answer's head, anything but bytes that break
+    /// HTTP may be the target going away; after it, only a body that stalled (it cost time):
+    /// anything else comes from a target that is there, answering badly.
+    async fn met(&self, failure: Failure) -> Failure {
+        let may_be_gone = match failure.status {
+            None => !matches!(failure.kind, FailureKind::BadAnswer(_)),
+            Some(_) => failure.kind == FailureKind::Stalled,
+        };
+        if may_be_gone {
+            self.failed(failure).await
+        } else {
+            self.watch.bad_answer(&failure.to_string());
+            failure
+        }
+    }
+
     /// A request failed: after a costly failure, or a streak after answers, the target is
     /// asked whether it is still there (`outage::diagnose`); the failure carries what that
     /// found. A socket this machine refused says nothing of the target.
@@ -324,7 +323,13 @@ impl<A: Sink> Shared<A> {
         } else {
             self.watch.found()
         };
-        failure.with_found(found)
+        // Asking again could not be done here: the streak is this machine's, as the failure is.
+        let here = self.watch.found_here();
+        let mut failure = failure.with_found(found);
+        if here {
+            failure.kind = FailureKind::LocalLimit;
+        }
+        failure
     }
 }
 

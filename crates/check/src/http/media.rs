@@ -10,6 +10,7 @@ use super::{Judged, UNKNOWN_PARTNER, answer_text, record};
 use crate::Ctx;
 use crate::conformance::Expect;
 use crate::probe::Req;
+use crate::recorder::Why;
 use linkcert_http::{Resp, error_code};
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
@@ -50,14 +51,11 @@ pub async fn run(ctx: &Ctx) {
     };
     let (plain, _) = send("application/json", UNKNOWN_PARTNER, &key).await;
     let Some(base) = plain.resp().filter(|r| r.status != 429) else {
-        ctx.rec.skip(
-            id,
-            &label,
-            format!(
-                "the plain request got no judgeable answer: {}",
-                answer_text(&plain)
-            ),
+        let why = format!(
+            "the plain request got no judgeable answer: {}",
+            answer_text(&plain)
         );
+        ctx.rec.skip(id, &label, Why::after(&plain, why));
         return;
     };
     for ct in JSON_WITH_PARAMS {

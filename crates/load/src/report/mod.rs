@@ -94,7 +94,9 @@ impl LoadReport {
             ScenarioVerdict::Pass | ScenarioVerdict::Informational | ScenarioVerdict::NonStrict => {
                 Outcome::Passed
             }
-            ScenarioVerdict::Skipped if self.scenarios.iter().all(|s| s.elsewhere) => {
+            ScenarioVerdict::Skipped
+                if !self.scenarios.is_empty() && self.scenarios.iter().all(|s| s.elsewhere) =>
+            {
                 Outcome::Passed
             }
             ScenarioVerdict::Skipped | ScenarioVerdict::ClientSaturated => Outcome::CannotRun,

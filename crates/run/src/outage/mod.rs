@@ -23,7 +23,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use linkcert_http::{
-    BaseUrl, ClientConfig, Failure, RawFailure, RawReading, declared_length, head_end, raw_get,
+    BaseUrl, ClientConfig, Failure, FailureKind, RawFailure, RawReading, declared_length, head_end,
+    raw_get,
 };
 use linkcert_spec::clock::now_epoch;
 mod account;
@@ -66,6 +67,9 @@ struct State {
     broken: Option<String>,
     /// What the last plain request found, for the failures of its streak to carry.
     found: Option<(u64, String)>,
+    /// The plain request of that streak could not be made here: this machine is out of
+    /// sockets, files or ports, and the streak's failures say nothing of the target.
+    found_local: Option<u64>,
 }
 
 /// Shared by the probe (which feeds it), the recorder and the runner (which read it).
@@ -170,6 +174,12 @@ impl Watch {
         })
     }
 
+    /// Whether the plain request of the streak under way could not be made here (this machine
+    /// out of sockets, files or ports): the streak's failures are then this machine's.
+    pub fn found_here(&self) -> bool {
+        self.with(|s| s.found_local == Some(s.streak) && s.in_a_row > 0)
+    }
+
     /// Waits (briefly) for the plain request under way, then `found`.
     pub async fn found_after_confirming(&self) -> Option<String> {
         let until = Instant::now() + PROBE_BUDGET + Duration::from_secs(2);
@@ -194,6 +204,9 @@ impl Watch {
                 return;
             }
             s.found = Some((s.streak, format!("a fresh connection to GET / {found}")));
+            s.found_local =
+                matches!(found, Diagnosis::Other(f) if f.kind == FailureKind::LocalLimit)
+                    .then_some(s.streak);
             if s.tripped.is_some() || s.broken.is_some() {
                 return;
             }

@@ -182,3 +182,23 @@ fn an_outage_names_how_its_failures_happened() {
         assert_eq!(TransportKind::of(f), k, "{f:?}");
     }
 }
+
+/// A plain request this machine could not make (out of files) says the streak is this
+/// machine's, and says so only for that streak.
+#[test]
+fn a_streak_whose_plain_request_could_not_be_made_here_is_this_machines() {
+    let w = Watch::new();
+    w.answered();
+    assert!(w.failed(&fail(FailureKind::Timeout, "timed out")));
+    let emfile = fail(
+        FailureKind::LocalLimit,
+        "could not connect: Too many open files (os error 24)",
+    );
+    w.confirmed(&Diagnosis::Other(emfile));
+    assert!(w.found_here());
+    w.answered();
+    assert!(!w.found_here(), "the streak is over");
+    assert!(w.failed(&fail(FailureKind::Timeout, "timed out")));
+    w.confirmed(&Diagnosis::Refused("Connection refused".into()));
+    assert!(!w.found_here(), "a refusal is the target's");
+}

@@ -19,7 +19,6 @@ pub mod scheduler;
 pub mod sending;
 pub mod shard;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -87,16 +86,7 @@ impl LoadOptions {
 
 /// Labels `plan#n` of the target's keys, by position.
 fn key_labels(target: &Target) -> Vec<String> {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    target
-        .keys
-        .iter()
-        .map(|k| {
-            let n = seen.entry(k.plan.as_str()).or_insert(0);
-            *n += 1;
-            format!("{}#{}", k.plan, n)
-        })
-        .collect()
+    target.identities().iter().map(|id| id.label()).collect()
 }
 
 /// Validate and resolve the scenarios and estimate the plan (`opts`: together or one at a

@@ -267,17 +267,12 @@ impl Report {
     ) -> Report {
         let totals = Totals::of(&checks);
         let key_variables = target
-            .keys
-            .iter()
-            .zip(target.secrets())
-            .enumerate()
-            .map(|(i, (k, s))| KeyVariable {
-                variable: s.var,
-                plan: k.plan.clone(),
-                nth: target.keys[..=i]
-                    .iter()
-                    .filter(|o| o.plan == k.plan)
-                    .count(),
+            .identities()
+            .into_iter()
+            .map(|id| KeyVariable {
+                variable: id.variable(),
+                plan: id.plan,
+                nth: id.nth,
             })
             .collect();
         let mut replay = format!("linkcert check --target {} --seed {seed}", target.base_url);

@@ -86,6 +86,42 @@ pub struct Secret {
     pub var: String,
 }
 
+/// Who a key is in a run's reports, without the key: its place in the key list, its plan, and
+/// its place among that plan's keys (from 1). `check` and `load` name keys by it alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyIdentity {
+    pub index: usize,
+    pub plan: String,
+    pub nth: usize,
+}
+
+impl KeyIdentity {
+    /// `free#2`: how `load`'s reports and the console name the key.
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.plan, self.nth)
+    }
+
+    /// `LINKCERT_KEY_PRO`, `LINKCERT_KEY_FREE_2`: the shell variable reports write in the
+    /// key's place (the plan, then its place among that plan's keys from the second on).
+    pub fn variable(&self) -> String {
+        let plan: String = self
+            .plan
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        match self.nth {
+            1 => format!("LINKCERT_KEY_{plan}"),
+            n => format!("LINKCERT_KEY_{plan}_{n}"),
+        }
+    }
+}
+
 /// A key of the target and the plan its workspace is on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlanKey {
@@ -314,33 +350,33 @@ impl Target {
         Ok(self.client_config(timeout, pool).build()?)
     }
 
-    /// Every key with the shell variable that stands for it in reports, in the order given.
-    pub fn secrets(&self) -> Vec<Secret> {
+    /// Each key's identity, in the order given: the one place its label and its reports'
+    /// variable are made.
+    pub fn identities(&self) -> Vec<KeyIdentity> {
         let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
         self.keys
             .iter()
-            .map(|k| {
+            .enumerate()
+            .map(|(index, k)| {
                 let n = seen.entry(k.plan.as_str()).or_insert(0);
                 *n += 1;
-                let plan: String = k
-                    .plan
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() {
-                            c.to_ascii_uppercase()
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                let var = match *n {
-                    1 => format!("LINKCERT_KEY_{plan}"),
-                    n => format!("LINKCERT_KEY_{plan}_{n}"),
-                };
-                Secret {
-                    value: k.key.clone(),
-                    var,
+                KeyIdentity {
+                    index,
+                    plan: k.plan.clone(),
+                    nth: *n,
                 }
+            })
+            .collect()
+    }
+
+    /// Every key with the shell variable that stands for it in reports, in the order given.
+    pub fn secrets(&self) -> Vec<Secret> {
+        self.keys
+            .iter()
+            .zip(self.identities())
+            .map(|(k, id)| Secret {
+                value: k.key.clone(),
+                var: id.variable(),
             })
             .collect()
     }
@@ -438,6 +474,10 @@ mod tests {
             ]
         );
         assert_eq!(t.plans(), ["free", "pro"]);
+        // The label `load` and the console name a key by, from the same identity.
+        let labels: Vec<String> = t.identities().iter().map(|i| i.label()).collect();
+        assert_eq!(labels, ["free#1", "free#2", "pro#1"]);
+        assert_eq!(t.identities()[1].index, 1);
     }
 
     #[test]

@@ -216,7 +216,10 @@ impl Probe {
         match result {
             Ok(r) => {
                 self.route_answered(&route);
-                self.watch.answered_to(sent);
+                if self.watch.answered_to(sent) {
+                    let d = self.still_there().await;
+                    self.watch.confirmed(&d);
+                }
                 Ok(r)
             }
             Err(e) if matches!(e.kind, FailureKind::BadAnswer(_)) => {

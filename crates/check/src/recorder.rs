@@ -383,13 +383,15 @@ mod tests {
         let id = check_id!("status.valid-accepted");
         let watch = Arc::new(Watch::new());
         let rec = Recorder::watching(Vec::new(), watch.clone());
-        watch.answered();
+        assert!(!watch.answered());
         watch.failed(&linkcert_http::Failure::new(
             linkcert_http::FailureKind::Reset,
             "request failed: connection reset by peer",
         ));
         rec.violation(id, "GET /a", "an answer", "could not connect", None);
-        watch.answered();
+        // An answer after it: the target, asked on a fresh connection, answers too.
+        assert!(watch.answered());
+        watch.confirmed(&linkcert_run::outage::Diagnosis::Answered);
         assert!(
             watch.failed(&linkcert_http::Failure::new(
                 linkcert_http::FailureKind::Timeout,

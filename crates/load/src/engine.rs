@@ -287,7 +287,9 @@ async fn send<A: Sink>(
             }
         }
     }
-    s.watch.answered_to(sent);
+    if s.watch.answered_to(sent) {
+        s.ask_still_there().await;
+    }
     rec
 }
 
@@ -308,6 +310,14 @@ impl<A: Sink> Shared<A> {
         }
     }
 
+    /// Asks the target on a fresh connection whether it is still there (`outage::diagnose`),
+    /// and tells the watch what that found.
+    async fn ask_still_there(&self) {
+        let budget = PROBE_BUDGET.min(self.client.timeout);
+        let d = diagnose(&self.client, &self.base_url, budget).await;
+        self.watch.confirmed(&d);
+    }
+
     /// A request failed: after a costly failure, or a streak after answers, the target is
     /// asked whether it is still there (`outage::diagnose`); the failure carries what that
     /// found. A socket this machine refused says nothing of the target.
@@ -315,14 +325,10 @@ impl<A: Sink> Shared<A> {
         if failure.kind == FailureKind::LocalLimit {
             return failure;
         }
-        let found = if self.watch.failed(&failure) {
-            let budget = PROBE_BUDGET.min(self.client.timeout);
-            let d = diagnose(&self.client, &self.base_url, budget).await;
-            self.watch.confirmed(&d);
-            self.watch.found()
-        } else {
-            self.watch.found()
-        };
+        if self.watch.failed(&failure) {
+            self.ask_still_there().await;
+        }
+        let found = self.watch.found();
         // Asking again could not be done here: the streak is this machine's, as the failure is.
         let here = self.watch.found_here();
         let mut failure = failure.with_found(found);

@@ -5,8 +5,9 @@
 //! trickled). The sender then asks the target whether it is still there, with one plain
 //! request on a fresh connection read byte by byte within a short budget (`diagnose`), not by
 //! waiting out more full request timeouts: at once after a failure that cost time (a timeout, a
-//! body that stalled), and after a streak of cheap failures once the target has answered. What
-//! the bytes say (`Diagnosis`):
+//! body that stalled), after a streak of cheap failures once the target has answered, and when
+//! an answer comes after such failures (it may have been on its way on a connection the target
+//! had not cut yet). What the bytes say (`Diagnosis`):
 //! - an answer: the target is there, and the failures are the target's;
 //! - refused, reset, or silent after the target had answered: an outage. The watch trips and the
 //!   sender stops; in `check` what the recorder was told during the streak is "not judged", in
@@ -96,26 +97,44 @@ impl Watch {
         f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// An HTTP answer came back: the target is there.
-    pub fn answered(&self) {
-        self.answered_to(Instant::now());
+    /// An HTTP answer came back: the target is there (`answered_to`).
+    #[must_use]
+    pub fn answered(&self) -> bool {
+        self.answered_to(Instant::now())
     }
 
     /// An HTTP answer came back to a request sent at `sent`. Sent before the first failure of
     /// the streak under way, it says only that the target was there then (an answer in flight
     /// when it went away): the streak goes on, so what failed in it stays held for the
     /// outage to take, however the answers and failures of requests at once interleave.
-    pub fn answered_to(&self, sent: Instant) {
+    ///
+    /// Sent after it, the answer may still have come on a connection opened before the target
+    /// went away, whose bytes were on their way (a pool keeps connections the target has not
+    /// cut yet). So it does not end a streak of held failures by itself: true means "ask now"
+    /// (the caller asks on a fresh connection and reports `confirmed`, whose answer ends the
+    /// streak as the target's failures). While a plain request is under way, its finding
+    /// decides.
+    #[must_use]
+    pub fn answered_to(&self, sent: Instant) -> bool {
         let sent = sent.saturating_duration_since(self.started);
         self.with(|s| {
+            let held = s.answered_once && s.in_a_row > 0;
             s.answered_once = true;
             s.bad_in_a_row = 0;
             if s.first.as_ref().is_some_and(|f| sent < f.1) {
-                return;
+                return false;
+            }
+            if held && s.tripped.is_none() && s.broken.is_none() {
+                if s.confirming {
+                    return false;
+                }
+                s.confirming = true;
+                return true;
             }
             s.in_a_row = 0;
             s.first = None;
-        });
+            false
+        })
     }
 
     /// An answer came back that no answer may be (its words): after `BAD_ANSWERS_IN_A_ROW`

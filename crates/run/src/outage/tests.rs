@@ -21,7 +21,7 @@ fn a_streak_after_answers_is_suspected_and_confirmed_or_cleared() {
         "could not connect: Connection refused"
     )));
     assert_eq!(w.open_streak(), None);
-    w.answered();
+    assert!(!w.answered());
     assert!(!w.failed(&fail(
         FailureKind::Reset,
         "request failed: connection reset by peer"
@@ -54,7 +54,7 @@ fn a_streak_after_answers_is_suspected_and_confirmed_or_cleared() {
 #[test]
 fn an_answer_sent_before_the_streak_began_does_not_end_it() {
     let w = Watch::new();
-    w.answered();
+    assert!(!w.answered());
     let before = Instant::now();
     std::thread::sleep(Duration::from_millis(2));
     assert!(!w.failed(&fail(
@@ -63,12 +63,39 @@ fn an_answer_sent_before_the_streak_began_does_not_end_it() {
     )));
     let streak = w.open_streak();
     assert!(streak.is_some());
-    // In flight when the target went away: the streak goes on.
-    w.answered_to(before);
+    // In flight when the target went away: the streak goes on, and nothing is asked.
+    assert!(!w.answered_to(before));
     assert_eq!(w.open_streak(), streak);
-    // Sent after the failure and answered: the target is there, the streak is over.
-    w.answered_to(Instant::now());
+    // Sent after the failure and answered, perhaps on a connection opened before the target
+    // went away: the target is asked on a fresh one, and the streak waits for that.
+    assert!(w.answered_to(Instant::now()), "asked at once");
+    assert!(w.confirming());
+    assert!(!w.answered_to(Instant::now()), "asked once at a time");
+    assert_eq!(w.open_streak(), streak);
+    // A fresh connection answered: the target is there, the streak is over.
+    w.confirmed(&Diagnosis::Answered);
     assert_eq!(w.open_streak(), None);
+    assert!(w.outage().is_none());
+}
+
+/// The race a pool makes: a connection the target has not cut yet brings an answer after the
+/// first reset of an outage. The fresh connection is reset too: the streak was the outage, and
+/// its failure is not the target's.
+#[test]
+fn an_answer_on_a_connection_not_yet_cut_does_not_make_an_outage_a_failure() {
+    let w = Watch::new();
+    assert!(!w.answered());
+    assert!(!w.failed(&fail(
+        FailureKind::Reset,
+        "request failed: connection reset by peer"
+    )));
+    let streak = w.open_streak();
+    assert!(w.answered(), "asked on a fresh connection");
+    w.confirmed(&Diagnosis::Reset("Connection reset by peer".into()));
+    let (n, o) = w.outage().expect("an outage");
+    assert_eq!(Some(n), streak, "the streak of the held failure");
+    assert_eq!(o.kind, TransportKind::Reset);
+    assert_eq!(o.first_error, "request failed: connection reset by peer");
 }
 
 #[test]
@@ -77,7 +104,7 @@ fn bad_answers_in_a_row_make_a_broken_target_and_a_good_one_resets_them() {
     for _ in 1..BAD_ANSWERS_IN_A_ROW {
         w.bad_answer("the body was still arriving after 4 MB");
     }
-    w.answered();
+    assert!(!w.answered());
     for _ in 1..BAD_ANSWERS_IN_A_ROW {
         w.bad_answer("the body was still arriving after 4 MB");
     }
@@ -99,7 +126,7 @@ fn a_target_that_trickles_or_never_answered_is_broken_not_gone() {
     assert!(w.gone() && w.outage().is_none());
     assert!(w.broken().unwrap().contains("never answered"));
     let w = Watch::new();
-    w.answered();
+    assert!(!w.answered());
     assert!(w.failed(&fail(
         FailureKind::Stalled,
         "the body trickled: 30 bytes in 30 s"
@@ -188,7 +215,7 @@ fn an_outage_names_how_its_failures_happened() {
 #[test]
 fn a_streak_whose_plain_request_could_not_be_made_here_is_this_machines() {
     let w = Watch::new();
-    w.answered();
+    assert!(!w.answered());
     assert!(w.failed(&fail(FailureKind::Timeout, "timed out")));
     let emfile = fail(
         FailureKind::LocalLimit,
@@ -196,7 +223,8 @@ fn a_streak_whose_plain_request_could_not_be_made_here_is_this_machines() {
     );
     w.confirmed(&Diagnosis::Other(emfile));
     assert!(w.found_here());
-    w.answered();
+    assert!(w.answered(), "asked again");
+    w.confirmed(&Diagnosis::Answered);
     assert!(!w.found_here(), "the streak is over");
     assert!(w.failed(&fail(FailureKind::Timeout, "timed out")));
     w.confirmed(&Diagnosis::Refused("Connection refused".into()));

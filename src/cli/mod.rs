@@ -117,6 +117,9 @@ struct CheckArgs {
     /// A partnerId that exists in the target and may be deactivated (with
     /// --allow-destructive). PLAN=ID binds it to the key of that plan, whose workspace owns
     /// it; a bare ID is tried with each key whose plan may deactivate until one owns it.
+    /// Each deactivation uses one up: 4 --partner and 3 --tenant run every family (http
+    /// takes a partner, partners two of each, each sequence a partner and a tenant); with
+    /// fewer, the report says which family went without and what to add.
     #[arg(long = "partner", value_name = "[PLAN=]ID")]
     partners: Vec<String>,
     /// A tenantId that exists in the target and may be deactivated (with

@@ -14,6 +14,7 @@ mod certificates;
 mod check_auth;
 mod check_families;
 mod check_far;
+mod check_fixtures;
 mod check_hostile;
 mod check_http;
 mod check_outage;

@@ -76,13 +76,14 @@ pub(super) const FAMILIES: &[Family] = &[
     Family::every_exchange("status", entry!(status::run)),
     Family::fed_by("schema", "status"),
     Family::fed_by("envelope", "status"),
-    // Before `partners`: it deactivates the fixture that family leaves alone.
+    // Fixtures go from the ledger in this order: `http` one, `partners` its own, `sequence`
+    // what is left.
     Family::entry("http", entry!(http::run)),
     Family::entry("pagination", entry!(pagination::run)),
     Family::entry("qr", entry!(qr::run)),
     Family::entry("partners", entry!(partners::run)),
-    // After `partners`, before `ratelimit` (its gated keys need quota): it draws spare fixtures
-    // past those `http` and `partners` deactivate.
+    // After `partners`, before `ratelimit` (its gated keys need quota): it plays with the
+    // fixtures `http` and `partners` left.
     Family::entry("sequence", entry!(sequence::run)),
     // Last: it exhausts keys' quotas on purpose.
     Family::every_exchange("ratelimit", entry!(ratelimit::run)),

@@ -12,6 +12,7 @@ pub mod cases;
 pub mod conformance;
 pub mod exchange;
 mod families;
+pub mod fixtures;
 pub mod http;
 pub mod long_body;
 pub mod pagination;
@@ -81,6 +82,8 @@ pub struct Ctx {
     pub probe: Probe,
     pub rec: Recorder,
     pub opts: CheckOptions,
+    /// The partners the run may deactivate, and which family took which.
+    pub fixtures: fixtures::Ledger,
     schemas: Mutex<conformance::SchemaCache>,
     progress: Progress,
 }
@@ -261,6 +264,18 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
     Ok(Ctx {
         rec: Recorder::watching(target.secrets(), probe.watch()),
         progress: Progress::new(opts.progress),
+        fixtures: fixtures::Ledger::new(&target, |turn| {
+            let selected = |id: &str| registry::selected(id, &opts.only, &opts.skip);
+            let family = |f: &str| registry::family(f).any(|c| selected(c.id()));
+            match turn {
+                fixtures::Turn::PartnersById => {
+                    partners::DESTRUCTIVE.iter().any(|c| selected(c.id()))
+                }
+                fixtures::Turn::Http => selected("http.media-type"),
+                fixtures::Turn::FirstSequence => family("sequence"),
+                fixtures::Turn::PartnersBoth => selected("partners.choices"),
+            }
+        }),
         spec,
         probe,
         opts,

@@ -310,8 +310,7 @@ impl<A: Sink> Shared<A> {
         }
     }
 
-    /// Asks the target on a fresh connection whether it is still there (`outage::diagnose`),
-    /// and tells the watch what that found.
+    /// Asks the target on a fresh connection whether it is still there (`outage::diagnose`).
     async fn ask_still_there(&self) {
         let budget = PROBE_BUDGET.min(self.client.timeout);
         let d = diagnose(&self.client, &self.base_url, budget).await;
@@ -328,10 +327,9 @@ impl<A: Sink> Shared<A> {
         if self.watch.failed(&failure) {
             self.ask_still_there().await;
         }
-        let found = self.watch.found();
         // Asking again could not be done here: the streak is this machine's, as the failure is.
         let here = self.watch.found_here();
-        let mut failure = failure.with_found(found);
+        let mut failure = failure.with_found(self.watch.found());
         if here {
             failure.kind = FailureKind::LocalLimit;
         }

@@ -4,7 +4,7 @@
 //! One table, and it must not be split: `check_id!` looks ids up in this one `const` slice
 //! at compile time, and its order is the reports' order.
 
-use super::{CheckDef, Enforces};
+use super::{CheckDef, Enforces, Needs};
 use linkcert_spec::verdict::Verdict::{Fail, Informational, NonStrict};
 
 pub const CHECKS: &[CheckDef] = &[
@@ -13,7 +13,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the target speaks HTTPS",
         clause: "What the service does: only HTTPS is supported",
         level: NonStrict,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["service.https"]),
     },
     CheckDef {
@@ -21,7 +21,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "every answer has a status the spec lists",
         clause: "Endpoints: every operation can answer with 400, 401, 403, 404, 409, 410, 422, 429, 500",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["endpoints.statuses"]),
     },
     CheckDef {
@@ -29,7 +29,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "requests the spec makes invalid are rejected cleanly (400 or 422)",
         clause: "Errors: 400 bad_request, 422 unprocessable_entity",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&[
             "qr.params.url",
             "partners.deactivate.body",
@@ -42,7 +42,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "requests the spec makes valid are accepted",
         clause: "Endpoints: response 200",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.response"]),
     },
     CheckDef {
@@ -50,7 +50,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "successful answers have the declared content type",
         clause: "Endpoints: response 200 content type",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["resources.qr.png", "qr.response", "tags.response"]),
     },
     CheckDef {
@@ -58,7 +58,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "successful JSON answers match the response schema",
         clause: "Resources and their fields; Endpoints: response 200",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&[
             "resources.tag.array",
             "resources.tag.fields",
@@ -72,7 +72,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a 200 to a deactivation asked by partnerId names that partner",
         clause: "Endpoints / POST /partners/deactivate: response 200, partnerId of the deactivated partner",
         level: Fail,
-        needs: "a key of Advanced or higher and a partner it may deactivate",
+        needs: Needs::keys("a key of Advanced or higher and a partner it may deactivate"),
         enforces: Enforces::Clauses(&["resources.partner.fields", "partners.deactivate.response"]),
     },
     CheckDef {
@@ -80,7 +80,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "error answers are the error envelope",
         clause: "Errors: a JSON object with error.code and error.message",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["endpoints.errors", "errors.envelope"]),
     },
     CheckDef {
@@ -88,7 +88,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "error.code is the code the Errors table gives the status",
         clause: "Errors: status and code table",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["endpoints.errors", "errors.codes"]),
     },
     CheckDef {
@@ -96,7 +96,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "doc_url, when present, is a link whose fragment names the code",
         clause: "Errors: doc_url",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["errors.doc-url"]),
     },
     CheckDef {
@@ -104,7 +104,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "doc_url's fragment spells the code as given",
         clause: "Errors: doc_url",
         level: NonStrict,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["errors.doc-url"]),
     },
     CheckDef {
@@ -112,7 +112,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "error answers are sent as JSON",
         clause: "Errors: every error response is a JSON object",
         level: NonStrict,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["errors.envelope"]),
     },
     CheckDef {
@@ -120,7 +120,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "missing or invalid credentials get 401 unauthorized",
         clause: "Authentication 1 and 3",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["endpoints.authorization", "auth.1", "auth.3.unauthorized"]),
     },
     CheckDef {
@@ -128,7 +128,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a valid key is not refused as unauthenticated",
         clause: "Authentication 1",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["auth.1"]),
     },
     CheckDef {
@@ -136,7 +136,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "partner endpoints refuse plans below Advanced with 403 forbidden",
         clause: "What the service does: partner endpoints require Advanced or higher; Authentication 3 and 4",
         level: Fail,
-        needs: "a key of a plan below Advanced (--key free=... or pro=...)",
+        needs: Needs::keys("a key of a plan below Advanced (--key free=... or pro=...)"),
         enforces: Enforces::Clauses(&[
             "service.partner-plan",
             "partners.deactivate.plan",
@@ -149,7 +149,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "Advanced or higher may call partner endpoints",
         clause: "What the service does: partner endpoints require Advanced or higher",
         level: Fail,
-        needs: "a key of Advanced or higher",
+        needs: Needs::keys("a key of Advanced or higher"),
         enforces: Enforces::Clauses(&["service.partner-plan", "partners.deactivate.plan"]),
     },
     CheckDef {
@@ -157,7 +157,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "Free keys get 403 forbidden on analytics endpoints",
         clause: "Limits: analytics endpoints, Free: not available; Authentication 3",
         level: Fail,
-        needs: "a key of an unpaid plan (--key free=...)",
+        needs: Needs::keys("a key of an unpaid plan (--key free=...)"),
         enforces: Enforces::Clauses(&["auth.3.forbidden", "limits.analytics.free"]),
     },
     CheckDef {
@@ -165,7 +165,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "logo and hideLogo on the Free plan (refused or ignored)",
         clause: "Endpoints / GET /qr: logo, hideLogo only with a paid plan",
         level: Informational,
-        needs: "a key of an unpaid plan (--key free=...)",
+        needs: Needs::keys("a key of an unpaid plan (--key free=...)"),
         enforces: Enforces::Clauses(&["qr.params.logo", "qr.params.hide-logo"]),
     },
     CheckDef {
@@ -173,7 +173,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "page and pageSize outside their bounds are rejected cleanly",
         clause: "Pagination parameters; Limits: pageSize at most 100, page greater than 0",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&[
             "pagination.page",
             "pagination.page-size",
@@ -187,7 +187,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a page never holds more items than pageSize, and a first page is full (sizes sampled from 1 to the maximum)",
         clause: "Pagination parameters: pageSize",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["pagination.page-size", "tags.page-size"]),
     },
     CheckDef {
@@ -195,7 +195,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "walking the pages gives every item once, as one big page does",
         clause: "Endpoints / GET /tags: a paginated list",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["pagination.page", "tags.list"]),
     },
     CheckDef {
@@ -203,7 +203,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the requested sort order holds; desc is asc reversed",
         clause: "Endpoints / GET /tags: sort field and order",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["pagination.sort-order", "tags.sort"]),
     },
     CheckDef {
@@ -211,7 +211,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the ids filter returns exactly the requested existing tags (lists of 1 to every id, sampled)",
         clause: "Endpoints / GET /tags: IDs of tags to filter by",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["resources.tag.fields", "tags.ids"]),
     },
     CheckDef {
@@ -219,7 +219,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a search for an existing name finds it, and only tags of the list; terms of every length filter alike",
         clause: "Endpoints / GET /tags: search term",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.search"]),
     },
     CheckDef {
@@ -227,7 +227,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "defaults and collation the spec leaves open",
         clause: "Pagination parameters: pageSize default varies by endpoint",
         level: Informational,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["pagination.page-size"]),
     },
     CheckDef {
@@ -235,7 +235,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "generated combinations of search, ids, sort, pageSize and page give the tags a model of the list predicts, each as the list has it",
         clause: "Endpoints / GET /tags: search term, IDs of tags to filter by, sort field and order, page, pageSize",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&[
             "tags.list",
             "tags.search",
@@ -249,7 +249,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "under the same filters and sort, pages of any size concatenate to the list in the largest pages",
         clause: "Pagination parameters: page, pageSize; Endpoints / GET /tags: a paginated list",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["pagination.page", "pagination.page-size", "tags.list"]),
     },
     CheckDef {
@@ -257,7 +257,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a search term and an ids filter together give the tags both give alone",
         clause: "Endpoints / GET /tags: search term to filter tags; IDs of tags to filter by",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.search", "tags.ids"]),
     },
     CheckDef {
@@ -265,7 +265,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "in a form of the ids list the target honours, another order or duplicates select the same tags; the other form (repeated ids=a&ids=b, or comma-separated) is read as it was for two ids (the list, its first or last value: observed), or refused cleanly",
         clause: "Endpoints / GET /tags: IDs of tags to filter by (a list of tag identifiers)",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.ids"]),
     },
     CheckDef {
@@ -273,7 +273,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "under any filter, desc lists the tags of asc in reverse (ties in any order)",
         clause: "Endpoints / GET /tags: order to sort by, one of asc, desc",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.sort-order", "pagination.sort-order"]),
     },
     CheckDef {
@@ -281,7 +281,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "page or pageSize written with leading zeros or a +, when accepted, means the same integer (ties in any order); other strings (1e1, 2.0, blanks, DESC) are no integers or members: their reading is observed",
         clause: "Pagination parameters: page and pageSize are integers; sortOrder asc or desc",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&[
             "pagination.page",
             "pagination.page-size",
@@ -293,7 +293,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a search term with a character the target was seen to take literally (learned per character and for blanks) is taken literally again; wildcards, word-by-word matching or stripping are choices the spec leaves open, observed (pagination.choices) and not judged",
         clause: "Endpoints / GET /tags: search term to filter tags",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.search"]),
     },
     CheckDef {
@@ -301,7 +301,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "QR answers are valid PNG images",
         clause: "Endpoints / GET /qr: response 200 image/png",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["resources.qr.png", "qr.response"]),
     },
     // Issue 29: binary answers are exactly their format, judged on every answer.
@@ -310,7 +310,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "every 200 image/png answer is a whole PNG datastream: signature, chunk CRCs, IHDR, chunk order, one zlib stream inflating to exactly the image data, nothing after IEND",
         clause: "QR code: a PNG image (content type image/png); PNG (W3C 3rd edition, ISO/IEC 15948)",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["resources.qr.png", "qr.response"]),
     },
     CheckDef {
@@ -318,7 +318,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the image is size x size pixels, at every size accepted (bounds searched, sizes between sampled)",
         clause: "Endpoints / GET /qr: size in pixels",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.params.size"]),
     },
     CheckDef {
@@ -326,7 +326,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "nearly all pixels are exactly the foreground or background colour",
         clause: "Endpoints / GET /qr: fgColor, bgColor",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.params.fg-color", "qr.params.bg-color"]),
     },
     CheckDef {
@@ -334,7 +334,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the code decodes to exactly the requested URL",
         clause: "Endpoints / GET /qr: url to encode",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.params.url"]),
     },
     CheckDef {
@@ -342,7 +342,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the code's error correction is the requested level or higher",
         clause: "Endpoints / GET /qr: level",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.params.level"]),
     },
     CheckDef {
@@ -350,7 +350,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the quiet zone grows with margin, and never shrinks across the accepted range",
         clause: "Endpoints / GET /qr: margin",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.params.margin", "qr.params.include-margin"]),
     },
     CheckDef {
@@ -358,7 +358,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "missing or over-long url, bad level and malformed colours are rejected cleanly",
         clause: "Endpoints / GET /qr; Limits: url at most 32000 characters",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["qr.params.url", "limits.qr-url"]),
     },
     CheckDef {
@@ -366,7 +366,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "bounds of size and margin, colour forms and QR capacity the target chose",
         clause: "Limits: bounds of size and margin: not shown",
         level: Informational,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["limits.qr-bounds"]),
     },
     CheckDef {
@@ -374,7 +374,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "deactivation answers 200 with the partner's id",
         clause: "Endpoints / POST /partners/deactivate: response 200",
         level: Fail,
-        needs: "a key of Advanced or higher, a --partner or --tenant fixture, --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["resources.partner.fields", "partners.deactivate.response"]),
     },
     CheckDef {
@@ -382,7 +382,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "an unknown partner is 404 not_found",
         clause: "Errors: 404 not_found",
         level: Fail,
-        needs: "a key of Advanced or higher",
+        needs: Needs::keys("a key of Advanced or higher"),
         enforces: Enforces::Clauses(&["errors.404"]),
     },
     CheckDef {
@@ -390,7 +390,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a request naming neither id is rejected cleanly",
         clause: "Endpoints / POST /partners/deactivate (which field is required: not shown)",
         level: Fail,
-        needs: "a key of Advanced or higher",
+        needs: Needs::keys("a key of Advanced or higher"),
         enforces: Enforces::Clauses(&["partners.deactivate.which-field"]),
     },
     CheckDef {
@@ -398,7 +398,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "after deactivation the partner's links are disabled",
         clause: "States and transitions: deactivation disables all of the partner's active links",
         level: Fail,
-        needs: "a key of Advanced or higher, a --partner or --tenant fixture, --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["states.deactivate.removes"]),
     },
     CheckDef {
@@ -406,7 +406,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "which id wins, repeat deactivation",
         clause: "Endpoints / POST /partners/deactivate: not shown",
         level: Informational,
-        needs: "a key of Advanced or higher, a --partner or --tenant fixture, --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&[
             "resources.partner.fields",
             "partners.deactivate.body",
@@ -419,7 +419,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "the Bearer scheme in another case, two spaces after it (accepted or 401)",
         clause: "Authentication 1: the word Bearer, a space, and an API key (RFC 9110: scheme case-insensitive)",
         level: Informational,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["auth.1"]),
     },
     // Issue 29, the surface around the spec: credentials, headers, shapes and characters.
@@ -428,7 +428,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "every key of every plan, mutated (shortened, lengthened, one character changed, other case, padded, encoded, doubled, in the query), is refused",
         clause: "Authentication 3: a missing or invalid credential gives status 401",
         level: Fail,
-        needs: "any key (every plan's key is mutated)",
+        needs: Needs::keys("any key (every plan's key is mutated)"),
         enforces: Enforces::Clauses(&["endpoints.authorization", "auth.1", "auth.3.unauthorized"]),
     },
     CheckDef {
@@ -436,7 +436,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "logo and hideLogo on a plan without them: refused cleanly or accepted, never a server error",
         clause: "Endpoints / GET /qr: logo, hideLogo only with a paid plan; Errors",
         level: Fail,
-        needs: "a key of an unpaid plan (--key free=...)",
+        needs: Needs::keys("a key of an unpaid plan (--key free=...)"),
         enforces: Enforces::Clauses(&["qr.params.logo", "qr.params.hide-logo"]),
     },
     CheckDef {
@@ -444,7 +444,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "null for a body field is rejected cleanly or honoured, never a server error",
         clause: "Endpoints / POST /partners/deactivate: body fields are strings",
         level: Fail,
-        needs: "a key of Advanced or higher",
+        needs: Needs::keys("a key of Advanced or higher"),
         enforces: Enforces::Clauses(&["partners.deactivate.body"]),
     },
     CheckDef {
@@ -452,7 +452,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a method the spec does not define for a path gets 404, or 405 with Allow, in the envelope",
         clause: "Endpoints: all error responses follow the Errors part; Errors: 404 not_found",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["endpoints.errors", "errors.envelope", "errors.404"]),
     },
     CheckDef {
@@ -460,7 +460,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a request body larger than any sane payload is refused cleanly (413, 400 or 422) or served, never a 5xx or a dropped connection",
         clause: "Endpoints: all error responses follow the Errors part; Errors: 400, 422, 500",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&[
             "endpoints.errors",
             "errors.envelope",
@@ -474,7 +474,9 @@ pub const CHECKS: &[CheckDef] = &[
         title: "application/json with parameters (charset=utf-8) is served as application/json",
         clause: "Endpoints / POST /partners/deactivate: request content type application/json; Errors: 400 is a malformed request",
         level: Fail,
-        needs: "a key of Advanced or higher (and, for a real deactivation, a third --partner PLAN=ID fixture with --allow-destructive)",
+        needs: Needs::keys(
+            "a key of Advanced or higher (and, for a real deactivation, a fixture partner with --allow-destructive)",
+        ),
         enforces: Enforces::Clauses(&["partners.deactivate.body", "errors.400"]),
     },
     CheckDef {
@@ -482,7 +484,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "404 or 405, 413 or 400, HEAD and OPTIONS, a body on GET: what the target chose",
         clause: "Endpoints: statuses 400, 401, 403, 404, 409, 410, 422, 429, 500 (405, 413, HEAD and OPTIONS: not shown)",
         level: Informational,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["endpoints.statuses"]),
     },
     // Issue 29, the surface around the spec: what real clients send beyond its exact shapes.
@@ -491,7 +493,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "headers real clients send (Accept, Accept-Encoding, User-Agent, X-Forwarded-For, Origin, Cache-Control...) do not change the answer",
         clause: "Endpoints: response 200 (the same for the same request); all error responses follow the Errors part",
         level: Fail,
-        needs: "any key",
+        needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.response", "qr.response", "endpoints.errors"]),
     },
     CheckDef {
@@ -499,7 +501,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "X-Forwarded-For does not reset or bypass a key's rate-limit counter",
         clause: "Limits: requests per minute, per key; X-RateLimit-Remaining: requests remaining in the current window",
         level: Fail,
-        needs: "any key (the answers carry X-RateLimit-Remaining)",
+        needs: Needs::keys("any key (the answers carry X-RateLimit-Remaining)"),
         enforces: Enforces::Clauses(&["limits.standard", "limits.headers.remaining"]),
     },
     CheckDef {
@@ -507,7 +509,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a trailing or doubled slash, an encoded path, repeated, empty or unknown parameters, a body on GET, unknown body fields: the spec's answer or a clean error",
         clause: "Endpoints: all error responses follow the Errors part; Errors: 400, 404, 422, 500",
         level: Fail,
-        needs: "any key (a key of Advanced or higher for deactivation)",
+        needs: Needs::keys("any key (a key of Advanced or higher for deactivation)"),
         enforces: Enforces::Clauses(&["endpoints.errors", "errors.envelope", "errors.500"]),
     },
     CheckDef {
@@ -515,7 +517,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "strings with characters that mean something to storage, URLs and shells (quotes, %, #, ;, --, control, RTL, emoji, very long) are honoured exactly or rejected cleanly",
         clause: "Endpoints / GET /qr: url is the URL to encode; POST /partners/deactivate: partnerId, tenantId strings; Errors",
         level: Fail,
-        needs: "any key (a key of Advanced or higher for deactivation)",
+        needs: Needs::keys("any key (a key of Advanced or higher for deactivation)"),
         enforces: Enforces::Clauses(&[
             "qr.params.url",
             "partners.deactivate.body",
@@ -528,7 +530,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "answers to authenticated requests carry integer X-RateLimit-* headers",
         clause: "Limits / Rate-limit headers",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&[
             "limits.headers.limit",
             "limits.headers.remaining",
@@ -540,7 +542,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "X-RateLimit-Limit is the key's plan limit",
         clause: "Limits / Rate limits by plan; Rate-limit headers",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&[
             "limits.standard",
             "limits.standard.paid",
@@ -552,7 +554,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "X-RateLimit-Remaining falls by one per request within a window",
         clause: "Limits / Rate-limit headers",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&["limits.headers.remaining"]),
     },
     CheckDef {
@@ -560,7 +562,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "X-RateLimit-Reset is UTC epoch seconds within one window, never backwards",
         clause: "Limits / Rate-limit headers: UTC epoch seconds",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&["limits.headers.reset"]),
     },
     CheckDef {
@@ -568,7 +570,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a burst past the limit gets 429 rate_limit_exceeded",
         clause: "Limits: when the limit is exceeded, 429 rate_limit_exceeded",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&[
             "limits.standard",
             "limits.standard.paid",
@@ -580,7 +582,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "a 429 carries Retry-After in seconds, within a window and not past Reset",
         clause: "Limits / Rate-limit headers: Retry-After",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&["limits.headers.retry-after"]),
     },
     CheckDef {
@@ -588,7 +590,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "one key's exhaustion does not throttle another key",
         clause: "Limits: requests per minute, per key",
         level: Fail,
-        needs: "two keys (two Free keys are best)",
+        needs: Needs::keys("two keys (two Free keys are best)"),
         enforces: Enforces::Clauses(&["limits.standard"]),
     },
     CheckDef {
@@ -596,7 +598,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "after the reset the key is admitted again",
         clause: "Limits / Rate-limit headers: reset",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro)",
+        needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),
         enforces: Enforces::Clauses(&["limits.headers.reset", "limits.headers.retry-after"]),
     },
     CheckDef {
@@ -604,7 +606,9 @@ pub const CHECKS: &[CheckDef] = &[
         title: "one counter per key for every standard operation: each key's admissions, Remaining and 429s follow from its own history",
         clause: "Limits: per key; all other endpoints use the standard limits",
         level: Fail,
-        needs: "a key with a small fixed limit (Free or Pro); best two Free keys and a key of another plan",
+        needs: Needs::keys(
+            "a key with a small fixed limit (Free or Pro); best two Free keys and a key of another plan",
+        ),
         enforces: Enforces::Clauses(&[
             "limits.standard",
             "limits.analytics",
@@ -617,7 +621,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "analytics endpoints throttle at their per-second limit",
         clause: "Limits / Analytics endpoints",
         level: Fail,
-        needs: "a key of a plan with analytics access (Pro or higher)",
+        needs: Needs::keys("a key of a plan with analytics access (Pro or higher)"),
         enforces: Enforces::Clauses(&["limits.analytics"]),
     },
     // Issue 29: sequences of deactivations in every form and key, with tags and QR reads.
@@ -626,7 +630,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "in a sequence, a key below Advanced gets 403 forbidden in every form, and its refusal changes nothing",
         clause: "What the service does: partner endpoints require Advanced or higher; Authentication 3",
         level: Fail,
-        needs: "a key below Advanced and a spare fixture bound to a key of Advanced or higher, --allow-destructive",
+        needs: Needs::keys("a key below Advanced and a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&[
             "service.partner-plan",
             "partners.deactivate.plan",
@@ -638,7 +642,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "in a sequence, a partner's first deactivation answers 200 with its partnerId, whatever the form",
         clause: "Endpoints / POST /partners/deactivate: response 200 (the deactivated partner)",
         level: Fail,
-        needs: "a spare fixture bound to a key of Advanced or higher (a 4th --partner, a 3rd --tenant), --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["partners.deactivate.response", "resources.partner.fields"]),
     },
     CheckDef {
@@ -646,7 +650,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "after deactivation, every repeat in any form answers as the first repeat did",
         clause: "States and transitions: deactivating removes the partner from the program",
         level: Fail,
-        needs: "a spare fixture bound to a key of Advanced or higher (a 4th --partner, a 3rd --tenant), --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["states.deactivate.removes"]),
     },
     CheckDef {
@@ -654,7 +658,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "in a sequence, an unknown partner or none named is refused (404 not_found, or 400/422)",
         clause: "Errors: 404 not_found; 400, 422",
         level: Fail,
-        needs: "a key of Advanced or higher, --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["errors.404", "partners.deactivate.which-field"]),
     },
     CheckDef {
@@ -662,7 +666,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "GET /tags, GET /qr and an active partner's links are unchanged by the deactivations around them",
         clause: "States and transitions: deactivation removes the partner and disables its links (nothing else)",
         level: Fail,
-        needs: "a spare fixture bound to a key of Advanced or higher, --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["states.deactivate.removes", "tags.list", "qr.response"]),
     },
     CheckDef {
@@ -670,7 +674,7 @@ pub const CHECKS: &[CheckDef] = &[
         title: "what a sequence showed of the target's choices: repeats, unknown ids, both ids, neither",
         clause: "Endpoints / POST /partners/deactivate: not shown",
         level: Informational,
-        needs: "a spare fixture bound to a key of Advanced or higher, --allow-destructive",
+        needs: Needs::keys("a key of Advanced or higher").fixtures(),
         enforces: Enforces::Clauses(&["partners.deactivate.which-field"]),
     },
 ];

@@ -71,8 +71,57 @@ pub struct CheckDef {
     pub level: Verdict,
     /// What the check needs of the target to run: keys of which plans, fixtures, destructive
     /// mode.
-    pub needs: &'static str,
+    pub needs: Needs,
     pub enforces: Enforces,
+}
+
+/// What a check needs of a run to be tried: which keys (in words: plans and counts vary
+/// too much for a type to say more than a reader needs), whether it deactivates fixture
+/// partners (`--partner`, `--tenant`, handed out by `check`'s fixture ledger), and whether it
+/// runs only with `--allow-destructive`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    pub keys: &'static str,
+    pub fixtures: bool,
+    pub destructive: bool,
+}
+
+impl Needs {
+    pub const fn keys(keys: &'static str) -> Needs {
+        Needs {
+            keys,
+            fixtures: false,
+            destructive: false,
+        }
+    }
+    /// It deactivates fixture partners (and so runs only with `--allow-destructive`).
+    pub const fn fixtures(self) -> Needs {
+        Needs {
+            fixtures: true,
+            destructive: true,
+            ..self
+        }
+    }
+    /// It changes the target's state: only with `--allow-destructive`.
+    pub const fn destructive(self) -> Needs {
+        Needs {
+            destructive: true,
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Display for Needs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.keys)?;
+        if self.fixtures {
+            f.write_str(", fixture partners it may deactivate (--partner, --tenant)")?;
+        }
+        if self.destructive {
+            f.write_str(", --allow-destructive")?;
+        }
+        Ok(())
+    }
 }
 
 /// A rule of `linkcert load`.

@@ -189,7 +189,7 @@ fn checks_md() -> String {
                 d.level.as_str(),
                 md_escape(d.title),
                 enforces_md(d.enforces),
-                md_escape(d.needs)
+                md_escape(&d.needs.to_string())
             );
         }
     }

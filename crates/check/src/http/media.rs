@@ -1,7 +1,7 @@
 //! `http.media-type`: `application/json; charset=utf-8` is the same media type as
 //! `application/json` (RFC 9110 8.3.1): a deactivation sent with it gets the answer the plain
-//! request gets. With an unknown partner always; with `--allow-destructive`, also on a spare
-//! fixture, which must then be deactivated (200 with its id).
+//! request gets. With an unknown partner always; with `--allow-destructive`, also on a fixture
+//! partner it claims from the ledger, which must then be deactivated (200 with its id).
 
 use linkcert_registry::check_id;
 use serde_json::json;
@@ -9,15 +9,15 @@ use serde_json::json;
 use super::{Judged, UNKNOWN_PARTNER, answer_text, record};
 use crate::Ctx;
 use crate::conformance::Expect;
+use crate::fixtures::{self, Field};
 use crate::probe::Req;
 use crate::recorder::Why;
 use linkcert_http::{Resp, error_code};
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
 
-/// The fixture partnerId `http.media-type` may deactivate: the third, which `partners` leaves
-/// alone (it uses the first two).
-const SPARE_FIXTURE: usize = 2;
+/// The family's name in the fixture ledger.
+const FAMILY: &str = "http";
 /// `application/json` with parameters, as clients send it.
 const JSON_WITH_PARAMS: [&str; 2] = [
     "application/json; charset=utf-8",
@@ -77,8 +77,9 @@ pub async fn run(ctx: &Ctx) {
     fixture(ctx, op).await;
 }
 
-/// With `--allow-destructive` and a spare fixture bound to a plan: a real deactivation sent
-/// as `application/json; charset=utf-8` is served (200 with the partner's id).
+/// With `--allow-destructive` and a fixture partner: a real deactivation sent as
+/// `application/json; charset=utf-8` is served (200 with the partner's id). A bare fixture is
+/// sent with each key that may deactivate until one does not answer 404 (the ledger's order).
 async fn fixture(ctx: &Ctx, op: &Operation) {
     let id = check_id!("http.media-type");
     let label = op.label();
@@ -91,29 +92,53 @@ async fn fixture(ctx: &Ctx, op: &Operation) {
         );
         return;
     }
-    let spare = ctx.target.partner_ids.get(SPARE_FIXTURE);
-    let key = spare.and_then(|f| {
-        let plan = f.plan.as_ref()?;
-        ctx.keys_for(op)
-            .into_iter()
-            .find(|k| k.plan == *plan)
-            .cloned()
-    });
-    let (Some(f), Some(key)) = (spare, key) else {
+    let Some(f) = ctx.fixtures.claim(Field::PartnerId, FAMILY) else {
         ctx.rec.observe(
             check_id!("http.choices"),
             &label,
-            "a real deactivation with a charset parameter: not tried (needs a third --partner \
-             PLAN=ID bound to a key that may deactivate)",
+            format!(
+                "a real deactivation with a charset parameter: not tried: {}",
+                ctx.fixtures.shortage(FAMILY, fixtures::HTTP)
+            ),
             None,
         );
         return;
     };
     let ct = JSON_WITH_PARAMS[0];
-    let req = Req::new(op.method.clone(), &op.path)
-        .body(ct, json!({ "partnerId": f.id }).to_string().into_bytes())
-        .key(&key);
-    let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+    let mut tried = Vec::new();
+    let mut sent = None;
+    for key in ctx.fixtures.owners(&f, &ctx.keys_for(op)) {
+        let req = Req::new(op.method.clone(), &op.path)
+            .body(ct, json!({ "partnerId": f.id }).to_string().into_bytes())
+            .key(&key);
+        let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+        if f.plan.is_none() && x.status() == Some(404) {
+            tried.push(format!("the {} key", key.plan));
+            continue;
+        }
+        if x.status() == Some(200) {
+            ctx.fixtures.owner_found(&f, &key);
+        }
+        sent = Some(x);
+        break;
+    }
+    let Some(x) = sent else {
+        let why = if tried.is_empty() {
+            format!(
+                "the fixture partnerId {} is bound to a plan with no key that may deactivate",
+                f.id
+            )
+        } else {
+            format!(
+                "no key given owns the fixture partnerId {}: {} answered 404. Bind it: {}",
+                f.id,
+                tried.join(", "),
+                fixtures::bind_flag(Field::PartnerId, &f)
+            )
+        };
+        ctx.rec.skip(id, &label, why);
+        return;
+    };
     let answered = x
         .resp()
         .and_then(Resp::json)

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
+use crate::fixtures::{self, Field};
 use crate::recorder::Why;
 use linkcert_http::{error_code, is_envelope};
 use linkcert_run::target::{Fixture, PlanKey};
@@ -27,12 +28,15 @@ mod lengths;
 mod nulls;
 use nulls::{null_beside, nulls};
 
+/// The family's name in the fixture ledger.
+const FAMILY: &str = "partners";
 const UNKNOWN_PARTNER: &str = "pn_linkcert_does_not_exist";
 const UNKNOWN_TENANT: &str = "tn_linkcert_does_not_exist";
 /// Pages of a partner's links read, at most.
 const MAX_LINK_PAGES: usize = 20;
 
-const DESTRUCTIVE: [Check; 3] = [
+/// The checks that deactivate fixtures.
+pub(crate) const DESTRUCTIVE: [Check; 3] = [
     check_id!("partners.deactivate"),
     check_id!("partners.links-disabled"),
     check_id!("partners.choices"),
@@ -272,18 +276,17 @@ pub async fn run(ctx: &Ctx) {
         }
         return;
     }
-    if ctx.target.partner_ids.is_empty() && ctx.target.tenant_ids.is_empty() {
+    let partner = ctx.fixtures.claim(Field::PartnerId, FAMILY);
+    let tenant = ctx.fixtures.claim(Field::TenantId, FAMILY);
+    if partner.is_none() && tenant.is_none() {
+        let why = ctx.fixtures.shortage(FAMILY, fixtures::PARTNERS);
         for id in DESTRUCTIVE {
-            ctx.rec.skip(
-                id,
-                &d.label,
-                "no fixture partner: pass --partner ID and/or --tenant ID (partners that may be deactivated)",
-            );
+            ctx.rec.skip(id, &d.label, why.clone());
         }
         return;
     }
-    let owner = by_partner_id(&d).await;
-    by_tenant_id(&d).await;
+    let owner = by_partner_id(&d, partner).await;
+    by_tenant_id(&d, tenant).await;
     if ctx.enabled(check_id!("partners.choices")) {
         both_ids(&d, owner).await;
     }
@@ -394,14 +397,9 @@ fn judge_deactivation(
     }
 }
 
-/// The keys that may own a fixture, in the order to try them.
+/// The keys that may own a fixture, in the order to try them (the ledger's).
 fn owners_to_try(d: &Deactivator<'_>, f: &Fixture) -> Vec<PlanKey> {
-    d.ctx
-        .keys_for(d.op)
-        .into_iter()
-        .filter(|k| f.plan.as_ref().is_none_or(|p| *p == k.plan))
-        .cloned()
-        .collect()
+    d.ctx.fixtures.owners(f, &d.ctx.keys_for(d.op))
 }
 
 fn key_name(k: &PlanKey) -> String {
@@ -454,6 +452,9 @@ async fn deactivate_fixture(
             tried.push(key_name(&k));
             continue;
         }
+        if x.status() == Some(200) {
+            d.ctx.fixtures.owner_found(f, &k);
+        }
         return Some((k, x, o));
     }
     d.ctx.rec.not_judged(
@@ -470,19 +471,19 @@ async fn deactivate_fixture(
     None
 }
 
-/// Deactivate the first fixture partnerId; its links before and after; then a repeat.
-async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
+/// Deactivate a fixture partnerId; its links before and after; then a repeat.
+async fn by_partner_id(d: &Deactivator<'_>, fixture: Option<Fixture>) -> Option<PlanKey> {
     let ctx = d.ctx;
-    let Some(fixture) = ctx.target.partner_ids.first() else {
+    let Some(fixture) = &fixture else {
+        let why = format!(
+            "deactivation by partnerId not tried: {}",
+            ctx.fixtures.shortage(FAMILY, fixtures::PARTNERS)
+        );
         for id in [
             check_id!("partners.deactivate"),
             check_id!("partners.links-disabled"),
         ] {
-            ctx.rec.skip(
-                id,
-                &d.label,
-                "no fixture partnerId (--partner ID): deactivation by partnerId not tried",
-            );
+            ctx.rec.skip(id, &d.label, why.clone());
         }
         return None;
     };
@@ -518,14 +519,17 @@ async fn by_partner_id(d: &Deactivator<'_>) -> Option<PlanKey> {
     Some(key)
 }
 
-/// Deactivate the first fixture tenantId: 200 with a partnerId; that partner's links after.
-async fn by_tenant_id(d: &Deactivator<'_>) {
+/// Deactivate a fixture tenantId: 200 with a partnerId; that partner's links after.
+async fn by_tenant_id(d: &Deactivator<'_>, fixture: Option<Fixture>) {
     let ctx = d.ctx;
-    let Some(fixture) = ctx.target.tenant_ids.first() else {
+    let Some(fixture) = &fixture else {
         ctx.rec.skip(
             check_id!("partners.deactivate"),
             &d.label,
-            "no fixture tenantId (--tenant ID): deactivation by tenantId not tried",
+            format!(
+                "deactivation by tenantId not tried: {}",
+                ctx.fixtures.shortage(FAMILY, fixtures::PARTNERS)
+            ),
         );
         return;
     };
@@ -545,19 +549,21 @@ async fn by_tenant_id(d: &Deactivator<'_>) {
 /// the key that owned the first partnerId (or the second one's bound plan).
 async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
     let ctx = d.ctx;
-    let (Some(pid), Some(tid)) = (ctx.target.partner_ids.get(1), ctx.target.tenant_ids.get(1))
-    else {
+    let Some((pid, tid)) = ctx.fixtures.claim_pair(FAMILY) else {
         ctx.rec.observe(
             check_id!("partners.choices"),
             &d.label,
-            "both ids given: not tried (needs a second --partner and a second --tenant)",
+            format!(
+                "both ids given: not tried: {}",
+                ctx.fixtures.shortage(FAMILY, fixtures::PARTNERS)
+            ),
             None,
         );
         return;
     };
     let key = match &pid.plan {
-        Some(_) => owners_to_try(d, pid).into_iter().next(),
-        None => owner,
+        Some(_) => owners_to_try(d, &pid).into_iter().next(),
+        None => owner.or_else(|| owners_to_try(d, &pid).into_iter().next()),
     }
     .unwrap_or_else(|| d.key.clone());
     let (pid, tid) = (&pid.id, &tid.id);

@@ -11,15 +11,18 @@
 //! remote target, and each replay while shrinking needs fresh fixture partners, so the
 //! replays must be counted and stopped when the pool is spent, which its shrinking cannot.
 //!
-//! Deactivation changes the target: this runs only with --allow-destructive, on the spare
-//! fixtures past those `http` and `partners` use (partnerIds from the fourth, tenantIds from
-//! the third), each bound to a plan whose key may deactivate (`--partner advanced=ID`).
+//! Deactivation changes the target: this runs only with --allow-destructive, on the fixtures
+//! left in the ledger once `http` and `partners` claimed theirs (`fixtures.rs`). A fixture's
+//! owner is its plan's key when bound (`--partner advanced=ID`); given bare, it is presumed
+//! (the key found to own another fixture, else the strongest that may deactivate), and a 404
+//! to its first deactivation stops the play as a setup problem naming the flag that binds it.
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use super::Ctx;
 use super::conformance::Expect;
+use crate::fixtures::{self, Field, Presumed};
 use linkcert_registry::{self as registry, check_id};
 use linkcert_run::target::{Fixture, PlanKey};
 use linkcert_spec::Operation;
@@ -36,9 +39,8 @@ use steps::{Shape, Step};
 /// Sequences a run plays (each up to `steps::MAX_STEPS` requests, and its shrinking on a
 /// failure).
 const SEQUENCES: usize = 5;
-/// Spare fixtures start past those `partners` and `http` deactivate.
-const SPARE_PARTNERS_FROM: usize = 3;
-const SPARE_TENANTS_FROM: usize = 2;
+/// The family's name in the fixture ledger.
+const FAMILY: &str = "sequence";
 
 /// What every play of the run shares.
 struct Setup<'a> {
@@ -58,37 +60,60 @@ struct Setup<'a> {
     tags_names_only: bool,
 }
 
-/// The fixtures one play uses, and the keys that own them.
-#[derive(Default)]
+/// The fixtures one play uses, the keys that own them, and whether each owner is presumed.
 struct Cast {
     partner: Option<Fixture>,
     partner_owner: Option<PlanKey>,
+    partner_presumed: Presumed,
     tenant: Option<Fixture>,
     tenant_owner: Option<PlanKey>,
+    tenant_presumed: Presumed,
 }
 
-/// The spare fixtures not used yet, each with its owner's key.
+impl Default for Cast {
+    fn default() -> Self {
+        Cast {
+            partner: None,
+            partner_owner: None,
+            partner_presumed: Presumed::No,
+            tenant: None,
+            tenant_owner: None,
+            tenant_presumed: Presumed::No,
+        }
+    }
+}
+
+/// A fixture, its owner's key, and whether that owner is presumed.
+type Owned = (Fixture, PlanKey, Presumed);
+
+/// The fixtures the sequences claimed, not used yet, each with its owner's key.
 struct Pool {
-    partners: std::collections::VecDeque<(Fixture, PlanKey)>,
-    tenants: std::collections::VecDeque<(Fixture, PlanKey)>,
+    partners: std::collections::VecDeque<Owned>,
+    tenants: std::collections::VecDeque<Owned>,
+    /// Claimed, but bound to a plan no key given may deactivate with.
+    unowned: Vec<String>,
 }
 
 impl Pool {
+    /// Every fixture left in the ledger; those no key given may deactivate stay unused.
     fn new(ctx: &Ctx, op: &Operation) -> Pool {
         let allowed = ctx.keys_for(op);
-        let owned = |list: &[Fixture], from: usize| {
-            list.iter()
-                .skip(from)
-                .filter_map(|f| {
-                    let plan = f.plan.as_ref()?;
-                    let key = allowed.iter().find(|k| k.plan == *plan)?;
-                    Some((f.clone(), (*key).clone()))
-                })
-                .collect()
+        let mut unowned = Vec::new();
+        let mut owned = |field| {
+            let mut out = std::collections::VecDeque::new();
+            for f in ctx.fixtures.claim_all(field, FAMILY) {
+                match ctx.fixtures.owner(&f, &allowed) {
+                    Some((key, presumed)) => out.push_back((f, key, presumed)),
+                    None => unowned.push(format!("{} {}", Field::flag(field), f.id)),
+                }
+            }
+            out
         };
+        let (partners, tenants) = (owned(Field::PartnerId), owned(Field::TenantId));
         Pool {
-            partners: owned(&ctx.target.partner_ids, SPARE_PARTNERS_FROM),
-            tenants: owned(&ctx.target.tenant_ids, SPARE_TENANTS_FROM),
+            partners,
+            tenants,
+            unowned,
         }
     }
 
@@ -100,11 +125,11 @@ impl Pool {
             return None;
         }
         let mut cast = Cast::default();
-        if needs_p && let Some((f, k)) = self.partners.pop_front() {
-            (cast.partner, cast.partner_owner) = (Some(f), Some(k));
+        if needs_p && let Some((f, k, p)) = self.partners.pop_front() {
+            (cast.partner, cast.partner_owner, cast.partner_presumed) = (Some(f), Some(k), p);
         }
-        if needs_t && let Some((f, k)) = self.tenants.pop_front() {
-            (cast.tenant, cast.tenant_owner) = (Some(f), Some(k));
+        if needs_t && let Some((f, k, p)) = self.tenants.pop_front() {
+            (cast.tenant, cast.tenant_owner, cast.tenant_presumed) = (Some(f), Some(k), p);
         }
         Some(cast)
     }
@@ -130,6 +155,13 @@ pub async fn run(ctx: &Ctx) {
     }
     for (n, steps) in (1..).zip(draw(ctx.opts.seed, shape)) {
         let Some(cast) = pool.cast(&steps) else {
+            if n == 1 {
+                ctx.skip_family(
+                    FAMILY,
+                    &ctx.fixtures.shortage(FAMILY, fixtures::SEQUENCE_PLAY),
+                );
+                break;
+            }
             ctx.rec.observe(
                 check_id!("sequence.choices"),
                 &setup.label,
@@ -192,13 +224,16 @@ async fn setup(ctx: &Ctx) -> Option<(Setup<'_>, Pool)> {
         .partners
         .front()
         .or(pool.tenants.front())
-        .map(|(_, k)| k.clone())
+        .map(|(_, k, _)| k.clone())
     else {
-        return skip(
-            "no spare fixture: sequences use partnerIds past the third and tenantIds past the \
-             second (partners and http use those), each bound to a plan that may deactivate \
-             (--partner advanced=ID, --tenant advanced=ID)",
-        );
+        if !pool.unowned.is_empty() {
+            return skip(&format!(
+                "the fixtures left ({}) are bound to plans with no key given that may \
+                 deactivate: pass --key PLAN=KEY for their plan",
+                pool.unowned.join(", ")
+            ));
+        }
+        return skip(&ctx.fixtures.shortage(FAMILY, fixtures::SEQUENCE_PLAY));
     };
     let allows = |k: &PlanKey| {
         ctx.spec

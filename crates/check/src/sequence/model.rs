@@ -103,6 +103,9 @@ struct Fixture {
     maybe: bool,
     /// Its links enabled at the last read, while active.
     enabled_links: Option<BTreeSet<String>>,
+    /// Given without a plan: its owner's key is presumed (`fixtures::Presumed`), so a 404 to
+    /// its first deactivation may mean another workspace owns it.
+    presumed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -129,6 +132,11 @@ impl Model {
             },
             ..Model::default()
         }
+    }
+
+    /// The fixture on `side` was given without a plan: its owner's key is presumed.
+    pub(super) fn presume(&mut self, side: Side) {
+        self.side(side).presumed = true;
     }
 
     pub(super) fn partner_deactivated(&self) -> bool {
@@ -290,6 +298,17 @@ impl Model {
             return vec![Judged::Halt(format!(
                 "{how}: 409 conflict for the first deactivation of a spare fixture; was it \
                  deactivated by an earlier run?"
+            ))];
+        }
+        if a.status == 404 && self.side(side).presumed {
+            let (flag, id) = match side {
+                Side::Partner => ("--partner", self.partner.partner_id.clone()),
+                Side::Tenant => ("--tenant", self.tenant_id.clone()),
+            };
+            return vec![Judged::Halt(format!(
+                "{how}: 404 for a fixture given without a plan, sent with the key presumed to \
+                 own it; bind it to the plan of its workspace's key: {flag} PLAN={}",
+                id.unwrap_or_default()
             ))];
         }
         let named = a.partner_id.as_deref().filter(|p| !p.is_empty());

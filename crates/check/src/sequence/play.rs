@@ -7,11 +7,12 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::model::{Answer, Failure, Judged, Model};
+use super::model::{Answer, Failure, Judged, Model, Side};
 use super::steps::{Form, Key, Names, Step, body};
 use super::{Cast, Setup};
 use crate::Ctx;
 use crate::conformance::Expect;
+use crate::fixtures::Presumed;
 use crate::probe::{Exchange, Req};
 use linkcert_http::{Resp, error_code, is_envelope};
 use linkcert_run::target::PlanKey;
@@ -208,6 +209,14 @@ fn enabled_links(r: &Resp, partner: &str) -> Option<BTreeSet<String>> {
 pub(super) async fn play(ctx: &Ctx, s: &Setup<'_>, cast: &Cast, steps: &[Step]) -> Played {
     let mut model = Model::new(cast.partner.as_ref().map(|f| f.id.as_str()));
     model.tenant_id = cast.tenant.as_ref().map(|f| f.id.clone());
+    for (side, presumed) in [
+        (Side::Partner, cast.partner_presumed),
+        (Side::Tenant, cast.tenant_presumed),
+    ] {
+        if presumed == Presumed::Yes {
+            model.presume(side);
+        }
+    }
     let mut out = Played::default();
     for (i, step) in steps.iter().enumerate() {
         let read_after = matches!(step, Step::Deactivate(Key::Gated(_), _))

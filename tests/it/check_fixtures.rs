@@ -147,7 +147,10 @@ fn with_fewer_bare_fixtures_the_report_names_the_flags_to_add() {
         choices.2.contains("both ids given: not tried"),
         "{choices:?}"
     );
-    assert!(choices.2.contains("add 1 more --tenant ID,"), "{choices:?}");
+    assert!(
+        choices.2.contains("add 1 more --tenant ID ("),
+        "{choices:?}"
+    );
     assert!(
         choices.2.contains(&format!(
             "({} --partner and {} --tenant run every family)",

@@ -240,8 +240,8 @@ impl Ledger {
         format!(
             "{family} deactivates {} and {} (fixtures: partners that may be deactivated, each \
              used up); {} and {} were given, shared among the families selected, the checks \
-             that can fail first: add {lacking}, with --allow-destructive ({} --partner and {} \
-             --tenant run every family)",
+             that can fail first: add {lacking} ({} --partner and {} --tenant run every \
+             family)",
             plural(wants.partners, "partnerId"),
             plural(wants.tenants, "tenantId"),
             plural(self.given.partners, "partnerId"),
@@ -292,6 +292,67 @@ impl Ledger {
     }
 }
 
+/// What deactivating a fixture with its owner came to (`Ledger::deactivate`).
+pub enum Tried<T> {
+    /// Sent with this key (its plan's, or the first a bare fixture's 404s did not rule out),
+    /// and what the sender made of it.
+    Sent(PlanKey, T),
+    /// No key given may deactivate it: why, with the flag to add.
+    NoKey(String),
+    /// Every key that may deactivate answered 404 for a bare fixture: a setup problem (or a
+    /// target whose deactivation is broken: linkcert cannot tell), with the flag that binds it.
+    NotOwned(String),
+}
+
+impl Ledger {
+    /// Deactivates `f` (named by `field`) with its owner's key: its plan's when bound; when
+    /// bare, each key that may deactivate (`owners`) until one does not answer 404 (another
+    /// workspace's key changes nothing). `send` sends with a key and says the status it got.
+    /// A 200 records the owner found, for the next bare fixture.
+    pub async fn deactivate<T, Fut>(
+        &self,
+        field: Field,
+        f: &Fixture,
+        allowed: &[&PlanKey],
+        mut send: impl FnMut(PlanKey) -> Fut,
+    ) -> Tried<T>
+    where
+        Fut: std::future::Future<Output = (Option<u16>, T)>,
+    {
+        let keys = self.owners(f, allowed);
+        if keys.is_empty() {
+            let plan = f.plan.as_deref().unwrap_or("PLAN");
+            return Tried::NoKey(format!(
+                "the fixture {} {} is bound to the {plan} plan, but no key of that plan may \
+                 deactivate (pass --key {plan}=...)",
+                field.name(),
+                f.id
+            ));
+        }
+        let mut tried = Vec::new();
+        for k in keys {
+            let (status, got) = send(k.clone()).await;
+            if f.plan.is_none() && status == Some(404) {
+                tried.push(format!("the {} key", k.plan));
+                continue;
+            }
+            if status == Some(200) {
+                self.owner_found(f, &k);
+            }
+            return Tried::Sent(k, got);
+        }
+        Tried::NotOwned(format!(
+            "setup: no key given owns the fixture {field_name} {id}: {} answered 404. Bind it to \
+             the key of the workspace that owns it: {flag} PLAN={id} (or \"PLAN={id}\" in the \
+             profile's [fixtures])",
+            tried.join(", "),
+            field_name = field.name(),
+            flag = field.flag(),
+            id = f.id
+        ))
+    }
+}
+
 /// Whether a fixture's owner was bound or presumed (`Ledger::owner`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Presumed {
@@ -304,11 +365,6 @@ pub enum Presumed {
 /// "1 partnerId", "2 tenantIds".
 fn plural(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
-/// What binds `f` to a plan (`--partner PLAN=ID`), for a message.
-pub fn bind_flag(field: Field, f: &Fixture) -> String {
-    format!("{} PLAN={}", field.flag(), f.id)
 }
 
 #[cfg(test)]
@@ -408,7 +464,7 @@ mod tests {
             "{why}"
         );
         assert!(
-            why.contains("add 2 more --partner ID and 2 more --tenant ID,"),
+            why.contains("add 2 more --partner ID and 2 more --tenant ID ("),
             "{why}"
         );
         assert!(
@@ -418,7 +474,7 @@ mod tests {
         let only = Ledger::new(&target(&[], &[]), |t| t == Turn::FirstSequence);
         let why = only.shortage("sequence", SEQUENCE_PLAY);
         assert!(
-            why.contains("add 1 more --partner ID and 1 more --tenant ID,"),
+            why.contains("add 1 more --partner ID and 1 more --tenant ID ("),
             "{why}"
         );
     }

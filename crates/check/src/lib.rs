@@ -23,6 +23,7 @@ pub mod qr;
 pub mod ratelimit;
 pub mod recorder;
 pub mod sequence;
+pub mod service;
 pub mod status;
 pub mod transport;
 
@@ -84,6 +85,8 @@ pub struct Ctx {
     pub opts: CheckOptions,
     /// The partners the run may deactivate, and which family took which.
     pub fixtures: fixtures::Ledger,
+    /// The service as the run learned it (each workspace's tag list).
+    pub service: service::Service,
     schemas: Mutex<conformance::SchemaCache>,
     progress: Progress,
 }
@@ -266,16 +269,18 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
         progress: Progress::new(opts.progress),
         fixtures: fixtures::Ledger::new(&target, |turn| {
             let selected = |id: &str| registry::selected(id, &opts.only, &opts.skip);
-            let family = |f: &str| registry::family(f).any(|c| selected(c.id()));
+            // A family's checks that deactivate fixtures (the registry's needs), selected.
+            let deactivates =
+                |f: &str| registry::family(f).any(|c| c.def().needs.fixtures && selected(c.id()));
             match turn {
-                fixtures::Turn::PartnersById => {
-                    partners::DESTRUCTIVE.iter().any(|c| selected(c.id()))
-                }
+                fixtures::Turn::PartnersById => deactivates("partners"),
+                // Its real deactivation is one part of a check that runs without fixtures.
                 fixtures::Turn::Http => selected("http.media-type"),
-                fixtures::Turn::FirstSequence => family("sequence"),
+                fixtures::Turn::FirstSequence => deactivates("sequence"),
                 fixtures::Turn::PartnersBoth => selected("partners.choices"),
             }
         }),
+        service: Default::default(),
         spec,
         probe,
         opts,

@@ -68,9 +68,8 @@ pub(super) async fn client_headers(ctx: &Ctx) {
         let mut dress: Vec<(&str, &str)> = EVERY.to_vec();
         let mut body = body;
         if let Body::Tags { .. } = body {
-            let all = same::whole_list(ctx, op, &key).await;
             body = Body::Tags {
-                whole: same::holds_all(base, all.as_ref()),
+                whole: ctx.service.holds_all(ctx, op, &key, base).await,
             };
             dress.extend(TAGS_ONLY);
         } else {

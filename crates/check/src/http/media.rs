@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Judged, UNKNOWN_PARTNER, answer_text, record};
 use crate::Ctx;
 use crate::conformance::Expect;
-use crate::fixtures::{self, Field};
+use crate::fixtures::{self, Field, Tried};
 use crate::probe::Req;
 use crate::recorder::Why;
 use linkcert_http::{Resp, error_code};
@@ -105,39 +105,30 @@ async fn fixture(ctx: &Ctx, op: &Operation) {
         return;
     };
     let ct = JSON_WITH_PARAMS[0];
-    let mut tried = Vec::new();
-    let mut sent = None;
-    for key in ctx.fixtures.owners(&f, &ctx.keys_for(op)) {
-        let req = Req::new(op.method.clone(), &op.path)
-            .body(ct, json!({ "partnerId": f.id }).to_string().into_bytes())
-            .key(&key);
-        let (x, _) = ctx.exchange(op, req, Expect::Any).await;
-        if f.plan.is_none() && x.status() == Some(404) {
-            tried.push(format!("the {} key", key.plan));
-            continue;
+    let allowed = ctx.keys_for(op);
+    let tried = ctx
+        .fixtures
+        .deactivate(Field::PartnerId, &f, &allowed, |key| {
+            let req = Req::new(op.method.clone(), &op.path)
+                .body(ct, json!({ "partnerId": f.id }).to_string().into_bytes())
+                .key(&key);
+            async move {
+                let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+                (x.status(), x)
+            }
+        })
+        .await;
+    let x = match tried {
+        Tried::Sent(_, x) => x,
+        Tried::NoKey(why) => {
+            ctx.rec.skip(id, &label, why);
+            return;
         }
-        if x.status() == Some(200) {
-            ctx.fixtures.owner_found(&f, &key);
+        // A target that misreads the charset parameter may answer 404 too: not judged.
+        Tried::NotOwned(why) => {
+            ctx.rec.not_judged(id, &label, why);
+            return;
         }
-        sent = Some(x);
-        break;
-    }
-    let Some(x) = sent else {
-        let why = if tried.is_empty() {
-            format!(
-                "the fixture partnerId {} is bound to a plan with no key that may deactivate",
-                f.id
-            )
-        } else {
-            format!(
-                "no key given owns the fixture partnerId {}: {} answered 404. Bind it: {}",
-                f.id,
-                tried.join(", "),
-                fixtures::bind_flag(Field::PartnerId, &f)
-            )
-        };
-        ctx.rec.skip(id, &label, why);
-        return;
     };
     let answered = x
         .resp()

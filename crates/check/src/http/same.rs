@@ -5,20 +5,14 @@
 //!
 //! Tags are compared as a set: the order of a list asked for without a sort is not shown (a
 //! map or a query without ORDER BY answers in any order). Which tags make up the page is judged
-//! only when the plain answer held the whole list (`whole_list`): a page of a longer,
+//! only when the plain answer held the whole list (`service::holds`): a page of a longer,
 //! unordered list may hold other tags each time, so then only their number is.
 
-use std::collections::BTreeSet;
-
 use super::{Judged, answer_text};
-use crate::Ctx;
-use crate::auth::minimal_request;
-use crate::conformance::Expect;
 use crate::probe::Exchange;
+use crate::service::tags_of;
 use linkcert_http::{Resp, error_code, is_envelope};
 use linkcert_qr_read::{Rgb, inspect_png};
-use linkcert_run::target::PlanKey;
-use linkcert_spec::Operation;
 
 /// What the plain answer's body is, for comparing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,41 +34,6 @@ fn inflated(r: &Resp) -> bool {
             "" | "identity" | "gzip" | "x-gzip" | "deflate"
         )
     })
-}
-
-/// The tags' (id, name) pairs, in whatever order they came.
-pub(super) fn tags(r: &Resp) -> Option<BTreeSet<(String, String)>> {
-    let v = r.json()?;
-    v.as_array()?
-        .iter()
-        .map(|t| {
-            let s = |k: &str| t.get(k).map(|x| x.to_string());
-            Some((s("id")?, s("name")?))
-        })
-        .collect()
-}
-
-/// The largest page the spec allows.
-const MAX_PAGE: usize = 100;
-
-/// Every tag, asked for with the largest page: None when the answer is not a list of tags or
-/// may be cut (a full page).
-pub(super) async fn whole_list(
-    ctx: &Ctx,
-    op: &Operation,
-    key: &PlanKey,
-) -> Option<BTreeSet<(String, String)>> {
-    let req = minimal_request(op)
-        .key(key)
-        .query("pageSize", MAX_PAGE.to_string());
-    let (x, _) = ctx.exchange(op, req, Expect::Any).await;
-    let all = tags(x.resp().filter(|r| r.is_success())?)?;
-    (all.len() < MAX_PAGE).then_some(all)
-}
-
-/// Whether `base` (a plain answer) held every tag of `all` (the whole list, if known).
-pub(super) fn holds_all(base: &Resp, all: Option<&BTreeSet<(String, String)>>) -> bool {
-    all.is_some_and(|all| tags(base).as_ref() == Some(all))
 }
 
 /// How two successful bodies compare for a client.
@@ -100,7 +59,7 @@ pub(super) fn differs(kind: Body, base: &Resp, r: &Resp) -> Diff {
         return Diff::Same;
     }
     match kind {
-        Body::Tags { whole } => match (tags(base), tags(r)) {
+        Body::Tags { whole } => match (tags_of(base), tags_of(r)) {
             (Some(a), Some(b)) if a == b => Diff::Same,
             (Some(a), Some(b)) if a.len() != b.len() => Diff::Other(format!(
                 "{} tags, not the {} of the plain request",
@@ -179,6 +138,7 @@ pub(super) fn judge(kind: Body, base: &Resp, x: &Exchange, dressed: &str) -> Jud
 mod tests {
     use super::super::test_support::{NF, fails, x};
     use super::*;
+    use crate::service::holds;
     use http::Method;
 
     #[test]
@@ -228,8 +188,8 @@ mod tests {
             "another page"
         );
         assert!(fails(&j(false, r#"[{"id":"t1","name":"a"}]"#)), "fewer");
-        let all = tags(base);
-        assert!(holds_all(base, all.as_ref()));
-        assert!(!holds_all(base, None));
+        let all = tags_of(base);
+        assert!(holds(base, all.as_ref()));
+        assert!(!holds(base, None));
     }
 }

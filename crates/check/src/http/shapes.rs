@@ -142,9 +142,9 @@ pub async fn run(ctx: &Ctx) {
 async fn judge_shapes(ctx: &Ctx, op: &Operation, body: Body, shapes: Vec<Shape>) {
     let id = check_id!("http.shapes");
     let label = op.label();
-    // Every tag, to know whether a meant answer held them all (`same::holds_all`).
+    // Every tag, to know whether a meant answer held them all (`service::holds`).
     let all = match (body, ctx.key_for(op)) {
-        (Body::Tags { .. }, Some(key)) => same::whole_list(ctx, op, key).await,
+        (Body::Tags { .. }, Some(key)) => ctx.service.tags(ctx, op, key).await,
         _ => None,
     };
     // The meant requests' answers, each asked once.
@@ -172,7 +172,7 @@ async fn judge_shapes(ctx: &Ctx, op: &Operation, body: Body, shapes: Vec<Shape>)
         let (x, _) = ctx.exchange(op, s.dressed, Expect::Any).await;
         let kind = match body {
             Body::Tags { .. } => Body::Tags {
-                whole: same::holds_all(base, all.as_ref()),
+                whole: crate::service::holds(base, all.as_ref()),
             },
             other => other,
         };

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::Ctx;
 use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
-use crate::fixtures::{self, Field};
+use crate::fixtures::{self, Field, Tried};
 use crate::recorder::Why;
 use linkcert_http::{error_code, is_envelope};
 use linkcert_run::target::{Fixture, PlanKey};
@@ -35,8 +35,7 @@ const UNKNOWN_TENANT: &str = "tn_linkcert_does_not_exist";
 /// Pages of a partner's links read, at most.
 const MAX_LINK_PAGES: usize = 20;
 
-/// The checks that deactivate fixtures.
-pub(crate) const DESTRUCTIVE: [Check; 3] = [
+const DESTRUCTIVE: [Check; 3] = [
     check_id!("partners.deactivate"),
     check_id!("partners.links-disabled"),
     check_id!("partners.choices"),
@@ -402,73 +401,45 @@ fn owners_to_try(d: &Deactivator<'_>, f: &Fixture) -> Vec<PlanKey> {
     d.ctx.fixtures.owners(f, &d.ctx.keys_for(d.op))
 }
 
-fn key_name(k: &PlanKey) -> String {
-    format!("the {} key", k.plan)
-}
-
-/// Deactivate a fixture (`field` is partnerId or tenantId) with a key of the workspace that
-/// owns it. Returns the key used and the judged answer; None when nothing could be judged.
+/// Deactivate a fixture with a key of the workspace that owns it (the ledger's owners).
+/// Returns the key used and the judged answer; None when nothing could be judged.
 async fn deactivate_fixture(
     d: &Deactivator<'_>,
-    field: &str,
+    field: Field,
     f: &Fixture,
     what: &str,
 ) -> Option<(PlanKey, Exchange, Outcome)> {
     let id = check_id!("partners.deactivate");
-    let flag = if field == "tenantId" {
-        "--tenant"
+    // Bound: the key is the owner, so the deactivation must succeed. Unbound: a 404 may only
+    // mean another workspace's key.
+    let expect = if f.plan.is_some() {
+        Expect::Accept
     } else {
-        "--partner"
+        Expect::Any
     };
-    let keys = owners_to_try(d, f);
-    if keys.is_empty() {
-        d.ctx.rec.skip(
-            id,
-            &d.label,
-            format!(
-                "{what}: bound to the {} plan, but no key of that plan may call {} (pass --key {}=...)",
-                f.plan.as_deref().unwrap_or("?"),
-                d.label,
-                f.plan.as_deref().unwrap_or("PLAN")
-            ),
-        );
-        return None;
-    }
-    let mut tried = Vec::new();
-    for k in keys {
-        // Bound: the key is the owner, so the deactivation must succeed. Unbound: a 404 may
-        // only mean another workspace's key.
-        let expect = if f.plan.is_some() {
-            Expect::Accept
-        } else {
-            Expect::Any
-        };
-        let (x, o) = match null_beside(d, &k, field, &f.id).await {
-            Some(answer) => answer,
-            None => d.send_as(&k, json!({ field: f.id }), expect).await,
-        };
-        let not_found = x.status() == Some(404);
-        if f.plan.is_none() && not_found {
-            tried.push(key_name(&k));
-            continue;
+    let allowed = d.ctx.keys_for(d.op);
+    let tried = d
+        .ctx
+        .fixtures
+        .deactivate(field, f, &allowed, |k| async move {
+            let (x, o) = match null_beside(d, &k, field.name(), &f.id).await {
+                Some(answer) => answer,
+                None => d.send_as(&k, json!({ field.name(): f.id }), expect).await,
+            };
+            (x.status(), (x, o))
+        })
+        .await;
+    match tried {
+        Tried::Sent(k, (x, o)) => Some((k, x, o)),
+        Tried::NoKey(why) => {
+            d.ctx.rec.skip(id, &d.label, format!("{what}: {why}"));
+            None
         }
-        if x.status() == Some(200) {
-            d.ctx.fixtures.owner_found(f, &k);
+        Tried::NotOwned(why) => {
+            d.ctx.rec.not_judged(id, &d.label, why);
+            None
         }
-        return Some((k, x, o));
     }
-    d.ctx.rec.not_judged(
-        id,
-        &d.label,
-        format!(
-            "setup: no key given owns the fixture {field} {id_}: {} answered 404. Bind it to the \
-             key of the workspace that owns it: {flag} PLAN={id_} (or \"PLAN={id_}\" in the \
-             profile's [fixtures])",
-            tried.join(", "),
-            id_ = f.id
-        ),
-    );
-    None
 }
 
 /// Deactivate a fixture partnerId; its links before and after; then a repeat.
@@ -495,7 +466,7 @@ async fn by_partner_id(d: &Deactivator<'_>, fixture: Option<Fixture>) -> Option<
         _ => None,
     };
     let what = format!("deactivating partnerId {pid}");
-    let (key, x, o) = deactivate_fixture(d, "partnerId", fixture, &what).await?;
+    let (key, x, o) = deactivate_fixture(d, Field::PartnerId, fixture, &what).await?;
     judge_deactivation(d, &x, o, &what, Some(pid))?;
     if links {
         d.judge_links(&key, pid, before).await;
@@ -534,7 +505,7 @@ async fn by_tenant_id(d: &Deactivator<'_>, fixture: Option<Fixture>) {
         return;
     };
     let what = format!("deactivating tenantId {}", fixture.id);
-    let Some((key, x, o)) = deactivate_fixture(d, "tenantId", fixture, &what).await else {
+    let Some((key, x, o)) = deactivate_fixture(d, Field::TenantId, fixture, &what).await else {
         return;
     };
     let Some(pid) = judge_deactivation(d, &x, o, &what, None) else {

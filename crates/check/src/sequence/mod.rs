@@ -263,24 +263,35 @@ async fn setup(ctx: &Ctx) -> Option<(Setup<'_>, Pool)> {
     // first page (the list's first names, whatever the order of ties); else nothing.
     let tags = baseline(ctx, &s, s.tags, Step::Tags).await;
     (s.base_tags, s.tags_names_only) = match (s.tags, tags) {
-        (Some(op), Some(seen)) if play::whole_list(op, &seen) => (Some(seen), false),
-        (Some(op), Some(seen)) if play::sorted_by_name(op) => (Some(seen.names_only()), true),
+        (Some(_), Some((seen, true))) => (Some(seen), false),
+        (Some(op), Some((seen, _))) if play::sorted_by_name(op) => (Some(seen.names_only()), true),
         _ => (None, false),
     };
-    s.base_qr = baseline(ctx, &s, s.qr, Step::Qr).await;
+    s.base_qr = baseline(ctx, &s, s.qr, Step::Qr)
+        .await
+        .map(|(seen, _)| seen);
     Some((s, pool))
 }
 
-/// A read before any deactivation of the run's sequences, to compare later reads with.
-async fn baseline(ctx: &Ctx, s: &Setup<'_>, op: Option<&Operation>, step: Step) -> Option<Seen> {
+/// A read before any deactivation of the run's sequences, to compare later reads with, and
+/// whether it held every tag of the workspace (the service's list).
+async fn baseline(
+    ctx: &Ctx,
+    s: &Setup<'_>,
+    op: Option<&Operation>,
+    step: Step,
+) -> Option<(Seen, bool)> {
     let op = op?;
     let (x, _) = ctx
         .exchange(op, read_request(op, &s.home, step, None), Expect::Any)
         .await;
     let r = x.resp().filter(|r| r.status != 429)?;
     match step {
-        Step::Qr => Some(Seen::of_image(r)),
-        _ => Some(Seen::of_tags(r)),
+        Step::Qr => Some((Seen::of_image(r), false)),
+        _ => {
+            let whole = r.status == 200 && ctx.service.holds_all(ctx, op, &s.home, r).await;
+            Some((Seen::of_tags(r), whole))
+        }
     }
 }
 

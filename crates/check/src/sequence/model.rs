@@ -7,6 +7,7 @@ use linkcert_http::{REJECTIONS, clean_refusal};
 use std::collections::BTreeSet;
 
 use super::steps::{Form, form_name};
+use crate::fixtures::Field;
 use linkcert_registry::{Check, check_id};
 
 /// What an answer was, as far as the model needs.
@@ -300,10 +301,11 @@ impl Model {
                  deactivated by an earlier run?"
             ))];
         }
-        if a.status == 404 && self.side(side).presumed {
+        // A 404 to a fixture a both-ids 200 may have deactivated is a repeat's answer.
+        if a.status == 404 && self.side(side).presumed && !self.side(side).maybe {
             let (flag, id) = match side {
-                Side::Partner => ("--partner", self.partner.partner_id.clone()),
-                Side::Tenant => ("--tenant", self.tenant_id.clone()),
+                Side::Partner => (Field::PartnerId.flag(), self.partner.partner_id.clone()),
+                Side::Tenant => (Field::TenantId.flag(), self.tenant_id.clone()),
             };
             return vec![Judged::Halt(format!(
                 "{how}: 404 for a fixture given without a plan, sent with the key presumed to \

@@ -14,6 +14,7 @@ use crate::Ctx;
 use crate::conformance::Expect;
 use crate::fixtures::Presumed;
 use crate::probe::{Exchange, Req};
+use crate::service::on_largest_page;
 use linkcert_http::{Resp, error_code, is_envelope};
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
@@ -104,24 +105,10 @@ pub(super) fn read_request(
                 .param("partnerId")
                 .map_or("partnerId", |p| p.name.as_str());
             let req = req.query(filter, partner.unwrap_or_default());
-            largest_page(op, req)
+            on_largest_page(op, req)
         }
         Step::Tags => tags_query(op, req),
         _ => req,
-    }
-}
-
-/// The largest page the spec allows (its page-size parameter's maximum), and that size.
-fn page_size(op: &Operation) -> Option<(&str, u64)> {
-    let p = op.param_with_role("page-size")?;
-    let max = p.bound("maximum").filter(|m| *m >= 1.0)?;
-    Some((p.name.as_str(), max as u64))
-}
-
-fn largest_page(op: &Operation, req: Req) -> Req {
-    match page_size(op) {
-        Some((name, max)) => req.query(name, max.to_string()),
-        None => req,
     }
 }
 
@@ -144,7 +131,7 @@ fn tags_query(op: &Operation, mut req: Req) -> Req {
     {
         req = req.query(&name, value);
     }
-    largest_page(op, req)
+    on_largest_page(op, req)
 }
 
 /// Whether the tags are read sorted by name (the spec's sort parameters found): then the names
@@ -154,15 +141,6 @@ pub(super) fn sorted_by_name(op: &Operation) -> bool {
         .and_then(|p| p.enum_values())
         .is_some_and(|v| v.iter().any(|v| v.eq_ignore_ascii_case("name")))
         && op.param_with_role("sort-order").is_some()
-}
-
-/// Whether a read of the tags held the whole list: fewer tags than the largest page it asked
-/// for (with no page size known, whether it did is not known).
-pub(super) fn whole_list(op: &Operation, seen: &Seen) -> bool {
-    match (page_size(op), seen) {
-        (Some((_, max)), Seen::Tags(200, pairs)) => (pairs.len() as u64) < max,
-        _ => false,
-    }
 }
 
 fn answer(ctx: &Ctx, r: &Resp) -> Answer {

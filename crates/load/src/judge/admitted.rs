@@ -46,7 +46,7 @@ impl State {
         }
     }
     pub fn observe(&mut self, x: &Record) {
-        self.sends.observe(x.sent);
+        self.sends.observe(x.sent, x.recv);
         if let Some(p) = &mut self.persistent {
             p.observe(x.sent, x.recv, x.admitted());
         }
@@ -236,8 +236,8 @@ pub(super) struct SendBins {
     w: f64,
     first: Option<f64>,
     last: f64,
-    /// The window under way (from the first send), its sends, and whether every closed one
-    /// carried `n`.
+    /// The window under way (from the first send), the sends the target certainly had within
+    /// it (answered in it too), and whether every closed one carried `n`.
     at: usize,
     count: u64,
     full: bool,
@@ -255,7 +255,11 @@ impl SendBins {
             full: true,
         }
     }
-    pub fn observe(&mut self, t: f64) {
+    /// A request sent at `t` and answered (or failed) at `recv`. The target had it somewhere
+    /// between: it loads the window of its send only when answered within that window too. A
+    /// target (or a link) that held requests for a window or more may have seen them all at
+    /// once, and admitted few: slowness, not a stingy limiter, so such windows are not loaded.
+    pub fn observe(&mut self, t: f64, recv: f64) {
         let first = *self.first.get_or_insert(t);
         self.last = self.last.max(t);
         if self.w <= 0.0 {
@@ -268,7 +272,9 @@ impl SendBins {
             self.at = i;
             self.count = 0;
         }
-        self.count += 1;
+        if ((recv - first) / self.w) as usize == i {
+            self.count += 1;
+        }
     }
     /// Every whole window from the first send held at least `n` sends (none whole: false).
     pub fn finish(&self) -> bool {
@@ -280,14 +286,15 @@ impl SendBins {
     }
 }
 
-/// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends.
+/// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends
+/// answered within it (`(sent, recv)` pairs).
 #[cfg(test)]
-pub(super) fn overloaded_by_sends(sends: &[f64], n: u64, w: f64) -> bool {
+pub(super) fn overloaded_by_sends(sends: &[(f64, f64)], n: u64, w: f64) -> bool {
     let mut sorted = sends.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut bins = SendBins::new(n, w);
-    for t in sorted {
-        bins.observe(t);
+    for (t, recv) in sorted {
+        bins.observe(t, recv);
     }
     bins.finish()
 }

@@ -14,8 +14,10 @@
 //!   them), k the windows spanned by the real sends: a span of k windows touches at most
 //!   ceil(k)+1 fixed windows, so a fixed window straddled by a short burst is not failed;
 //!   more: not enforced. Fewer: under-served, judged
-//!   only where every whole window from the first send really carried N or more requests (a
-//!   client that sent too little can make a limiter look stingy). Other shapes: the upper
+//!   only where every whole window from the first send really carried N or more requests,
+//!   each answered within the window it was sent in (a client that sent too little, or a
+//!   target or link that held requests a window long and then saw them at once, can make a
+//!   limiter look stingy). Other shapes: the upper
 //!   bound only. Window by window (`windows.rs`), every key: at most N in each window of W at
 //!   some alignment, each admission anywhere between its send and its answer; at most N naming
 //!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); under

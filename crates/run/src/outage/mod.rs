@@ -50,6 +50,12 @@ pub const PROBE_BUDGET: Duration = Duration::from_secs(5);
 /// the plain request.
 pub const SUSPECT_AFTER: u64 = 2;
 
+/// An answer to a request sent this soon after the first failure of a streak may have come on
+/// a connection the target had not cut yet when it went away (a pool's, its bytes on their
+/// way): the target is asked on a fresh connection before the answer ends the streak. Later,
+/// a connection still answering says the target is there.
+pub const IN_FLIGHT: Duration = Duration::from_secs(2);
+
 #[derive(Default)]
 struct State {
     /// Some HTTP answer came back at some point.
@@ -71,6 +77,9 @@ struct State {
     /// The plain request of that streak could not be made here: this machine is out of
     /// sockets, files or ports, and the streak's failures say nothing of the target.
     found_local: Option<u64>,
+    /// The plain request under way was asked for by an answer (`answered_to`): unless it
+    /// finds the target gone or broken, the answer ends the streak.
+    asked_by_answer: bool,
 }
 
 /// Shared by the probe (which feeds it), the recorder and the runner (which read it).
@@ -108,12 +117,11 @@ impl Watch {
     /// when it went away): the streak goes on, so what failed in it stays held for the
     /// outage to take, however the answers and failures of requests at once interleave.
     ///
-    /// Sent after it, the answer may still have come on a connection opened before the target
-    /// went away, whose bytes were on their way (a pool keeps connections the target has not
-    /// cut yet). So it does not end a streak of held failures by itself: true means "ask now"
-    /// (the caller asks on a fresh connection and reports `confirmed`, whose answer ends the
-    /// streak as the target's failures). While a plain request is under way, its finding
-    /// decides.
+    /// Sent within `IN_FLIGHT` after it, the answer may still have come on a connection
+    /// opened before the target went away. So it does not end a streak of held failures by
+    /// itself: true means "ask now" (the caller asks on a fresh connection and reports
+    /// `confirmed`, which ends the streak unless the target is gone or broken). While a plain
+    /// request is under way, its finding decides.
     #[must_use]
     pub fn answered_to(&self, sent: Instant) -> bool {
         let sent = sent.saturating_duration_since(self.started);
@@ -124,11 +132,13 @@ impl Watch {
             if s.first.as_ref().is_some_and(|f| sent < f.1) {
                 return false;
             }
-            if held && s.tripped.is_none() && s.broken.is_none() {
+            let in_flight = s.first.as_ref().is_some_and(|f| sent < f.1 + IN_FLIGHT);
+            if held && s.tripped.is_none() && s.broken.is_none() && (in_flight || s.confirming) {
                 if s.confirming {
                     return false;
                 }
                 s.confirming = true;
+                s.asked_by_answer = true;
                 return true;
             }
             s.in_a_row = 0;
@@ -216,7 +226,11 @@ impl Watch {
         let detected = self.started.elapsed();
         self.with(|s| {
             s.confirming = false;
-            if matches!(found, Diagnosis::Answered) {
+            let by_answer = std::mem::take(&mut s.asked_by_answer);
+            // Asked for by an answer, and the target is neither gone nor broken: the answer
+            // stands, and the streak is over.
+            let stands = by_answer && found.gone_kind().is_none() && !found.broken();
+            if matches!(found, Diagnosis::Answered) || stands {
                 s.in_a_row = 0;
                 s.first = None;
                 s.found = None;

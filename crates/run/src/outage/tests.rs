@@ -78,6 +78,26 @@ fn an_answer_sent_before_the_streak_began_does_not_end_it() {
     assert!(w.outage().is_none());
 }
 
+/// An answer to a request sent well after the first failure came on a connection still open
+/// then: the target is there, and the streak ends without asking. One asked about ends it
+/// too when the plain request could not be made here (nothing more is known).
+#[test]
+fn a_late_answer_or_an_inconclusive_question_ends_the_streak() {
+    let w = Watch::new();
+    assert!(!w.answered());
+    assert!(!w.failed(&fail(FailureKind::Reset, "connection reset by peer")));
+    let late = Instant::now() + IN_FLIGHT + Duration::from_millis(500);
+    assert!(!w.answered_to(late), "not asked");
+    assert_eq!(w.open_streak(), None);
+    assert!(!w.failed(&fail(FailureKind::Reset, "connection reset by peer")));
+    assert!(w.answered(), "asked");
+    let emfile = fail(FailureKind::LocalLimit, "Too many open files (os error 24)");
+    w.confirmed(&Diagnosis::Other(emfile));
+    assert_eq!(w.open_streak(), None, "the answer stands");
+    assert!(!w.found_here());
+    assert!(w.outage().is_none() && w.broken().is_none());
+}
+
 /// The race a pool makes: a connection the target has not cut yet brings an answer after the
 /// first reset of an outage. The fresh connection is reset too: the streak was the outage, and
 /// its failure is not the target's.

@@ -286,19 +286,6 @@ impl SendBins {
     }
 }
 
-/// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends
-/// answered within it (`(sent, recv)` pairs).
-#[cfg(test)]
-pub(super) fn overloaded_by_sends(sends: &[(f64, f64)], n: u64, w: f64) -> bool {
-    let mut sorted = sends.to_vec();
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut bins = SendBins::new(n, w);
-    for (t, recv) in sorted {
-        bins.observe(t, recv);
-    }
-    bins.finish()
-}
-
 /// load.admitted and load.rolling-window, for every key.
 pub(super) struct Admitted;
 
@@ -321,5 +308,52 @@ impl KeyRule for State {
         // under-service is judged even where the generator fell behind its schedule.
         counted.sent_overload &= view.overloaded;
         judge(j, view, view.bounds, &counted, !notes.reset_failed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SendBins;
+
+    /// Every whole window of `w` seconds, counted from the first send, holds at least `n` sends
+    /// answered within it (`(sent, recv)` pairs).
+    fn overloaded_by_sends(sends: &[(f64, f64)], n: u64, w: f64) -> bool {
+        let mut sorted = sends.to_vec();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut bins = SendBins::new(n, w);
+        for (t, recv) in sorted {
+            bins.observe(t, recv);
+        }
+        bins.finish()
+    }
+
+    #[test]
+    fn overload_is_read_from_the_real_send_times() {
+        // Answered 1 ms after the send.
+        let now = |ts: &[f64]| ts.iter().map(|t| (*t, t + 0.001)).collect::<Vec<_>>();
+        // 10 per window of 1 s for 3 windows: overloaded at N = 10, not at N = 11.
+        let even: Vec<f64> = (0..30).map(|i| f64::from(i) * 0.1).collect();
+        assert!(overloaded_by_sends(&now(&even), 10, 1.0));
+        assert!(!overloaded_by_sends(&now(&even), 11, 1.0));
+        // A generator that stalled through the second window: not overloaded there.
+        let stalled: Vec<f64> = (0..30)
+            .map(|i| f64::from(i) * 0.1)
+            .filter(|t| !(1.0..2.0).contains(t))
+            .chain([2.95])
+            .collect();
+        assert!(!overloaded_by_sends(&now(&stalled), 10, 1.0));
+        // Late but dense: sends that all came late still overload every window.
+        let late: Vec<f64> = even.iter().map(|t| t + 0.5).collect();
+        assert!(overloaded_by_sends(&now(&late), 10, 1.0));
+        assert!(!overloaded_by_sends(&[], 1, 1.0));
+        assert!(!overloaded_by_sends(&now(&[0.0, 0.5]), 1, 1.0));
+        // Sent on time, but the second window's answers all came a window later (a target or a
+        // link that held them): the target may have seen them at once, so that window is not
+        // known to be loaded, and a few admissions there say nothing of its limiter.
+        let held: Vec<(f64, f64)> = even
+            .iter()
+            .map(|t| (*t, if (1.0..2.0).contains(t) { t + 1.0 } else { t + 0.001 }))
+            .collect();
+        assert!(!overloaded_by_sends(&held, 10, 1.0));
     }
 }

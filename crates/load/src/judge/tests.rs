@@ -1,6 +1,5 @@
 //! The judge on synthetic runs: what a real limiter of each kind would have answered.
 
-use super::admitted::overloaded_by_sends;
 use crate::scenario::{Resolved, Scenario};
 use crate::schedule::Slot;
 use linkcert_http::{Failure, FailureKind};
@@ -90,36 +89,6 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
     // Twice the limit in a rolling window is fixed-window semantics: reported, not failed;
     // with no 429 there is nothing to retry.
     assert!(failed.is_empty(), "{failed:?}");
-}
-
-#[test]
-fn overload_is_read_from_the_real_send_times() {
-    // Answered 1 ms after the send.
-    let now = |ts: &[f64]| ts.iter().map(|t| (*t, t + 0.001)).collect::<Vec<_>>();
-    // 10 per window of 1 s for 3 windows: overloaded at N = 10, not at N = 11.
-    let even: Vec<f64> = (0..30).map(|i| f64::from(i) * 0.1).collect();
-    assert!(overloaded_by_sends(&now(&even), 10, 1.0));
-    assert!(!overloaded_by_sends(&now(&even), 11, 1.0));
-    // A generator that stalled through the second window: not overloaded there.
-    let stalled: Vec<f64> = (0..30)
-        .map(|i| f64::from(i) * 0.1)
-        .filter(|t| !(1.0..2.0).contains(t))
-        .chain([2.95])
-        .collect();
-    assert!(!overloaded_by_sends(&now(&stalled), 10, 1.0));
-    // Late but dense: sends that all came late still overload every window.
-    let late: Vec<f64> = even.iter().map(|t| t + 0.5).collect();
-    assert!(overloaded_by_sends(&now(&late), 10, 1.0));
-    assert!(!overloaded_by_sends(&[], 1, 1.0));
-    assert!(!overloaded_by_sends(&now(&[0.0, 0.5]), 1, 1.0));
-    // Sent on time, but the second window's answers all came a window later (a target or a
-    // link that held them): the target may have seen them at once, so that window is not
-    // known to be loaded, and a few admissions there say nothing of its limiter.
-    let held: Vec<(f64, f64)> = even
-        .iter()
-        .map(|t| (*t, if (1.0..2.0).contains(t) { t + 1.0 } else { t + 0.001 }))
-        .collect();
-    assert!(!overloaded_by_sends(&held, 10, 1.0));
 }
 
 /// A record of key 0 due at `due`, sent on time, answered 1 ms later with `status`.

@@ -49,6 +49,15 @@ fn a_streak_after_answers_is_suspected_and_confirmed_or_cleared() {
     assert_eq!(o.failures_in_a_row, 3);
     assert!(w.gone());
     assert_eq!(w.broken(), None);
+    // A later plain request (one under way when the outage tripped) changes nothing of it.
+    w.confirmed(&Diagnosis::Reset("Connection reset by peer".into()));
+    let again = w.outage().unwrap().1;
+    assert_eq!(
+        again.kind,
+        TransportKind::Refused,
+        "the outage as first confirmed"
+    );
+    assert_eq!(again.detected_secs, o.detected_secs);
 }
 
 #[test]
@@ -156,6 +165,11 @@ fn a_target_that_trickles_or_never_answered_is_broken_not_gone() {
         secs: 5.0,
     });
     assert!(w.outage().is_none());
+    assert!(
+        w.gone(),
+        "a trickling target is broken: nothing more is sent"
+    );
+    assert!(w.broken().unwrap().contains("trickled"), "{:?}", w.broken());
     let words = w.found().unwrap();
     assert!(
         words.contains("trickled: 5 bytes in 5 s (about 1 byte a second)"),

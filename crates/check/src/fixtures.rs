@@ -422,6 +422,76 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_is_claimed_whole_or_not_at_all() {
+        let l = Ledger::new(
+            &target(&["p1", "p2", "p3", "p4"], &["t1", "t2", "t3"]),
+            |_| true,
+        );
+        assert!(l.claim(Field::PartnerId, "partners").is_some());
+        assert!(l.claim(Field::TenantId, "partners").is_some());
+        let (p, t) = l.claim_pair("partners").expect("the both-ids pair");
+        assert_eq!((p.id.as_str(), t.id.as_str()), ("p4", "t3"));
+        assert_eq!(l.claim_pair("partners"), None, "used up");
+        // Only a partner left in the share: no pair, and the partner stays claimable.
+        let l = Ledger::new(&target(&["p1"], &[]), |t| t == Turn::PartnersById);
+        assert_eq!(l.claim_pair("partners"), None);
+        assert_eq!(l.claim(Field::PartnerId, "partners").unwrap().id, "p1");
+    }
+
+    /// What `Ledger::deactivate` sends with each key, answered by `statuses` (key to status).
+    fn deactivate(
+        l: &Ledger,
+        f: &Fixture,
+        allowed: &[&PlanKey],
+        statuses: &[(&str, u16)],
+    ) -> (Tried<String>, Vec<String>) {
+        let sent = Mutex::new(Vec::new());
+        let tried = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(l.deactivate(Field::TenantId, f, allowed, |k| {
+                sent.lock().unwrap().push(k.key.clone());
+                let status = statuses.iter().find(|(key, _)| *key == k.key).map(|s| s.1);
+                async move { (status, k.key.clone()) }
+            }));
+        (tried, sent.into_inner().unwrap())
+    }
+
+    #[test]
+    fn a_deactivation_goes_to_the_first_key_not_answering_404_and_remembers_it() {
+        let l = Ledger::new(&target(&[], &[]), |_| true);
+        let (adv, ent) = (key("advanced", "A"), key("enterprise", "E"));
+        let allowed = [&ent, &adv];
+        let bare = Fixture::parse("t1", &[]);
+        let (tried, sent) = deactivate(&l, &bare, &allowed, &[("E", 404), ("A", 200)]);
+        assert!(matches!(tried, Tried::Sent(k, _) if k == adv));
+        assert_eq!(sent, ["E", "A"]);
+        // The next bare fixture goes to the key found first.
+        let (_, sent) = deactivate(&l, &Fixture::parse("t2", &[]), &allowed, &[("A", 200)]);
+        assert_eq!(sent, ["A"]);
+        // Every key 404: not owned, and the message says how to bind it.
+        let (tried, _) = deactivate(&l, &bare, &allowed, &[("E", 404), ("A", 404)]);
+        let Tried::NotOwned(why) = tried else {
+            panic!("not owned")
+        };
+        assert!(
+            why.contains("the advanced key, the enterprise key answered 404"),
+            "{why}"
+        );
+        assert!(why.contains("owns the fixture tenantId t1"), "{why}");
+        assert!(why.contains("--tenant PLAN=t1"), "{why}");
+        // Bound: its plan's key only, and a 404 is its answer to judge.
+        let bound = Fixture::bound("t3", "enterprise");
+        let (tried, sent) = deactivate(&l, &bound, &allowed, &[("E", 404)]);
+        assert!(matches!(tried, Tried::Sent(k, _) if k == ent));
+        assert_eq!(sent, ["E"]);
+        // Bound to a plan no key given may deactivate with.
+        let (tried, sent) = deactivate(&l, &Fixture::bound("t4", "free"), &allowed, &[]);
+        assert!(matches!(tried, Tried::NoKey(why) if why.contains("--key free=")));
+        assert!(sent.is_empty());
+    }
+
+    #[test]
     fn a_bare_fixture_is_tried_first_with_the_owner_found_and_a_bound_one_only_with_its_plan() {
         let l = Ledger::new(&target(&[], &[]), |_| true);
         let (adv, ent) = (key("advanced", "A"), key("enterprise", "E"));

@@ -432,10 +432,13 @@ mod tests {
         let (p, t) = l.claim_pair("partners").expect("the both-ids pair");
         assert_eq!((p.id.as_str(), t.id.as_str()), ("p4", "t3"));
         assert_eq!(l.claim_pair("partners"), None, "used up");
-        // Only a partner left in the share: no pair, and the partner stays claimable.
-        let l = Ledger::new(&target(&["p1"], &[]), |t| t == Turn::PartnersById);
+        // Only a partner left in the share (another family's tenant is not its): no pair, and
+        // the partner stays claimable.
+        let l = Ledger::new(&target(&["p1", "p2", "p3"], &["t1", "t2"]), |_| true);
+        assert_eq!(l.claim(Field::TenantId, "partners").unwrap().id, "t1");
         assert_eq!(l.claim_pair("partners"), None);
         assert_eq!(l.claim(Field::PartnerId, "partners").unwrap().id, "p1");
+        assert_eq!(ids(&l, Field::TenantId, "sequence"), ["t2"]);
     }
 
     /// What `Ledger::deactivate` sends with each key, answered by `statuses` (key to status).

@@ -190,11 +190,6 @@ impl Ledger {
         f(&mut self.books.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// What the run was given.
-    pub fn given(&self) -> Count {
-        self.given
-    }
-
     /// The next fixture of `field` in `family`'s share, now used; None when none is left.
     pub fn claim(&self, field: Field, family: &str) -> Option<Fixture> {
         self.with(|b| {
@@ -354,9 +349,10 @@ impl Ledger {
 }
 
 /// Whether a fixture's owner was bound or presumed (`Ledger::owner`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Presumed {
     /// Bound to a plan: a 404 from its key is the target's.
+    #[default]
     No,
     /// Bare: a 404 may mean another workspace owns it.
     Yes,
@@ -412,7 +408,7 @@ mod tests {
         assert_eq!(ids(&l, Field::TenantId, "sequence"), ["t2"]);
         assert!(l.claim(Field::PartnerId, "partners").is_some());
         assert_eq!(l.claim_pair("partners"), None);
-        assert_eq!(l.given(), Count::new(5, 2));
+        assert_eq!(l.given, Count::new(5, 2));
         // A family not selected takes none.
         let l = Ledger::new(&target(&["p1", "p2"], &["t1"]), |t| {
             t.family() == "sequence"

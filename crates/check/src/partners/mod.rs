@@ -20,6 +20,7 @@ use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
 use crate::fixtures::{self, Field, Tried};
 use crate::recorder::Why;
+use crate::service::{largest_page, on_largest_page};
 use linkcert_http::{error_code, is_envelope};
 use linkcert_run::target::{Fixture, PlanKey};
 use linkcert_spec::Operation;
@@ -83,16 +84,13 @@ impl Deactivator<'_> {
             .param("partnerId")
             .map_or("partnerId".to_string(), |p| p.name.clone());
         let page = op.param_with_role("page").map(|p| p.name.clone());
-        let size = op.param_with_role("page-size");
-        let size_max = size.and_then(|p| p.bound("maximum")).map(|m| m as u64);
+        let size_max = largest_page(op).map(|(_, max)| max);
         let mut found = Vec::new();
         for n in 1..=MAX_LINK_PAGES {
-            let mut req = Req::new(op.method.clone(), &op.path)
+            let req = Req::new(op.method.clone(), &op.path)
                 .key(key)
                 .query(&filter, partner_id);
-            if let (Some(s), Some(max)) = (size, size_max) {
-                req = req.query(&s.name, max.to_string());
-            }
+            let mut req = on_largest_page(op, req);
             if let Some(p) = &page {
                 req = req.query(p, n.to_string());
             }

@@ -61,6 +61,7 @@ struct Setup<'a> {
 }
 
 /// The fixtures one play uses, the keys that own them, and whether each owner is presumed.
+#[derive(Default)]
 struct Cast {
     partner: Option<Fixture>,
     partner_owner: Option<PlanKey>,
@@ -68,19 +69,6 @@ struct Cast {
     tenant: Option<Fixture>,
     tenant_owner: Option<PlanKey>,
     tenant_presumed: Presumed,
-}
-
-impl Default for Cast {
-    fn default() -> Self {
-        Cast {
-            partner: None,
-            partner_owner: None,
-            partner_presumed: Presumed::No,
-            tenant: None,
-            tenant_owner: None,
-            tenant_presumed: Presumed::No,
-        }
-    }
 }
 
 /// A fixture, its owner's key, and whether that owner is presumed.

@@ -40,13 +40,23 @@ impl History {
 
     /// What any legal limiter may give back to the key between `a`'s request and `b`'s answer.
     fn refill(&self, a: &Said, b: &Said) -> f64 {
-        let n = self.n as f64;
-        let rate = n * (b.recv - a.sent).max(0.0) / self.w + 1.0;
+        let span = (b.recv - a.sent).max(0.0);
+        let rate = self.n as f64 * span / self.w + 1.0;
         // The target's own Reset: answers naming one Reset lie in one window. Never the
         // client's clock against the target's Reset: the two clocks may differ by seconds.
         let no_boundary = self.w >= 2.0 && a.reset.is_some_and(|r| b.reset == Some(r));
-        let fixed = if no_boundary { 0.0 } else { n };
+        let fixed = if no_boundary {
+            0.0
+        } else {
+            self.per_window(span)
+        };
         rate.max(fixed).max(self.aged_out(a.sent, b.recv))
+    }
+
+    /// N for every window a span of `span` seconds touches: what a fixed window gives back
+    /// at its boundaries, and what a sliding log may (it admits at most N in any window).
+    fn per_window(&self, span: f64) -> f64 {
+        self.n as f64 * (span / self.w).ceil()
     }
 
     /// A sliding log's refill between `from` and `to`: the key's requests one window earlier,

@@ -10,9 +10,10 @@
 //! - a token bucket or sliding counter: N per W of elapsed time, plus one for rounding;
 //! - a sliding log: the key's own admissions that age out meanwhile (one window earlier), plus
 //!   what the key may have used before its history starts (its first answer's Remaining says);
-//! - a fixed window: N at a boundary, unless the target's own Reset says no boundary passed
-//!   (both answers name one Reset; never the client's clock against the target's Reset,
-//!   since the two clocks may differ by seconds).
+//! - a fixed window or a sliding log: N for every window the span touches (a fixed window
+//!   gives N back at each boundary; a log admits at most N in any window), unless the
+//!   target's own Reset says no boundary passed (both answers name one Reset; never the
+//!   client's clock against the target's Reset, since the two clocks may differ by seconds).
 //!
 //! Times are the client's (send, answer); the target decided each request somewhere between,
 //! so every count below is taken the way that favours the target. Three findings:

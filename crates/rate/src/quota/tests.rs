@@ -7,9 +7,16 @@ const N: u64 = 60;
 const W: f64 = 6.0;
 const T0: f64 = 1_700_000_000.0;
 
-/// A limiter of N per W, deciding at the instant given.
+/// A limiter of `n` per `w` (N per W unless `per` says), deciding at the instant given.
 #[derive(Clone)]
-enum Limiter {
+struct Limiter {
+    n: u64,
+    w: f64,
+    kind: Kind,
+}
+
+#[derive(Clone)]
+enum Kind {
     /// Windows aligned to multiples of W since the epoch; Reset is the window's end.
     Fixed { window: i64, used: u64 },
     /// Admissions within the last W; Reset is when the oldest ages out.
@@ -20,48 +27,63 @@ enum Limiter {
 
 impl Limiter {
     fn fixed() -> Limiter {
-        Limiter::Fixed { window: 0, used: 0 }
+        Limiter::of(Kind::Fixed { window: 0, used: 0 })
     }
     fn log() -> Limiter {
-        Limiter::Log(VecDeque::new())
+        Limiter::of(Kind::Log(VecDeque::new()))
     }
     fn bucket() -> Limiter {
-        Limiter::Bucket {
+        Limiter::of(Kind::Bucket {
             tokens: N as f64,
             at: 0.0,
-        }
+        })
+    }
+    fn of(kind: Kind) -> Limiter {
+        Limiter { n: N, w: W, kind }
+    }
+    /// The same kind of limiter, `n` per `w`, fresh.
+    fn per(self, n: u64, w: f64) -> Limiter {
+        let kind = match self.kind {
+            Kind::Bucket { .. } => Kind::Bucket {
+                tokens: n as f64,
+                at: 0.0,
+            },
+            k => k,
+        };
+        Limiter { n, w, kind }
     }
     /// (admitted, Remaining, Reset) at instant `t`.
     fn decide(&mut self, t: f64) -> (bool, u64, u64) {
-        match self {
-            Limiter::Fixed { window, used } => {
-                let k = (t / W).floor() as i64;
+        let (n, w) = (self.n, self.w);
+        match &mut self.kind {
+            Kind::Fixed { window, used } => {
+                let k = (t / w).floor() as i64;
                 if k != *window {
                     (*window, *used) = (k, 0);
                 }
-                let ok = *used < N;
+                let ok = *used < n;
                 *used += u64::from(ok);
-                (ok, N - *used, ((k + 1) as f64 * W).ceil() as u64)
+                (ok, n - *used, ((k + 1) as f64 * w).ceil() as u64)
             }
-            Limiter::Log(log) => {
-                while log.front().is_some_and(|x| t - x >= W) {
+            Kind::Log(log) => {
+                while log.front().is_some_and(|x| t - x >= w) {
                     log.pop_front();
                 }
-                let ok = (log.len() as u64) < N;
+                let ok = (log.len() as u64) < n;
                 if ok {
                     log.push_back(t);
                 }
                 let oldest = log.front().copied().unwrap_or(t);
-                (ok, N - log.len() as u64, (oldest + W).ceil() as u64)
+                (ok, n - log.len() as u64, (oldest + w).ceil() as u64)
             }
-            Limiter::Bucket { tokens, at } => {
-                *tokens = (*tokens + (t - *at) * N as f64 / W).min(N as f64);
+            Kind::Bucket { tokens, at } => {
+                *tokens = (*tokens + (t - *at) * n as f64 / w).min(n as f64);
                 *at = t;
                 let ok = *tokens >= 1.0;
                 if ok {
                     *tokens -= 1.0;
                 }
-                let full = t + (N as f64 - *tokens) * W / N as f64;
+                let full = t + (n as f64 - *tokens) * w / n as f64;
                 (ok, tokens.floor() as u64, full.ceil() as u64)
             }
         }
@@ -315,4 +337,38 @@ fn hostile_headers_neither_panic_nor_fail_what_they_cannot_show() {
     }
     let _ = History::judge_all(N, W, &h);
     let _ = History::judge_all(0, 0.0, &h);
+}
+
+#[test]
+fn every_legal_limiter_of_a_sub_second_window_passes_over_spans_of_several_windows() {
+    // The analytics limits scaled down (8 per 0.1 s): Reset, in whole seconds, cannot rule
+    // out a boundary, and one answer is judged against another several windows earlier
+    // (a quiet chain), past what the history keeps. Sends one at a time, with pauses and
+    // round trips of every length a load run sees.
+    let (n, w) = (8, 0.1);
+    let mut seed = 0x2545_f491_u64;
+    let mut next = move |below: f64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 * below
+    };
+    for l in limiters() {
+        for round in 0..40 {
+            let mut t = T0 + next(w);
+            let mut sends = Vec::new();
+            for _ in 0..300 {
+                let lat = 0.001 + next(0.02);
+                sends.push((t, lat));
+                t += lat
+                    + if next(1.0) < 0.1 {
+                        next(3.0 * w)
+                    } else {
+                        next(0.002)
+                    };
+            }
+            let h = run(&mut l.clone().per(n, w), &sends);
+            let j = History::judge_all(n, w, &h);
+            assert_eq!(j.faults, 0, "round {round}: {:?}", j.first);
+            assert!(j.judged > 200, "{}", j.judged);
+        }
+    }
 }

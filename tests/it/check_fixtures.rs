@@ -114,9 +114,8 @@ fn bare_fixtures_as_many_as_the_book_says_run_every_family_in_front_of_both() {
                 }
                 // Which id wins when both are given was tried, with a pair of its own.
                 assert!(
-                    checks
-                        .iter()
-                        .any(|c| c.0 == "partners.choices" && c.2.contains("both ids given: the")),
+                    checks.iter().any(|c| c.0 == "partners.choices"
+                        && c.2.contains("both ids of two active partners: the")),
                     "{ctx}"
                 );
             });
@@ -144,7 +143,9 @@ fn with_fewer_bare_fixtures_the_report_names_the_flags_to_add() {
         .find(|c| c.0 == "partners.choices")
         .expect("partners.choices");
     assert!(
-        choices.2.contains("both ids given: not tried"),
+        choices
+            .2
+            .contains("both ids of two active partners: not tried"),
         "{choices:?}"
     );
     assert!(

@@ -413,12 +413,12 @@ async fn each_implementation_s_repeat_choice_is_observed_not_failed() {
     for (imp, repeat, both) in [
         (
             Impl::Reference,
-            "a repeat deactivation: 200 naming the partner again",
+            "a repeat deactivation by partnerId: 200 naming the partner again",
             "the partnerId wins",
         ),
         (
             Impl::Variant,
-            "a repeat deactivation: 422 in the error envelope",
+            "a repeat deactivation by partnerId: 422 in the error envelope",
             "the tenantId wins",
         ),
     ] {

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use linkcert_run::target::{Fixture, PlanKey, Target};
 
 /// Which body field names a fixture, and so which list it comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Field {
     PartnerId,
     TenantId,

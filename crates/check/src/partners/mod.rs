@@ -20,7 +20,7 @@ use super::conformance::{Expect, Outcome};
 use super::probe::{Exchange, Req};
 use crate::fixtures::{self, Field, Tried};
 use crate::recorder::Why;
-use crate::service::{largest_page, on_largest_page};
+use crate::service::{Choice, Question, largest_page, on_largest_page};
 use linkcert_http::{error_code, is_envelope};
 use linkcert_run::target::{Fixture, PlanKey};
 use linkcert_spec::Operation;
@@ -211,6 +211,12 @@ fn answered_id(x: &Exchange) -> Option<String> {
         .get("partnerId")?
         .as_str()
         .map(str::to_string)
+}
+
+/// A refusal of a deactivation whose answer the spec leaves to the target (`Choice::refusal`).
+fn refusal(x: &Exchange) -> Option<Choice> {
+    x.resp()
+        .and_then(|r| Choice::refusal(r.status, is_envelope(r)))
 }
 
 fn status_text(x: &Exchange) -> String {
@@ -476,11 +482,13 @@ async fn by_partner_id(d: &Deactivator<'_>, fixture: Option<Fixture>) -> Option<
         if matches!(o, Outcome::Throttled | Outcome::Transport) {
             return Some(key);
         }
+        let q = Question::Repeat(Some(Field::PartnerId));
         let note = match (o, answered_id(&x)) {
-            (Outcome::Accepted, Some(g)) if g == *pid => {
-                "a repeat deactivation: 200 with the same partnerId (idempotent)".to_string()
-            }
-            _ => format!("a repeat deactivation: {}", status_text(&x)),
+            (Outcome::Accepted, Some(g)) if g == *pid => ctx.service.chose(q, Choice::Again).what,
+            _ => match refusal(&x) {
+                Some(c) => ctx.service.chose(q, c).what,
+                None => format!("{}: {}", q.describe(), status_text(&x)),
+            },
         };
         ctx.rec
             .observe(check_id!("partners.choices"), &d.label, note, Some(&x));
@@ -523,7 +531,8 @@ async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
             check_id!("partners.choices"),
             &d.label,
             format!(
-                "both ids given: not tried: {}",
+                "{}: not tried: {}",
+                Question::BothIds.describe(),
                 ctx.fixtures.shortage(FAMILY, fixtures::PARTNERS)
             ),
             None,
@@ -543,17 +552,21 @@ async fn both_ids(d: &Deactivator<'_>, owner: Option<PlanKey>) {
             Expect::Any,
         )
         .await;
+    let q = Question::BothIds;
     let note = match (o, answered_id(&x)) {
         (Outcome::Throttled | Outcome::Transport, _) => return,
         (Outcome::Accepted, Some(g)) if g == *pid => {
-            "both ids given: the partnerId wins".to_string()
+            ctx.service.chose(q, Choice::Wins(Field::PartnerId)).what
         }
-        (Outcome::Accepted, Some(g)) => {
-            format!(
-                "both ids given: the answer names {g}, not the partnerId given (the tenantId wins?)"
-            )
-        }
-        _ => format!("both ids given: {}", status_text(&x)),
+        // Which partner the tenantId names is not known here: not taken for the choice.
+        (Outcome::Accepted, Some(g)) => format!(
+            "{}: the answer names {g}, not the partnerId given (the tenantId wins?)",
+            q.describe()
+        ),
+        _ => match refusal(&x) {
+            Some(c) => ctx.service.chose(q, c).what,
+            None => format!("{}: {}", q.describe(), status_text(&x)),
+        },
     };
     ctx.rec
         .observe(check_id!("partners.choices"), &d.label, note, Some(&x));

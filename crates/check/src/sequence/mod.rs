@@ -291,6 +291,13 @@ fn record(ctx: &Ctx, s: &Setup<'_>, played: &Played) {
         match j {
             Judged::Pass(id) => ctx.rec.pass(*id, &s.label),
             Judged::Observe(id, what) => ctx.rec.observe(*id, &s.label, what, exchange(*i)),
+            Judged::Chose(q, c) => {
+                let chosen = ctx.service.chose(*q, *c);
+                if chosen.new {
+                    let id = check_id!("sequence.choices");
+                    ctx.rec.observe(id, &s.label, chosen.what, exchange(*i));
+                }
+            }
             _ => {}
         }
     }

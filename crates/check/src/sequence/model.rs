@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use super::steps::{Form, form_name};
 use crate::fixtures::Field;
+use crate::service::{Choice, Question};
 use linkcert_registry::{Check, check_id};
 
 /// What an answer was, as far as the model needs.
@@ -30,7 +31,7 @@ impl Answer {
         clean_refusal(self.status, self.envelope, &REJECTIONS)
     }
     fn refusal(&self) -> bool {
-        (400..500).contains(&self.status) && self.status != 429 && self.envelope
+        Choice::refusal(self.status, self.envelope).is_some()
     }
     fn class(&self) -> String {
         match self.status {
@@ -51,6 +52,9 @@ pub(super) struct Failure {
 pub(super) enum Judged {
     Pass(Check),
     Observe(Check, String),
+    /// The target's answer to a question the spec leaves to it (observed once per run, by
+    /// `crate::service::Service::chose`).
+    Chose(Question, Choice),
     Fail(Failure),
     /// Nothing more of the play can be judged (why).
     Halt(String),
@@ -62,28 +66,6 @@ fn fail(check: Check, expected: impl Into<String>, a: &Answer) -> Judged {
         expected: expected.into(),
         actual: a.got.clone(),
     })
-}
-
-/// How a repeat in one form was answered: 200 naming the partner again (idempotent), or
-/// refused (any 4xx in the error envelope: which one is the target's choice, and may differ
-/// by form).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Repeat {
-    Again,
-    /// Refused; the status of the answer it was first seen in.
-    Refused(u16),
-}
-
-impl Repeat {
-    fn describe(self) -> String {
-        match self {
-            Repeat::Again => "200 naming the partner again".into(),
-            Repeat::Refused(s) => format!("{s} in the error envelope"),
-        }
-    }
-    fn refused(self) -> bool {
-        matches!(self, Repeat::Refused(_))
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +97,7 @@ pub(super) struct Model {
     tenant: Fixture,
     /// How a repeat was last answered, per form (a target may answer a repeat by partnerId
     /// otherwise than one by tenantId).
-    repeats: Vec<(Form, Repeat)>,
+    repeats: Vec<(Form, Choice)>,
     /// Which id wins when both are given, once a 200 showed it.
     winner: Option<Side>,
     /// Answers to keys below the plan other than 403, already observed.
@@ -255,13 +237,10 @@ impl Model {
             };
             self.winner = Some(side);
             let which = match side {
-                Side::Partner => "the partnerId wins",
-                Side::Tenant => "the tenantId wins",
+                Side::Partner => Field::PartnerId,
+                Side::Tenant => Field::TenantId,
             };
-            let mut out = vec![Judged::Observe(
-                check_id!("sequence.choices"),
-                format!("both ids of two partners: {which}"),
-            )];
+            let mut out = vec![Judged::Chose(Question::BothIds, Choice::Wins(which))];
             out.extend(self.address(side, Form::Both, a));
             return out;
         }
@@ -280,10 +259,7 @@ impl Model {
         }
         // Refused: nothing changed. Which id it was about is not known while no 200 said.
         if !self.partner.deactivated && !self.tenant.deactivated {
-            vec![Judged::Observe(
-                check_id!("sequence.choices"),
-                format!("both ids of two active partners: {}", a.class()),
-            )]
+            vec![Judged::Chose(Question::BothIds, Choice::Refused(a.status))]
         } else {
             Vec::new()
         }
@@ -417,7 +393,7 @@ impl Model {
                 if own.is_none() {
                     self.side(side).partner_id = named.map(str::to_string);
                 }
-                Repeat::Again
+                Choice::Again
             }
             200 => {
                 return vec![fail(
@@ -440,7 +416,7 @@ impl Model {
                     a,
                 )];
             }
-            s if a.refusal() => Repeat::Refused(s),
+            s if a.refusal() => Choice::Refused(s),
             _ => {
                 return vec![fail(
                     id,
@@ -450,18 +426,17 @@ impl Model {
             }
         };
         let before = self.repeats.iter().position(|(f, _)| *f == form);
+        let question = Question::Repeat(match form {
+            Form::Partner | Form::Learned => Some(Field::PartnerId),
+            Form::Tenant => Some(Field::TenantId),
+            _ => None,
+        });
         match before.map(|i| self.repeats[i].1) {
             None => {
                 self.repeats.push((form, class));
-                vec![
-                    Judged::Pass(id),
-                    Judged::Observe(
-                        check_id!("sequence.choices"),
-                        format!("a repeat deactivation: {} ({how})", class.describe()),
-                    ),
-                ]
+                vec![Judged::Pass(id), Judged::Chose(question, class)]
             }
-            Some(c) if c.refused() && class == Repeat::Again => vec![fail(
+            Some(c) if c.refused() && class == Choice::Again => vec![fail(
                 id,
                 format!(
                     "{how}, a repeat: {} as the repeat before it in this form (a 200 now answers \
@@ -471,21 +446,11 @@ impl Model {
                 a,
             )],
             Some(c) if c.refused() == class.refused() => vec![Judged::Pass(id)],
-            Some(c) => {
+            Some(_) => {
                 if let Some(i) = before {
                     self.repeats[i].1 = class;
                 }
-                vec![
-                    Judged::Pass(id),
-                    Judged::Observe(
-                        check_id!("sequence.choices"),
-                        format!(
-                            "a repeat deactivation {how}: {} after {} before",
-                            class.describe(),
-                            c.describe()
-                        ),
-                    ),
-                ]
+                vec![Judged::Pass(id), Judged::Chose(question, class)]
             }
         }
     }

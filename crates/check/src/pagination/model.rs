@@ -63,6 +63,33 @@ impl Rule {
         }
     }
 
+    /// Of `rules`, those under which a search for `term` over the tags `named` (id, name)
+    /// selects exactly the ids `got`: what one complete answer shows of the target's rule.
+    fn consistent<'n>(
+        rules: &mut Vec<Rule>,
+        named: impl Iterator<Item = (&'n str, &'n str)> + Clone,
+        term: &str,
+        got: &HashSet<&str>,
+    ) {
+        rules.retain(|r| {
+            let want: HashSet<&str> = named
+                .clone()
+                .filter(|(_, n)| r.matches(n, term))
+                .map(|(i, _)| i)
+                .collect();
+            want == *got
+        });
+    }
+
+    /// The rules, said: "contains, as written or prefix, as written", or that none fits.
+    fn say(rules: &[Rule]) -> String {
+        if rules.is_empty() {
+            return "none of the rules the model knows".into();
+        }
+        let d: Vec<String> = rules.iter().map(|r| r.describe()).collect();
+        d.join(" or ")
+    }
+
     fn describe(self) -> String {
         let a = match self.0 {
             Anchor::Contains => "contains",
@@ -263,21 +290,13 @@ impl Model {
                 continue;
             }
             let got: HashSet<&str> = w.items.iter().filter_map(id_of).collect();
-            rules.retain(|r| {
-                let want: HashSet<&str> = self
-                    .named
-                    .iter()
-                    .filter(|(_, n)| r.matches(n, &term))
-                    .map(|(i, _)| i.as_str())
-                    .collect();
-                want == got
-            });
+            let named = self.named.iter().map(|(i, n)| (i.as_str(), n.as_str()));
+            Rule::consistent(&mut rules, named, &term, &got);
         }
         let note = if rules.is_empty() {
             "the search follows none of the rules the model knows: not predicted".to_string()
         } else {
-            let d: Vec<String> = rules.iter().map(|r| r.describe()).collect();
-            format!("the search, as learned: {}", d.join(" or "))
+            format!("the search, as learned: {}", Rule::say(&rules))
         };
         l.ctx
             .rec

@@ -1,6 +1,7 @@
 //! `pagination.search`: the search term narrows the list to names that match it; terms of
 //! every length, sampled (a prefix of a name from one character, a name with text after it up
-//! to thousands of characters), filter as the name does.
+//! to thousands of characters), filter as the name does. Which rule the target matches by is
+//! the model's to learn and observe (`model::Rule`), not judged here.
 
 use super::*;
 use linkcert_registry::check_id;
@@ -53,7 +54,6 @@ pub(super) async fn search(l: &Lister<'_>, baseline: &Walk) {
             }
         };
         s.judge(tag_id, name, &w, &mut ascii_filter);
-        observe_matching(l, name, &w);
     }
     if let (Some(name), Some(f)) = (ascii_name, &ascii_filter)
         && f.strangers.is_empty()
@@ -135,31 +135,6 @@ impl Searched<'_, '_> {
             l.ctx.rec.pass(id, &l.label);
         }
     }
-}
-
-/// How the target matches: recorded, not judged (the spec does not say).
-fn observe_matching(l: &Lister<'_>, name: &str, w: &Walk) {
-    let names: Vec<&str> = w
-        .items
-        .iter()
-        .filter_map(|v| v.get("name").and_then(Value::as_str))
-        .collect();
-    let note = if names.iter().all(|n| n.contains(name)) {
-        "every result contains the term as given"
-    } else if names
-        .iter()
-        .all(|n| n.to_lowercase().contains(&name.to_lowercase()))
-    {
-        "every result contains the term, ignoring case"
-    } else {
-        "some results do not contain the term (fuzzy or word matching?)"
-    };
-    l.ctx.rec.observe(
-        check_id!("pagination.choices"),
-        &l.label,
-        format!("search: {note}"),
-        None,
-    );
 }
 
 /// An empty term: accepted or rejected cleanly; what it means is the target's choice.

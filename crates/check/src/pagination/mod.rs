@@ -35,6 +35,7 @@ mod ids;
 mod model;
 mod relations;
 mod search;
+mod search_rule;
 mod sort;
 mod walk;
 

@@ -1,0 +1,422 @@
+//! `load` in front of small broken servers before each implementation: each defect fails the
+//! rule that owns it, and nothing else does.
+
+use super::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_limiting_fails_admitted() {
+    // A Free key rewritten to the Enterprise key: nothing is throttled.
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::before(|i| {
+                if let Some(v) = i.headers.get("authorization")
+                    && v.as_bytes() == b"Bearer lk_free_1"
+                {
+                    i.headers.insert(
+                        "authorization",
+                        http::HeaderValue::from_static("Bearer lk_enterprise_1"),
+                    );
+                }
+            }),
+        )
+        .await;
+        let r = run(
+            b.target(),
+            vec![free_overload()],
+            &format!("nolimit-{imp:?}"),
+        )
+        .await;
+        assert_fails(imp, &r, "free-overload", "load.admitted");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twice_the_limit_fails_admitted() {
+    // A Free key alternated between the two Free keys: 2N per window.
+    side_by_side(|imp| async move {
+        let flip = std::sync::atomic::AtomicU64::new(0);
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::before(move |i| {
+                if i.headers
+                    .get("authorization")
+                    .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_1")
+                    && !flip
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                        .is_multiple_of(2)
+                {
+                    i.headers.insert(
+                        "authorization",
+                        http::HeaderValue::from_static("Bearer lk_free_2"),
+                    );
+                }
+            }),
+        )
+        .await;
+        let r = run(b.target(), vec![free_overload()], &format!("twice-{imp:?}")).await;
+        assert_fails(imp, &r, "free-overload", "load.admitted");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_plan_at_the_free_rate_fails_under_served() {
+    // A Pro key's requests routed to a Free key.
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            4.0,
+            Defect::before(|i| {
+                if i.headers
+                    .get("authorization")
+                    .is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1")
+                {
+                    i.headers.insert(
+                        "authorization",
+                        http::HeaderValue::from_static("Bearer lk_free_1"),
+                    );
+                }
+            }),
+        )
+        .await;
+        // Pro at 1.1x for 1.5 windows of 4 s: 165 requests per second (a rate a debug build
+        // holds with room to spare on a busy machine), about 1000 in all. Under-service is
+        // judged from what was really sent, whether or not the schedule held.
+        let s = scenario(
+            "name='pro-small'\nplan='pro'\nrate=1.1\nwindows=1.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+        );
+        let r = run(b.target(), vec![s], &format!("freerate-{imp:?}")).await;
+        assert_fails(imp, &r, "pro-small", "load.admitted");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_shared_by_keys_fails_isolation() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::before(|i| {
+                if i.headers
+                    .get("authorization")
+                    .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2")
+                {
+                    i.headers.insert(
+                        "authorization",
+                        http::HeaderValue::from_static("Bearer lk_free_1"),
+                    );
+                }
+            }),
+        )
+        .await;
+        let s = Scenario::load("two-keys-isolation").expect("built-in");
+        let r = run(b.target(), vec![s], &format!("shared-{imp:?}")).await;
+        assert_fails(imp, &r, "two-keys-isolation", "load.isolation");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remaining_that_never_falls_fails_remaining() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                if a.headers.contains_key("x-ratelimit-remaining") {
+                    a.set_header("x-ratelimit-remaining", 42);
+                }
+            }),
+        )
+        .await;
+        let r = run(
+            b.target(),
+            vec![free_overload()],
+            &format!("remaining-{imp:?}"),
+        )
+        .await;
+        assert_fails(imp, &r, "free-overload", "load.remaining");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reset_in_milliseconds_fails_reset() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                if let Some(v) = a.header_u64("x-ratelimit-reset") {
+                    a.set_header("x-ratelimit-reset", v * 1000);
+                }
+            }),
+        )
+        .await;
+        let r = run(
+            b.target(),
+            vec![free_overload()],
+            &format!("resetms-{imp:?}"),
+        )
+        .await;
+        assert_fails(imp, &r, "free-overload", "load.reset");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_without_retry_after_fails_retry_after() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                a.headers.remove("retry-after");
+            }),
+        )
+        .await;
+        let r = run_until_throttled(|| b.target(), &format!("noretry-{imp:?}")).await;
+        assert_fails(imp, &r, "retry-after-honesty", "load.retry-after");
+        assert_fails(imp, &r, "retry-after-honesty", "load.retry-honesty");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_shorter_than_the_wait_fails_honesty() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                if let Some(v) = a.header_u64("retry-after") {
+                    a.set_header("retry-after", v / 2);
+                }
+            }),
+        )
+        .await;
+        let r = run_until_throttled(|| b.target(), &format!("shortretry-{imp:?}")).await;
+        assert_fails(imp, &r, "retry-after-honesty", "load.retry-honesty");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_target_fails_without_panicking() {
+    // Garbage headers, a non-envelope 429 body, and a 500 now and then.
+    side_by_side(|imp| async move {
+        let n = std::sync::atomic::AtomicU64::new(0);
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(move |_, a| {
+                a.set_header("x-ratelimit-reset", "soon");
+                a.set_header("retry-after", "-3");
+                if a.status == 429 {
+                    a.body = b"\xff\xfe not json".to_vec();
+                }
+                if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    .is_multiple_of(17)
+                {
+                    a.status = 500;
+                }
+            }),
+        )
+        .await;
+        let s = scenario(
+            "name='hostile'\nplan='free'\nrate=2\nwindows=1.2\n[[operations]]\noperation='getTags'",
+        );
+        // Bounded once the run has its turn: the wait for one is the suite's, not the run's.
+        let _turn = turns(1).await;
+        let r = tokio::time::timeout(
+            Duration::from_secs(30),
+            run_in(b.target(), vec![s], &format!("hostile-{imp:?}"), false, false),
+        )
+        .await
+        .expect("bounded in time");
+        for c in [
+            "load.reset",
+            "load.retry-after",
+            "load.envelope",
+            "load.answers",
+        ] {
+            assert_fails(imp, &r, "hostile", c);
+        }
+    })
+    .await;
+}
+
+/// The plan's limit for a Pro key: N = 600.
+const PRO: u64 = 600;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_admitted_at_another_plans_rate_fails_admitted() {
+    // A Pro key counted at the Business rate (1200) while it still says 600 in its headers.
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            4.0,
+            Defect {
+                before: Some(Box::new(|i| {
+                    if i.headers
+                        .get("authorization")
+                        .is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1")
+                    {
+                        i.headers.insert(
+                            "authorization",
+                            http::HeaderValue::from_static("Bearer lk_business_1"),
+                        );
+                    }
+                })),
+                after: Some(Box::new(|_, a| {
+                    if a.headers.contains_key("x-ratelimit-limit") {
+                        a.set_header("x-ratelimit-limit", PRO);
+                    }
+                })),
+                hold: None,
+            },
+        )
+        .await;
+        // 1.2x of Pro for 2.5 windows of 4 s: 180 requests per second, 1800 in all, every one
+        // admitted. The totals' bounds allow four windows' worth (2448): only counting window
+        // by window sees 720 in each (two whole windows: a busy machine's slow answers can
+        // blur one boundary, not both).
+        let s = scenario(
+            "name='pro-at-business'\nplan='pro'\nrate=1.2\nwindows=2.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+        );
+        let r = run(b.target(), vec![s], &format!("otherplan-{imp:?}")).await;
+        assert_fails(imp, &r, "pro-at-business", "load.admitted");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_few_more_than_the_limit_per_window_fails_admitted() {
+    // Each window (of the proxy's, from the first request) lets 5 requests past the limit of 60:
+    // the 61st to 65th request of lk_free_1 in it go to the other Free key, admitted there. (The
+    // judge's own tests show +3 found on synthetic limiters; here a busy machine's generator,
+    // late by tens of milliseconds, blurs the windows by a request or two.)
+    side_by_side(|imp| async move {
+        let cell = std::sync::Mutex::new((None::<std::time::Instant>, 0u64));
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect {
+                before: Some(Box::new(move |i| {
+                    if i.headers.get("authorization").map(|v| v.as_bytes())
+                        != Some(b"Bearer lk_free_1")
+                    {
+                        return;
+                    }
+                    let mut c = cell.lock().unwrap();
+                    let now = std::time::Instant::now();
+                    let start = *c.0.get_or_insert(now);
+                    if now.duration_since(start).as_secs_f64() >= WINDOW {
+                        *c = (Some(now), 0);
+                    }
+                    c.1 += 1;
+                    if (61..=65).contains(&c.1) {
+                        i.headers.insert(
+                            "authorization",
+                            http::HeaderValue::from_static("Bearer lk_free_2"),
+                        );
+                    }
+                })),
+                // What the other key says of its own quota is not this key's.
+                after: Some(Box::new(|i, a| {
+                    if i.headers
+                        .get("authorization")
+                        .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2")
+                    {
+                        a.set_header("x-ratelimit-remaining", 0);
+                    }
+                })),
+                hold: None,
+            },
+        )
+        .await;
+        let r = run(b.target(), vec![free_overload()], &format!("plus3-{imp:?}")).await;
+        assert_fails(imp, &r, "free-overload", "load.admitted");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_requests_using_up_quota_fail_admitted() {
+    // A limiter that counts rejected requests too, each as 0.4 of one, in a sliding log of the
+    // window: a client that keeps sending at 2x is admitted its 60 in the first window, then
+    // about 20 per window (20 + 0.4 x 100 = 60).
+    side_by_side(|imp| async move {
+        let log =
+            std::sync::Mutex::new(std::collections::VecDeque::<(std::time::Instant, f64)>::new());
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(move |i, a| {
+                if i.headers.get("authorization").map(|v| v.as_bytes())
+                    != Some(b"Bearer lk_free_1")
+                {
+                    return;
+                }
+                let mut l = log.lock().unwrap();
+                let now = std::time::Instant::now();
+                while l
+                    .front()
+                    .is_some_and(|e| now.duration_since(e.0).as_secs_f64() >= WINDOW)
+                {
+                    l.pop_front();
+                }
+                let used: f64 = l.iter().map(|e| e.1).sum();
+                if (200..300).contains(&a.status) && used <= 59.0 {
+                    l.push_back((now, 1.0));
+                    return;
+                }
+                l.push_back((now, 0.4));
+                if a.status != 429 {
+                    a.status = 429;
+                    a.body = br#"{"error":{"code":"rate_limit_exceeded","message":"rate limit exceeded"}}"#.to_vec();
+                    a.set_header("content-type", "application/json");
+                    a.set_header("x-ratelimit-remaining", 0);
+                    a.set_header("retry-after", 1);
+                }
+            }),
+        )
+        .await;
+        // 2x for 2.5 windows: about 60 + 20 + 10 admitted, above the totals' lower bound
+        // (about 81: it allows a whole window missing); only window by window is it seen.
+        let s = scenario(
+            "name='persistent'\nplan='free'\nrate=2\nwindows=2.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+        );
+        let r = run(b.target(), vec![s], &format!("persistent-{imp:?}")).await;
+        assert_fails(imp, &r, "persistent", "load.admitted");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_of_60_on_every_plan_fails_limit() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                if a.headers.contains_key("x-ratelimit-limit") {
+                    a.set_header("x-ratelimit-limit", 60);
+                }
+            }),
+        )
+        .await;
+        // Under the limit (0.3x for half a window): the headers are all there is to judge.
+        let s = scenario(
+            "name='pro-limit'\nplan='pro'\nrate=0.3\nwindows=0.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+        );
+        let r = run(b.target(), vec![s], &format!("limit60-{imp:?}")).await;
+        assert_fails(imp, &r, "pro-limit", "load.limit");
+    })
+    .await;
+}

@@ -3,7 +3,7 @@
 //! out a rate-limit window leaves the machine to another one's work instead of holding up the
 //! next binary. Run one module with `cargo test --test it check_qr::`.
 //!
-//! `tests/load.rs` stays a binary of its own: its runs take turns on the machine (`TURNS`
+//! `tests/load/` stays a binary of its own: its runs take turns on the machine (`TURNS`
 //! there), which tests beside them here would not see.
 
 #[path = "../common/mod.rs"]

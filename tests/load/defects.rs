@@ -235,7 +235,13 @@ async fn a_hostile_target_fails_without_panicking() {
         let _turn = turns(1).await;
         let r = tokio::time::timeout(
             Duration::from_secs(30),
-            run_in(b.target(), vec![s], &format!("hostile-{imp:?}"), false, false),
+            run_in(
+                b.target(),
+                vec![s],
+                &format!("hostile-{imp:?}"),
+                false,
+                false,
+            ),
         )
         .await
         .expect("bounded in time");

@@ -126,4 +126,23 @@ mod tests {
         // A literal `%` is no wildcard under any rule.
         assert!(Rule::all().iter().all(|r| !r.matches(name, "%")));
     }
+
+    /// One complete answer keeps the rules it is consistent with: "mer" found only in
+    /// "summer" (not at its start) rules out prefixes; none kept is said as such.
+    #[test]
+    fn an_answer_keeps_the_rules_it_is_consistent_with() {
+        let named = [("1", "summer sale"), ("2", "Merch")];
+        let got: HashSet<&str> = ["1"].into();
+        let mut rules = Rule::all();
+        Rule::consistent(&mut rules, named.iter().copied(), "mer", &got);
+        assert!(!rules.is_empty());
+        assert!(
+            rules
+                .iter()
+                .all(|r| r.0 == Anchor::Contains && r.1 == Fold::Exact)
+        );
+        assert_eq!(Rule::say(&rules), "contains, as written");
+        Rule::consistent(&mut rules, named.iter().copied(), "sum", &HashSet::new());
+        assert_eq!(Rule::say(&rules), "none of the rules the model knows");
+    }
 }

@@ -30,8 +30,7 @@ use linkcert_server::{self as server, KeySet, RunningServer, ServeConfig, TlsMod
 use linkcert_spec::window::RateWindow;
 use linkcert_spec::{Limit, Spec};
 
-/// The window the in-process reference runs with, so rate-limit checks finish in seconds.
-const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
+use linkcert_check::IN_PROCESS_WINDOW_SECS;
 
 #[derive(Parser)]
 #[command(

@@ -185,9 +185,16 @@ fn no_source_file_is_longer_than_a_sitting_unless_it_says_why() {
     assert!(long.is_empty(), "split these along their seams: {long:?}");
 }
 
-/// What code outside `check` may take from it: the entry point and its options. What a check
-/// is (id, level, clauses) is the registry's, the run's record is `report`'s.
-const CHECK_PUBLIC: [&str; 4] = ["self", "run", "CheckOptions", "CheckError"];
+/// What code outside `check` may take from it: the entry point, its options and the window it
+/// runs the in-process reference with. What a check is (id, level, clauses) is the registry's,
+/// the run's record is `report`'s.
+const CHECK_PUBLIC: [&str; 5] = [
+    "self",
+    "run",
+    "CheckOptions",
+    "CheckError",
+    "IN_PROCESS_WINDOW_SECS",
+];
 
 /// Every name a file takes from `check`: `check::NAME` and `linkcert_check::NAME` paths and the
 /// names of their `{...}` groups (a nested group counts as the path it starts with).

@@ -38,6 +38,10 @@ use linkcert_spec::{Operation, Spec};
 use probe::{Probe, Req};
 use recorder::Recorder;
 
+/// The window `check` runs the in-process reference with (no --target), so rate-limit checks
+/// finish in seconds: the main job's, and the mutation measure's (`tests/mutants`).
+pub const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
+
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     #[error(transparent)]

@@ -1,0 +1,33 @@
+//! The measure of how much of the reference `check` pins down (issue 41, `benches/mutants`):
+//! cargo-mutants changes the reference one small step at a time and runs this, the main job in
+//! process: `check`, as `cargo run -- check` runs it, against the mutated reference. Any
+//! outcome but PASSED fails it, and the mutant counts as caught.
+
+use std::sync::Arc;
+
+use linkcert_check::{CheckOptions, IN_PROCESS_WINDOW_SECS};
+use linkcert_report::gate::FailOn;
+use linkcert_run::Outcome;
+use linkcert_server::ServeConfig;
+use linkcert_spec::Spec;
+use linkcert_spec::window::RateWindow;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_passes_the_reference() {
+    let spec = Arc::new(Spec::embedded().expect("the built-in spec"));
+    let mut cfg = ServeConfig::in_process();
+    cfg.window = Some(RateWindow::from_secs(IN_PROCESS_WINDOW_SECS).expect("a window"));
+    let running = linkcert_server::start(spec.clone(), cfg)
+        .await
+        .expect("the reference starts");
+    let target = running.target(&spec);
+    let report = linkcert_check::run(spec, target, CheckOptions::default())
+        .await
+        .expect("check runs");
+    assert_eq!(
+        report.outcome(FailOn::Any),
+        Outcome::Passed,
+        "{}",
+        report.summary()
+    );
+}

@@ -107,26 +107,23 @@ impl Service {
     pub async fn holds_all(&self, ctx: &Ctx, op: &Operation, key: &PlanKey, r: &Resp) -> bool {
         holds(r, self.tags(ctx, op, key).await.as_ref())
     }
-}
 
-impl Service {
     /// Records the target's answer to `q`, and says it: as the run's first answer to it, the
     /// same choice again, or a change from the answer seen before (the family judges whether
     /// the change contradicts the spec).
     pub fn chose(&self, q: Question, c: Choice) -> Chosen {
         let mut seen = self.choices.lock().unwrap_or_else(|p| p.into_inner());
         let what = format!("{}: {}", q.describe(), c.describe());
-        match seen.insert(q, c) {
-            None => Chosen { what, new: true },
-            Some(before) if before.same(c) => {
-                seen.insert(q, before);
-                Chosen { what, new: false }
-            }
-            Some(before) => Chosen {
-                what: format!("{what} after {} earlier in the run", before.describe()),
-                new: true,
-            },
+        let before = seen.get(&q).copied();
+        if before.is_some_and(|b| b.same(c)) {
+            return Chosen { what, new: false };
         }
+        seen.insert(q, c);
+        let what = match before {
+            Some(b) => format!("{what} after {} earlier in the run", b.describe()),
+            None => what,
+        };
+        Chosen { what, new: true }
     }
 }
 

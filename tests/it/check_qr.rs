@@ -160,6 +160,14 @@ const DEFECTS: &[Row] = &[
         &["qr.margin"],
         &[Fails("qr.margin")],
     ),
+    // What a renderer that shifts its pixel bits the wrong way draws: the reader finds no finder
+    // pattern and calls the modules too small, at sizes where no code's modules are.
+    Row::new(
+        "a code drawn as thin stripes",
+        thin_stripes,
+        &["qr.content"],
+        &[Fails("qr.content")],
+    ),
     Row::new(
         "a missing url or a bad level accepted",
         accepts_missing_url_and_bad_level,
@@ -385,6 +393,26 @@ fn another_url() -> Defect {
         };
         if let Ok(png) = render_png(b"https://evil.example/elsewhere", &opts) {
             ans.body = png;
+        }
+    })
+}
+
+/// Of each 8 pixel columns, only the first keeps the code's dark pixels; the corner's colour
+/// (the quiet zone) everywhere else. Images of 400 to 1000 px a side.
+fn thin_stripes() -> Defect {
+    Defect::after(|inc, ans| {
+        if is_png_answer(inc, ans)
+            && let Ok(img) = image::load_from_memory(&ans.body)
+            && (400..=1000).contains(&img.width())
+        {
+            let mut img = img.to_rgb8();
+            let quiet = *img.get_pixel(0, 0);
+            for (x, _, p) in img.enumerate_pixels_mut() {
+                if x % 8 != 0 {
+                    *p = quiet;
+                }
+            }
+            ans.body = encode_png(&img);
         }
     })
 }

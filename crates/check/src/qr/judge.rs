@@ -191,6 +191,29 @@ impl Family<'_> {
                 Some(x),
             ),
             (Ok(d), ContentWant::Strict) => self.content_held(case, x, &d.content),
+            // The reader measures modules off the image; a drawing that is not a code at the
+            // size asked (stripes, a code in one corner) would excuse itself. At a size where
+            // even a version-40 code's modules are wide enough to read, it excuses nothing.
+            (Err(e @ DecodeFailure::ModulesTooSmall { module_px }), ContentWant::Strict)
+                if self.largest_code_module_px(case, insp) >= qr::MIN_MODULE_PX =>
+            {
+                rec.violation(
+                    check_id!("qr.content"),
+                    label,
+                    format!(
+                        "a readable code holding the url ({what}): at {} px a side even a \
+                         version-40 code's modules are {:.1} px",
+                        insp.width.min(insp.height),
+                        self.largest_code_module_px(case, insp)
+                    ),
+                    format!(
+                        "{}: the code's corner is no finder pattern 7 modules across (features \
+                         about {module_px:.1} px wide)",
+                        describe_failure(e)
+                    ),
+                    Some(x),
+                )
+            }
             (Err(DecodeFailure::ModulesTooSmall { module_px }), _) => rec.observe(
                 check_id!("qr.content"),
                 label,
@@ -240,11 +263,9 @@ impl Family<'_> {
         }
     }
 
-    /// A code that must hold the url and could not be read: a failure only where modules are
-    /// wide enough to read whatever version the target picked (the smallest possible code,
-    /// measured against the image); observed otherwise.
-    fn content_unread(&self, case: &Case, x: &Exchange, insp: &Inspection, e: &DecodeFailure) {
-        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
+    /// Pixels a module of a `modules`-wide code would have in this image, with the quiet
+    /// zone asked for (or the spec's default).
+    fn module_px(&self, case: &Case, insp: &Inspection, modules: u32) -> f64 {
         let side = insp.width.min(insp.height);
         let margin = case
             .margin_value()
@@ -256,11 +277,24 @@ impl Family<'_> {
             })
             .unwrap_or(2.0)
             .max(0.0);
+        f64::from(side) / (f64::from(modules) + 2.0 * margin)
+    }
+
+    /// The smallest modules any code at this image's size could have: a version-40 code's.
+    fn largest_code_module_px(&self, case: &Case, insp: &Inspection) -> f64 {
+        self.module_px(case, insp, LARGEST_CODE_MODULES)
+    }
+
+    /// A code that must hold the url and could not be read: a failure only where modules are
+    /// wide enough to read whatever version the target picked (the smallest possible code,
+    /// measured against the image); observed otherwise.
+    fn content_unread(&self, case: &Case, x: &Exchange, insp: &Inspection, e: &DecodeFailure) {
+        let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
         let modules = case
             .level
             .and_then(|l| min_modules(case.url.as_bytes(), l))
-            .unwrap_or(177);
-        let px = f64::from(side) / (f64::from(modules) + 2.0 * margin);
+            .unwrap_or(LARGEST_CODE_MODULES);
+        let px = self.module_px(case, insp, modules);
         if px >= 2.5 {
             rec.violation(
                 check_id!("qr.content"),

@@ -30,6 +30,8 @@ const OP: &str = "getQRCode";
 const DECODE_SIDE: u32 = 4096;
 /// Below this fraction of exact fg/bg pixels the colours were not honoured.
 const MIN_EXACT_COLOUR: f64 = 0.90;
+/// Modules across a version-40 code, the largest there is.
+const LARGEST_CODE_MODULES: u32 = 177;
 const TYPICAL_URL: &str = "https://example.com/l/linkcert-qr?utm_source=linkcert&utm_medium=qr";
 const BLACK: Rgb = Rgb([0, 0, 0]);
 const WHITE: Rgb = Rgb([255, 255, 255]);

@@ -141,6 +141,7 @@ impl Sorting {
 /// `pagination.sort`: desc is asc reversed, up to ties, for every sort field.
 pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline: &Walk) {
     let id = check_id!("pagination.sort");
+    let mut others = Vec::new();
     for field in &s.fields {
         let asc_walk;
         let asc = if field == main_field {
@@ -149,6 +150,7 @@ pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline
             match l.walk(&s.params(field, false), l.size_max).await {
                 Ok(w) => {
                     asc_walk = w;
+                    others.push(asc_walk.items.clone());
                     &asc_walk
                 }
                 Err(why) => {
@@ -171,6 +173,59 @@ pub(super) async fn sort(l: &Lister<'_>, s: &Sorting, main_field: &str, baseline
         collation_notes(l, field, asc);
         reversed(l, s, field, asc, &desc);
     }
+    if main_field == "name" {
+        by_name(l, s, baseline, &others);
+    }
+}
+
+/// Sorted by name ascending, names go up: judged only where the target honours the sort
+/// field (another field lists the same items in another order; a target whose parameter has
+/// another name lists them alike), and only by the first character of names that begin with
+/// an ASCII letter or digit, compared as bytes or ignoring case: every collation orders those
+/// one of these two ways.
+fn by_name(l: &Lister<'_>, s: &Sorting, asc: &Walk, others: &[Vec<Value>]) {
+    let id = check_id!("pagination.sort");
+    let named = keyed(&asc.items, "name");
+    let honoured = others.iter().any(|o| {
+        let other = keyed(o, "name");
+        id_set(&other) == id_set(&named)
+            && other.iter().map(|e| &e.0).ne(named.iter().map(|e| &e.0))
+    });
+    if !asc.complete || !honoured {
+        return;
+    }
+    let firsts: Vec<(usize, char)> = named
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, name))| Some((i, name.as_deref()?.chars().next()?)))
+        .filter(|(_, c)| c.is_ascii_alphanumeric())
+        .collect();
+    let inversion = |key: fn(char) -> char| {
+        firsts
+            .windows(2)
+            .find(|w| key(w[1].1) < key(w[0].1))
+            .map(|w| (w[0].0, w[1].0))
+    };
+    let (Some(_), Some((a, b))) = (inversion(|c| c), inversion(|c| c.to_ascii_lowercase())) else {
+        l.ctx.rec.pass(id, &l.label);
+        return;
+    };
+    l.ctx.rec.violation(
+        id,
+        &l.label,
+        format!(
+            "{}=name {}={}: names in ascending order (by their first letter, as bytes or ignoring case), the sort field being honoured (another field lists the same items in another order)",
+            s.by, s.order, s.asc
+        ),
+        format!(
+            "item {} is {}, item {} is {}",
+            a + 1,
+            named.get(a).map(show).unwrap_or_default(),
+            b + 1,
+            named.get(b).map(show).unwrap_or_default()
+        ),
+        None,
+    );
 }
 
 /// Sorted by `field`, `desc` lists the items of `asc`, reversed up to ties.

@@ -74,6 +74,23 @@ impl Family<'_> {
         ]
     }
 
+    /// One url at each level from L up, asked one after another: each answer must be at its
+    /// own level or higher, whatever the target kept from the one before (a cache keyed on
+    /// the url alone answers the level it drew first).
+    pub(super) fn levels_in_turn(&self) -> Vec<Case> {
+        [EcLevel::L, EcLevel::M, EcLevel::Q, EcLevel::H]
+            .into_iter()
+            .map(|level| {
+                self.case(
+                    format!("level {level}, asked after the level below"),
+                    TYPICAL_URL,
+                )
+                .size(400.0)
+                .level(level)
+            })
+            .collect()
+    }
+
     /// Each level, then the byte-mode capacity of each level, exactly and one more.
     fn level_cases(&self) -> Vec<Case> {
         use EcLevel::{H, L, M, Q};

@@ -299,6 +299,11 @@ pub async fn run(ctx: &Ctx) {
             }
         },
     );
+    if renders {
+        for case in f.levels_in_turn() {
+            f.render(&case).await;
+        }
+    }
 }
 
 fn hex(c: Rgb) -> String {

@@ -1,0 +1,67 @@
+//! `mutants-page`: writes `docs/src/mutants.md` from the kept runs and the survivors' fates;
+//! `mutants-page record NAME` keeps a run of `benches/mutants` first (issue 41).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use linkcert_mutants::Run;
+
+const USAGE: &str = "\
+mutants-page                 write docs/src/mutants.md from tests/mutants/record/ and fates.toml
+mutants-page record NAME [SHARD...]
+                             keep the run benches/mutants left in target/mutants/shard-* (or
+                             in the shards named) as tests/mutants/record/NAME.tsv (records
+                             are read in name order; the first is the run whose survivors the
+                             page lists)";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => {
+            let page = linkcert_mutants::page_from(&root())?;
+            let path = root().join("docs/src/mutants.md");
+            std::fs::write(&path, page).with_context(|| path.display().to_string())?;
+            eprintln!("wrote {}", path.display());
+        }
+        ["record", name, only @ ..] => {
+            let dir = root().join("target/mutants");
+            let mut shards: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .with_context(|| format!("{}: run benches/mutants first", dir.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n.starts_with("shard-") && (only.is_empty() || only.contains(&n))
+                    })
+                })
+                .collect();
+            shards.sort();
+            if shards.is_empty() {
+                bail!(
+                    "no shard-* under {}: run benches/mutants first",
+                    dir.display()
+                );
+            }
+            let mut run = Run::default();
+            for s in &shards {
+                let label = s.file_name().and_then(|n| n.to_str()).unwrap_or("shard");
+                let commit = std::fs::read_to_string(s.join("commit"))
+                    .with_context(|| format!("{}: the commit it ran at", s.display()))?;
+                run.add_shard(label, commit.trim(), &s.join("mutants.out"))?;
+            }
+            let path = root().join(format!("tests/mutants/record/{name}.tsv"));
+            std::fs::write(&path, run.to_text()).with_context(|| path.display().to_string())?;
+            eprintln!("wrote {} ({} mutants)", path.display(), run.mutants.len());
+        }
+        _ => bail!("{USAGE}"),
+    }
+    Ok(())
+}

@@ -331,6 +331,28 @@ const DEFECTS: &[Row] = &[
         &["pagination.sort"],
         &[Fails("pagination.sort")],
     ),
+    // What a target answers whose sort field or order is read the wrong way round: every
+    // listing is still consistent with its reverse, but the names do not go up.
+    Row::new(
+        "sortBy=name served by createdAt, and createdAt by name",
+        || swaps("sortBy", "name", "createdAt"),
+        &["pagination.sort"],
+        &[Fails("pagination.sort")],
+    ),
+    Row::new(
+        "sortOrder=asc served as desc, and desc as asc",
+        || swaps("sortOrder", "asc", "desc"),
+        &["pagination.sort"],
+        &[Fails("pagination.sort")],
+    ),
+    // A target whose sort parameter has another name lists alike whatever sortBy says:
+    // nothing to judge the names' order by.
+    Row::new(
+        "sortBy ignored",
+        drops_sort_by,
+        &["pagination.sort"],
+        &[NothingFails],
+    ),
     Row::new(
         "the ids filter ignored",
         ignores_ids,
@@ -538,6 +560,39 @@ fn ignores_desc() -> Defect {
     Defect::before(|inc| {
         if inc.path == "/tags" {
             inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
+        }
+    })
+}
+
+fn drops_sort_by() -> Defect {
+    Defect::before(|inc| {
+        if inc.path == "/tags" {
+            inc.query = inc
+                .query
+                .split('&')
+                .filter(|p| !p.starts_with("sortBy="))
+                .collect::<Vec<_>>()
+                .join("&");
+        }
+    })
+}
+
+/// `param=a` read as `param=b`, and `b` as `a`, on GET /tags.
+fn swaps(param: &'static str, a: &'static str, b: &'static str) -> Defect {
+    Defect::before(move |inc| {
+        if inc.path == "/tags" {
+            inc.query = inc
+                .query
+                .split('&')
+                .map(
+                    |p| match p.strip_prefix(param).and_then(|v| v.strip_prefix('=')) {
+                        Some(v) if v == a => format!("{param}={b}"),
+                        Some(v) if v == b => format!("{param}={a}"),
+                        _ => p.to_string(),
+                    },
+                )
+                .collect::<Vec<_>>()
+                .join("&");
         }
     })
 }

@@ -194,19 +194,8 @@ fn by_name(l: &Lister<'_>, s: &Sorting, asc: &Walk, others: &[Vec<Value>]) {
     if !asc.complete || !honoured {
         return;
     }
-    let firsts: Vec<(usize, char)> = named
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (_, name))| Some((i, name.as_deref()?.chars().next()?)))
-        .filter(|(_, c)| c.is_ascii_alphanumeric())
-        .collect();
-    let inversion = |key: fn(char) -> char| {
-        firsts
-            .windows(2)
-            .find(|w| key(w[1].1) < key(w[0].1))
-            .map(|w| (w[0].0, w[1].0))
-    };
-    let (Some(_), Some((a, b))) = (inversion(|c| c), inversion(|c| c.to_ascii_lowercase())) else {
+    let names: Vec<Option<&str>> = named.iter().map(|(_, n)| n.as_deref()).collect();
+    let Some((a, b)) = names_go_down(&names) else {
         l.ctx.rec.pass(id, &l.label);
         return;
     };
@@ -304,6 +293,26 @@ fn reversed(l: &Lister<'_>, s: &Sorting, field: &str, asc: &Walk, desc: &Walk) {
     }
 }
 
+/// Where names listed in ascending order go down in every collation: two positions whose
+/// first characters (ASCII letters and digits only; other names are left out) are out of
+/// order both as bytes and ignoring case. None when they go up either way.
+pub(super) fn names_go_down(names: &[Option<&str>]) -> Option<(usize, usize)> {
+    let firsts: Vec<(usize, char)> = names
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| Some((i, name.as_ref()?.chars().next()?)))
+        .filter(|(_, c)| c.is_ascii_alphanumeric())
+        .collect();
+    let inversion = |key: fn(char) -> char| {
+        firsts
+            .windows(2)
+            .find(|w| key(w[1].1) < key(w[0].1))
+            .map(|w| (w[0].0, w[1].0))
+    };
+    inversion(|c| c)?;
+    inversion(|c| c.to_ascii_lowercase())
+}
+
 /// Which collation an ascending listing follows: recorded, never judged.
 pub(super) fn collation_notes(l: &Lister<'_>, field: &str, asc: &Walk) {
     let keys: Vec<String> = asc.items.iter().filter_map(|v| key_of(v, field)).collect();
@@ -340,4 +349,30 @@ pub(super) fn collation_notes(l: &Lister<'_>, field: &str, asc: &Walk) {
         format!("{field} ascending follows {note}"),
         None,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_go_down;
+
+    fn down(names: &[&str]) -> Option<(usize, usize)> {
+        names_go_down(&names.iter().map(|n| Some(*n)).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn names_go_up_as_bytes_or_ignoring_case_and_other_first_characters_are_left_out() {
+        // Bytes (C, PostgreSQL "C"): capitals first.
+        assert_eq!(down(&["Banana", "SPRING", "apple", "cherry"]), None);
+        // Ignoring case (ICU, glibc locales, MySQL _ci).
+        assert_eq!(down(&["apple", "Banana", "cherry", "SPRING"]), None);
+        // Digits before letters in both; accented, non-Latin and punctuation first characters
+        // sort differently from one collation to the next: left out.
+        assert_eq!(
+            down(&["1st", "Été", "apple", "-x", "日本", "banana", "zeta"]),
+            None
+        );
+        assert_eq!(down(&["zeta", "Été", "alpha"]), Some((0, 2)));
+        // Neither: the order of another field.
+        assert_eq!(down(&["spring", "Autumn", "beta", "apple"]), Some((0, 1)));
+    }
 }

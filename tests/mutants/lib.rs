@@ -572,13 +572,49 @@ bug. **Open**: a gap in `check`.
 
 Run it: `benches/mutants` (every mutant, in four shards one after another), \
 `benches/mutants --shard 1/4` (one), or the mutants of a change only: \
-`git diff main > /tmp/d && benches/mutants --in-diff /tmp/d`. Keep a run: \
-`cargo run -p linkcert-mutants --bin mutants-page -- record NAME` (the page \
-then counts what it caught).
+`git diff main > /tmp/d && benches/mutants --in-diff /tmp/d`. After closing a gap, try again \
+the survivors that have no fate yet: \
+`benches/mutants --re \"$(cargo run -q -p linkcert-mutants --bin mutants-page -- unfated)\"`. \
+Keep a run, `cargo run -p linkcert-mutants --bin mutants-page -- record NAME` (records are \
+read in name order: the first is the run whose survivors are listed, a later one says which \
+of them a check catches now), and write this page again: \
+`cargo run -p linkcert-mutants --bin mutants-page`.
 ";
 
-/// The page from the records and fates under `root` (the repository).
-pub fn page_from(root: &Path) -> Result<String, MeasureError> {
+/// The first run's survivors that no later run caught and no class of fates.toml takes, as
+/// one regex for `benches/mutants --re`: what to try again after closing a gap.
+pub fn unfated_regex(root: &Path) -> Result<Option<String>, MeasureError> {
+    let runs = read_runs(root)?;
+    let Some(((_, first), later)) = runs.split_first() else {
+        return Ok(None);
+    };
+    let fates = Fates::parse(&read(&root.join("tests/mutants/fates.toml"))?)?;
+    let mut patterns = Vec::new();
+    for c in &fates.classes {
+        for p in &c.matches {
+            patterns
+                .push(Regex::new(p).map_err(|e| MeasureError::Fates(format!("{}: {e}", c.name)))?);
+        }
+    }
+    let caught_later = |name: &str| {
+        later.iter().any(|(_, r)| {
+            r.mutants
+                .iter()
+                .any(|x| x.name == name && x.outcome.caught())
+        })
+    };
+    let names: Vec<String> = first
+        .mutants
+        .iter()
+        .filter(|m| m.outcome == Outcome::Missed)
+        .filter(|m| !patterns.iter().any(|p| p.is_match(&m.name)) && !caught_later(&m.name))
+        .map(|m| regex::escape(&m.name))
+        .collect();
+    Ok((!names.is_empty()).then(|| format!("^({})$", names.join("|"))))
+}
+
+/// The kept runs, in name order.
+fn read_runs(root: &Path) -> Result<Vec<(String, Run)>, MeasureError> {
     let dir = root.join("tests/mutants/record");
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|source| MeasureError::Io {
@@ -594,11 +630,16 @@ pub fn page_from(root: &Path) -> Result<String, MeasureError> {
         let name = p.file_stem().and_then(|n| n.to_str()).unwrap_or("run");
         runs.push((name.to_string(), Run::parse(&read(p)?)?));
     }
+    Ok(runs)
+}
+
+/// The page from the records and fates under `root` (the repository).
+pub fn page_from(root: &Path) -> Result<String, MeasureError> {
+    let runs = read_runs(root)?;
     let Some(((_, first), later)) = runs.split_first() else {
-        return Err(MeasureError::Page(format!(
-            "no record under {}",
-            dir.display()
-        )));
+        return Err(MeasureError::Page(
+            "no record under tests/mutants/record".to_string(),
+        ));
     };
     let later: Vec<(&str, Run)> = later.iter().map(|(n, r)| (n.as_str(), r.clone())).collect();
     let fates = Fates::parse(&read(&root.join("tests/mutants/fates.toml"))?)?;

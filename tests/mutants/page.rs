@@ -8,11 +8,15 @@ use linkcert_mutants::Run;
 
 const USAGE: &str = "\
 mutants-page                 write docs/src/mutants.md from tests/mutants/record/ and fates.toml
-mutants-page record NAME [SHARD...]
+mutants-page record NAME [DIR...]
                              keep the run benches/mutants left in target/mutants/shard-* (or
-                             in the shards named) as tests/mutants/record/NAME.tsv (records
+                             in the directories of target/mutants named) as
+                             tests/mutants/record/NAME.tsv (records
                              are read in name order; the first is the run whose survivors the
-                             page lists)";
+                             page lists)
+mutants-page unfated         the first run's survivors with no fate and not caught since, as
+                             one regex: benches/mutants --re \"$(mutants-page unfated)\" tries
+                             them again";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -32,6 +36,10 @@ fn main() -> anyhow::Result<()> {
             std::fs::write(&path, page).with_context(|| path.display().to_string())?;
             eprintln!("wrote {}", path.display());
         }
+        ["unfated"] => match linkcert_mutants::unfated_regex(&root())? {
+            Some(re) => println!("{re}"),
+            None => eprintln!("every survivor of the first run has a fate, or was caught since"),
+        },
         ["record", name, only @ ..] => {
             let dir = root().join("target/mutants");
             let mut shards: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -39,7 +47,11 @@ fn main() -> anyhow::Result<()> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| {
                     p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                        n.starts_with("shard-") && (only.is_empty() || only.contains(&n))
+                        if only.is_empty() {
+                            n.starts_with("shard-")
+                        } else {
+                            only.contains(&n)
+                        }
                     })
                 })
                 .collect();

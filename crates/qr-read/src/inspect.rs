@@ -366,16 +366,20 @@ pub(super) fn locate_and_decode(dark: &Dark) -> Result<Decoded, DecodeFailure> {
 
     // Estimate the module width before decoding: a code has at least 21 modules across, and
     // the top-left finder's top edge is a run of 7 dark modules starting at the box corner.
-    let mut estimate = side as f64 / 21.0;
+    let by_box = side as f64 / 21.0;
+    if by_box < MIN_MODULE_PX {
+        return Err(DecodeFailure::ModulesTooSmall { module_px: by_box });
+    }
     let run = dark.run_from(bbox.left, bbox.top);
-    if run > 0 {
-        estimate = estimate.min(run as f64 / 7.0);
+    let by_run = run as f64 / 7.0;
+    if run > 0 && by_run < MIN_MODULE_PX {
+        // Only an upright code with square finders starts its box with that run: a code
+        // drawn rotated, or with other finders, is searched for before the run excuses it.
+        return run_rqrr(dark, 1)
+            .map_err(|_| DecodeFailure::ModulesTooSmall { module_px: by_run })
+            .map(|(content, level, version)| decoded(dark, bbox, content, level, version));
     }
-    if estimate < MIN_MODULE_PX {
-        return Err(DecodeFailure::ModulesTooSmall {
-            module_px: estimate,
-        });
-    }
+    let estimate = if run > 0 { by_box.min(by_run) } else { by_box };
 
     // A symbol upright on the pixel grid is read off its modules; anything else is searched
     // for. Wide modules: sample down to ~4 px per module so big images search fast. If that
@@ -392,18 +396,25 @@ pub(super) fn locate_and_decode(dark: &Dark) -> Result<Decoded, DecodeFailure> {
         }
     };
 
+    Ok(decoded(dark, bbox, content, level, version))
+}
+
+/// What was read, measured against the code's box in the image.
+fn decoded(dark: &Dark, bbox: BBox, content: Vec<u8>, level: EcLevel, version: u8) -> Decoded {
+    let (w, h) = (dark.width(), dark.height());
+    let side = (bbox.right - bbox.left + 1).max(bbox.bottom - bbox.top + 1);
     let modules = 17 + 4 * u32::from(version);
     let module_px = side as f64 / f64::from(modules);
     let edges = [bbox.left, bbox.top, w - 1 - bbox.right, h - 1 - bbox.bottom];
     let quiet_px = edges.into_iter().min().unwrap_or(0);
-    Ok(Decoded {
+    Decoded {
         content,
         level,
         version,
         modules,
         module_px,
         quiet_zone_modules: quiet_px as f64 / module_px,
-    })
+    }
 }
 
 /// Detect and decode with rqrr on the (optionally downsampled) dark map.

@@ -411,6 +411,27 @@ mod tests {
         assert_eq!((content.as_slice(), level), (URL, EcLevel::M));
     }
 
+    /// A code drawn upside down is a code, and so is one with a mark in the image's corner:
+    /// the run at the dark box's corner is then no finder's edge, and says nothing of the
+    /// modules' width.
+    #[test]
+    fn a_code_upside_down_or_with_a_mark_in_the_corner_is_read() {
+        let png = render_png(URL, &opts(400, 4, EcLevel::M)).expect("render");
+        let img = image::load_from_memory(&png).expect("png").to_rgb8();
+        let turned = image::imageops::rotate180(&img);
+        let mut marked = img.clone();
+        for x in 2..5 {
+            for y in 2..5 {
+                marked.put_pixel(x, y, image::Rgb([0, 0, 0]));
+            }
+        }
+        for (what, pic) in [("upside down", &turned), ("marked", &marked)] {
+            let as_rgb = encode_rgb(400, 400, |x, y| pic.get_pixel(x, y).0);
+            let insp = inspect_png(&as_rgb, BLACK, WHITE).expect("inspect");
+            assert_eq!(decoded(&insp).content, URL, "{what}");
+        }
+    }
+
     #[test]
     fn tiny_modules_are_reported_not_decoded() {
         let insp = roundtrip(URL, &opts(21, 2, EcLevel::M));

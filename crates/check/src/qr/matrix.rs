@@ -82,7 +82,7 @@ impl Family<'_> {
             .into_iter()
             .map(|level| {
                 self.case(
-                    format!("level {level}, asked after the level below"),
+                    format!("level {level}, the levels asked in turn from L"),
                     TYPICAL_URL,
                 )
                 .size(400.0)

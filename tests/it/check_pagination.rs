@@ -326,10 +326,13 @@ const DEFECTS: &[Row] = &[
         &[Fails("pagination.page-size"), Fails("pagination.walk")],
     ),
     Row::new(
-        "sortOrder=desc served as asc",
+        "sortOrder not read (its name is not shown): desc served as asc",
         ignores_desc,
         &["pagination.sort"],
-        &[Fails("pagination.sort")],
+        &[
+            NothingFails,
+            Says("pagination.sort", "the order parameter is not read"),
+        ],
     ),
     // What a target answers whose sort field or order is read the wrong way round: every
     // listing is still consistent with its reverse, but the names do not go up.
@@ -347,6 +350,12 @@ const DEFECTS: &[Row] = &[
     ),
     // A target whose sort parameter has another name lists alike whatever sortBy says:
     // nothing to judge the names' order by.
+    Row::new(
+        "sortOrder=desc served as asc by createdAt only",
+        ignores_desc_by_created_at,
+        &["pagination.sort"],
+        &[Fails("pagination.sort")],
+    ),
     Row::new(
         "sortBy ignored",
         drops_sort_by,
@@ -552,6 +561,14 @@ fn one_item_too_many() -> Defect {
                     v.push(last);
                 }
             });
+        }
+    })
+}
+
+fn ignores_desc_by_created_at() -> Defect {
+    Defect::before(|inc| {
+        if inc.path == "/tags" && inc.query.contains("sortBy=createdAt") {
+            inc.query = inc.query.replace("sortOrder=desc", "sortOrder=asc");
         }
     })
 }

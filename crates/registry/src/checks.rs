@@ -200,7 +200,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "pagination.sort",
-        title: "the requested sort order holds; desc is asc reversed",
+        title: "where the target reads the sort parameters, desc is asc reversed and names go up by name",
         clause: "Endpoints / GET /tags: sort field and order",
         level: Fail,
         needs: Needs::keys("any key"),

@@ -155,6 +155,12 @@ const DEFECTS: &[Row] = &[
         &[Fails("qr.level")],
     ),
     Row::new(
+        "a url's first image served at every level",
+        first_image_of_a_url,
+        &["qr.level"],
+        &[Fails("qr.level")],
+    ),
+    Row::new(
         "margin 2 whatever is asked",
         ignored_margin,
         &["qr.margin"],
@@ -413,6 +419,33 @@ fn thin_stripes() -> Defect {
                 }
             }
             ans.body = encode_png(&img);
+        }
+    })
+}
+
+/// A cache keyed on the url alone: the image first drawn for a url (at size 400, where the
+/// levels are asked in turn) answers every later request for it at that size.
+fn first_image_of_a_url() -> Defect {
+    let seen: std::sync::Mutex<std::collections::HashMap<(String, String), Vec<u8>>> =
+        Default::default();
+    Defect::after(move |inc, ans| {
+        if !is_png_answer(inc, ans) {
+            return;
+        }
+        let q = query_pairs(&inc.query);
+        let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let (Some(url), Some(size)) = (get("url"), get("size")) else {
+            return;
+        };
+        if size != "400" {
+            return;
+        }
+        let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+        match seen.get(&(url.clone(), size.clone())) {
+            Some(first) => ans.body = first.clone(),
+            None => {
+                seen.insert((url, size), ans.body.clone());
+            }
         }
     })
 }

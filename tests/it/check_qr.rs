@@ -155,7 +155,7 @@ const DEFECTS: &[Row] = &[
         &[Fails("qr.level")],
     ),
     Row::new(
-        "a url's first image served at every level",
+        "the image first drawn served whatever level is asked",
         first_image_of_a_url,
         &["qr.level"],
         &[Fails("qr.level")],
@@ -423,28 +423,23 @@ fn thin_stripes() -> Defect {
     })
 }
 
-/// A cache keyed on the url alone: the image first drawn for a url (at size 400, where the
-/// levels are asked in turn) answers every later request for it at that size.
+/// A cache keyed on everything asked but the level: the image first drawn for a request
+/// answers every later request that differs from it in the level alone.
 fn first_image_of_a_url() -> Defect {
-    let seen: std::sync::Mutex<std::collections::HashMap<(String, String), Vec<u8>>> =
+    let seen: std::sync::Mutex<std::collections::HashMap<Vec<(String, String)>, Vec<u8>>> =
         Default::default();
     Defect::after(move |inc, ans| {
         if !is_png_answer(inc, ans) {
             return;
         }
-        let q = query_pairs(&inc.query);
-        let get = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        let (Some(url), Some(size)) = (get("url"), get("size")) else {
-            return;
-        };
-        if size != "400" {
-            return;
-        }
+        let mut asked = query_pairs(&inc.query);
+        asked.retain(|(k, _)| k != "level");
+        asked.sort();
         let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
-        match seen.get(&(url.clone(), size.clone())) {
+        match seen.get(&asked) {
             Some(first) => ans.body = first.clone(),
             None => {
-                seen.insert((url, size), ans.body.clone());
+                seen.insert(asked, ans.body.clone());
             }
         }
     })

@@ -66,6 +66,8 @@ async fn fleet_run(imp: Impl, defect: Defect, name: &str) -> (String, String) {
         .iter()
         .find(|f| f.check == "load.isolation")
         .map(|f| format!("{} {} {}", f.verdict.as_str(), f.message, f.actual))
+        // Not judged (an outage, an interrupt): why, for the assertion's message.
+        .or_else(|| s.skipped.clone())
         .unwrap_or_default();
     (report.verdict.as_str().to_string(), iso)
 }

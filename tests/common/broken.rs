@@ -251,19 +251,47 @@ async fn forward(client: &reqwest::Client, base: &str, defect: &Defect, req: Req
     } else {
         format!("{base}{}?{}", inc.path, inc.query)
     };
-    let mut rb = client
-        .request(inc.method.parse().unwrap(), url)
-        .body(inc.body.clone());
-    for (k, v) in inc.headers.iter() {
-        if k != "host" && k != "content-length" {
-            rb = rb.header(k, v);
+    let send = || {
+        let mut rb = client
+            .request(
+                inc.method.parse().unwrap_or(reqwest::Method::GET),
+                url.as_str(),
+            )
+            .body(inc.body.clone());
+        for (k, v) in inc.headers.iter() {
+            if k != "host" && k != "content-length" {
+                rb = rb.header(k, v);
+            }
         }
-    }
-    let r = rb.send().await.unwrap();
+        async move {
+            let r = rb.send().await?;
+            let (status, headers) = (r.status().as_u16(), r.headers().clone());
+            Ok::<_, reqwest::Error>((status, headers, r.bytes().await?.to_vec()))
+        }
+    };
+    // A pooled connection the upstream closes as it is reused resets under the request (a
+    // busy machine widens that race): sent again once, as clients do. What still fails is
+    // the proxy's 502, never a panic that leaves the runner's request unanswered.
+    let upstream = match send().await {
+        Ok(a) => Ok(a),
+        Err(_) => send().await,
+    };
+    let (status, headers, body) = match upstream {
+        Ok(a) => a,
+        Err(e) => {
+            let body = serde_json::json!({"error": {
+                "code": "internal_server_error",
+                "message": format!("the test proxy's upstream failed: {e}"),
+            }});
+            let mut resp = Response::new(Body::from(body.to_string()));
+            *resp.status_mut() = StatusCode::BAD_GATEWAY;
+            return resp;
+        }
+    };
     let mut ans = Answer {
-        status: r.status().as_u16(),
-        headers: r.headers().clone(),
-        body: r.bytes().await.unwrap().to_vec(),
+        status,
+        headers,
+        body,
         drop_connection: false,
     };
     if let Some(a) = &defect.after {

@@ -74,13 +74,14 @@ async fn fleet_run(imp: Impl, defect: Defect, name: &str) -> (String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_noisy_neighbour_fails_the_fleet_and_fault_free_fleets_pass() {
-    let runs = BOTH.iter().flat_map(|imp| {
-        [
-            fleet_run(*imp, Defect::none(), "clean"),
-            fleet_run(*imp, noisy_neighbour(), "noisy"),
-        ]
-    });
-    let results = futures::future::join_all(runs).await;
+    // One run at a time: each is a load test of twelve keys, and four at once in this test's
+    // two runtime threads, beside the rest of the suite on a busy machine, starved the
+    // targets' own tasks until the runs saw them stall (not judged).
+    let mut results = Vec::new();
+    for imp in BOTH {
+        results.push(fleet_run(imp, Defect::none(), "clean").await);
+        results.push(fleet_run(imp, noisy_neighbour(), "noisy").await);
+    }
     for (imp, pair) in BOTH.iter().zip(results.chunks(2)) {
         let ((clean, clean_iso), (noisy, noisy_iso)) = (&pair[0], &pair[1]);
         assert_eq!(clean, "pass", "{imp:?} fault-free: {clean_iso}");

@@ -426,8 +426,9 @@ fn thin_stripes() -> Defect {
 /// A cache keyed on everything asked but the level: the image first drawn for a request
 /// answers every later request that differs from it in the level alone.
 fn first_image_of_a_url() -> Defect {
-    let seen: std::sync::Mutex<std::collections::HashMap<Vec<(String, String)>, Vec<u8>>> =
-        Default::default();
+    // The query but its level, sorted -> the body first answered to it.
+    type Asked = Vec<(String, String)>;
+    let seen: std::sync::Mutex<std::collections::HashMap<Asked, Vec<u8>>> = Default::default();
     Defect::after(move |inc, ans| {
         if !is_png_answer(inc, ans) {
             return;

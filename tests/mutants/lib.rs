@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use linkcert_spec::clock::parse_rfc3339;
 use regex::Regex;
 use serde::Deserialize;
 use thiserror::Error;
@@ -114,24 +115,6 @@ struct OutcomeJson {
     log_path: Option<String>,
 }
 
-/// Seconds between two RFC 3339 times of one day or the next (cargo-mutants' start and end).
-fn seconds_between(start: &str, end: &str) -> Option<u64> {
-    fn secs(t: &str) -> Option<(u64, f64)> {
-        let (date, time) = t.split_once('T')?;
-        let day: u64 = date.rsplit('-').next()?.parse().ok()?;
-        let time = time.trim_end_matches('Z');
-        let mut parts = time.split(':');
-        let h: f64 = parts.next()?.parse().ok()?;
-        let m: f64 = parts.next()?.parse().ok()?;
-        let s: f64 = parts.next()?.parse().ok()?;
-        Some((day, h * 3600.0 + m * 60.0 + s))
-    }
-    let (d0, s0) = secs(start)?;
-    let (d1, s1) = secs(end)?;
-    let d = (s1 - s0) + 86400.0 * d1.checked_sub(d0)? as f64;
-    (d >= 0.0).then_some(d.round() as u64)
-}
-
 /// Why a test failed that names no check (`!` and this in the record): `check` refused to run
 /// or could not reach the reference, or the reference crashed.
 fn failure_without_check(log: &str) -> String {
@@ -201,7 +184,9 @@ impl Run {
             label: label.to_string(),
             commit: commit.to_string(),
             mutants: o.total_mutants,
-            seconds: seconds_between(&o.start_time, &o.end_time).unwrap_or(0),
+            seconds: parse_rfc3339(&o.end_time)
+                .zip(parse_rfc3339(&o.start_time))
+                .map_or(0, |(end, start)| (end - start).max(0.0).round() as u64),
         });
         Ok(())
     }

@@ -332,6 +332,13 @@ pub(super) struct BBox {
     pub(super) bottom: usize,
 }
 
+impl BBox {
+    /// Its longer side, in pixels.
+    fn side(&self) -> usize {
+        (self.right - self.left + 1).max(self.bottom - self.top + 1)
+    }
+}
+
 pub(super) fn dark_bbox(dark: &Dark) -> Option<BBox> {
     let mut bbox: Option<BBox> = None;
     for y in 0..dark.height() {
@@ -362,7 +369,7 @@ pub(super) fn locate_and_decode(dark: &Dark) -> Result<Decoded, DecodeFailure> {
         return Err(DecodeFailure::NoCodeFound);
     }
     let bbox = dark_bbox(dark).ok_or(DecodeFailure::NoCodeFound)?;
-    let side = (bbox.right - bbox.left + 1).max(bbox.bottom - bbox.top + 1);
+    let side = bbox.side();
 
     // Estimate the module width before decoding: a code has at least 21 modules across, and
     // the top-left finder's top edge is a run of 7 dark modules starting at the box corner.
@@ -402,7 +409,7 @@ pub(super) fn locate_and_decode(dark: &Dark) -> Result<Decoded, DecodeFailure> {
 /// What was read, measured against the code's box in the image.
 fn decoded(dark: &Dark, bbox: BBox, content: Vec<u8>, level: EcLevel, version: u8) -> Decoded {
     let (w, h) = (dark.width(), dark.height());
-    let side = (bbox.right - bbox.left + 1).max(bbox.bottom - bbox.top + 1);
+    let side = bbox.side();
     let modules = 17 + 4 * u32::from(version);
     let module_px = side as f64 / f64::from(modules);
     let edges = [bbox.left, bbox.top, w - 1 - bbox.right, h - 1 - bbox.bottom];

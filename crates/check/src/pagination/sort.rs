@@ -219,7 +219,8 @@ fn by_name(l: &Lister<'_>, s: &Sorting, asc: &Walk, others: &[&Walk]) {
         id_set(&other) == id_set(&named)
             && other.iter().map(|e| &e.0).ne(named.iter().map(|e| &e.0))
     });
-    if !asc.complete || !honoured {
+    // `asc` is complete: `reversed` passed on it.
+    if !honoured {
         return;
     }
     let names: Vec<Option<&str>> = named.iter().map(|(_, n)| n.as_deref()).collect();

@@ -172,6 +172,8 @@ impl Family<'_> {
     fn qr_content(&self, case: &Case, x: &Exchange, insp: &Inspection) {
         let (rec, label, what) = (&self.ctx.rec, self.label.as_str(), &case.what);
         let url = case.url.as_bytes();
+        // The smallest modules any code at this image's size could have: a version-40 code's.
+        let largest = self.module_px(case, insp, LARGEST_CODE_MODULES);
         match (&insp.decoded, case.content) {
             (_, ContentWant::Unread) => {}
             (_, ContentWant::Impossible) => rec.violation(
@@ -194,23 +196,18 @@ impl Family<'_> {
             // The reader measures modules off the image; a drawing that is not a code at the
             // size asked (stripes, a code in one corner) would excuse itself. At a size where
             // even a version-40 code's modules are wide enough to read, it excuses nothing.
-            (Err(e @ DecodeFailure::ModulesTooSmall { module_px }), ContentWant::Strict)
-                if self.largest_code_module_px(case, insp) >= qr::MIN_MODULE_PX =>
+            (Err(e @ DecodeFailure::ModulesTooSmall { .. }), ContentWant::Strict)
+                if largest >= qr::MIN_MODULE_PX =>
             {
                 rec.violation(
                     check_id!("qr.content"),
                     label,
                     format!(
                         "a readable code holding the url ({what}): at {} px a side even a \
-                         version-40 code's modules are {:.1} px",
+                         version-40 code's modules are {largest:.1} px",
                         insp.width.min(insp.height),
-                        self.largest_code_module_px(case, insp)
                     ),
-                    format!(
-                        "{}: the code's corner is no finder pattern 7 modules across (features \
-                         about {module_px:.1} px wide)",
-                        describe_failure(e)
-                    ),
+                    format!("no code drawn at the size asked: {}", describe_failure(e)),
                     Some(x),
                 )
             }
@@ -278,11 +275,6 @@ impl Family<'_> {
             .unwrap_or(2.0)
             .max(0.0);
         f64::from(side) / (f64::from(modules) + 2.0 * margin)
-    }
-
-    /// The smallest modules any code at this image's size could have: a version-40 code's.
-    fn largest_code_module_px(&self, case: &Case, insp: &Inspection) -> f64 {
-        self.module_px(case, insp, LARGEST_CODE_MODULES)
     }
 
     /// A code that must hold the url and could not be read: a failure only where modules are

@@ -425,7 +425,11 @@ fn br_where_asked() -> Defect {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.split(',').any(|e| e.trim() == "br"));
         if br && ans.status == 200 {
-            ans.body = b"\x1b\x00\xf8brotli".to_vec();
+            let mut out = Vec::new();
+            let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+            std::io::Write::write_all(&mut e, &ans.body).unwrap();
+            drop(e);
+            ans.body = out;
             ans.set_header("content-encoding", "br");
         }
     })

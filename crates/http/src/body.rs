@@ -120,6 +120,18 @@ struct Sink {
     over: bool,
 }
 
+impl Sink {
+    fn new(cap: usize, keep: bool) -> Sink {
+        Sink {
+            out: Vec::new(),
+            cap,
+            keep,
+            written: 0,
+            over: false,
+        }
+    }
+}
+
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let room = self.cap.saturating_sub(self.written);
@@ -143,18 +155,100 @@ impl Write for Sink {
     }
 }
 
+/// The content coding a Content-Encoding names, as this reader decodes it; `None` for one it
+/// does not (the body is kept as it came).
+fn coding(content_encoding: &str) -> Option<&'static str> {
+    match content_encoding.trim().to_ascii_lowercase().as_str() {
+        "gzip" | "x-gzip" => Some("gzip"),
+        "deflate" => Some("deflate"),
+        "br" => Some("br"),
+        "zstd" => Some("zstd"),
+        _ => None,
+    }
+}
+
+/// Whether a body with this Content-Encoding is read as the target meant it: none, identity,
+/// or a coding this reader decodes.
+pub fn decodes(content_encoding: Option<&str>) -> bool {
+    content_encoding.is_none_or(|e| {
+        let e = e.trim();
+        e.is_empty() || e.eq_ignore_ascii_case("identity") || coding(e).is_some()
+    })
+}
+
+/// The largest zstd window a body may ask for: the image cap. RFC 8878 advises decoders to
+/// allow at least 8 MiB; a frame asking more would make the reader allocate what it says.
+const ZSTD_WINDOW_LOG_MAX: u32 = 23;
+/// The brotli decoder's input buffer (its window is at most 16 MiB by the format).
+const BROTLI_BUFFER: usize = 4096;
+
 enum Decoder {
     Identity(Sink),
     Gzip(flate2::write::GzDecoder<Sink>),
     Deflate(flate2::write::ZlibDecoder<Sink>),
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Sink>>),
+    Zstd(zstd::stream::write::Decoder<'static, Sink>),
 }
 
 impl Decoder {
+    /// The decoder for a Content-Encoding, and its name; `None` for one we do not decode
+    /// (the body is kept as it came).
+    fn for_encoding(enc: Option<&str>, cap: usize, keep: bool) -> (Decoder, Option<&'static str>) {
+        let sink = Sink::new(cap, keep);
+        let name = enc.and_then(coding);
+        let decoder = match name {
+            Some("gzip") => Decoder::Gzip(flate2::write::GzDecoder::new(sink)),
+            Some("deflate") => Decoder::Deflate(flate2::write::ZlibDecoder::new(sink)),
+            Some("br") => Decoder::Brotli(Box::new(brotli_decompressor::DecompressorWriter::new(
+                sink,
+                BROTLI_BUFFER,
+            ))),
+            Some("zstd") => match zstd::stream::write::Decoder::new(sink) {
+                Ok(mut d) => match d.window_log_max(ZSTD_WINDOW_LOG_MAX) {
+                    Ok(()) => Decoder::Zstd(d),
+                    Err(_) => return (Decoder::Identity(d.into_inner()), None),
+                },
+                // The library could not allocate its context: keep the bytes as they came.
+                Err(_) => return (Decoder::Identity(Sink::new(cap, keep)), None),
+            },
+            _ => Decoder::Identity(sink),
+        };
+        (decoder, name)
+    }
+
     fn sink(&self) -> &Sink {
         match self {
             Decoder::Identity(s) => s,
             Decoder::Gzip(d) => d.get_ref(),
             Decoder::Deflate(d) => d.get_ref(),
+            Decoder::Brotli(d) => d.get_ref(),
+            Decoder::Zstd(d) => d.get_ref(),
+        }
+    }
+
+    fn write_all(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        match self {
+            Decoder::Identity(s) => s.write_all(chunk),
+            Decoder::Gzip(d) => d.write_all(chunk),
+            Decoder::Deflate(d) => d.write_all(chunk),
+            Decoder::Brotli(d) => d.write_all(chunk),
+            Decoder::Zstd(d) => d.write_all(chunk),
+        }
+    }
+
+    /// The stream is all in: what it decoded to, or why it is broken.
+    fn finish(self) -> std::io::Result<Sink> {
+        match self {
+            Decoder::Identity(s) => Ok(s),
+            Decoder::Gzip(d) => d.finish(),
+            Decoder::Deflate(d) => d.finish(),
+            Decoder::Brotli(d) => (*d)
+                .into_inner()
+                .map_err(|_| std::io::Error::other("the stream ends before its last block")),
+            Decoder::Zstd(mut d) => {
+                d.flush()?;
+                Ok(d.into_inner())
+            }
         }
     }
 }
@@ -203,25 +297,7 @@ impl Intake {
         budget: Duration,
         keep: bool,
     ) -> Intake {
-        let sink = Sink {
-            out: Vec::new(),
-            cap,
-            keep,
-            written: 0,
-            over: false,
-        };
-        let enc = content_encoding.map(|e| e.trim().to_ascii_lowercase());
-        let (decoder, encoding) = match enc.as_deref() {
-            Some("gzip") | Some("x-gzip") => (
-                Decoder::Gzip(flate2::write::GzDecoder::new(sink)),
-                Some("gzip"),
-            ),
-            Some("deflate") => (
-                Decoder::Deflate(flate2::write::ZlibDecoder::new(sink)),
-                Some("deflate"),
-            ),
-            _ => (Decoder::Identity(sink), None),
-        };
+        let (decoder, encoding) = Decoder::for_encoding(content_encoding, cap, keep);
         let now = Instant::now();
         Intake {
             decoder,
@@ -241,11 +317,7 @@ impl Intake {
     pub fn push(&mut self, chunk: &[u8]) -> Result<bool, BodyError> {
         self.wire += chunk.len() as u64;
         self.last = Instant::now();
-        let written = match &mut self.decoder {
-            Decoder::Identity(s) => s.write_all(chunk),
-            Decoder::Gzip(d) => d.write_all(chunk),
-            Decoder::Deflate(d) => d.write_all(chunk),
-        };
+        let written = self.decoder.write_all(chunk);
         if self.decoder.sink().over {
             return match self.over_cap {
                 OverCap::Cut => Ok(false),
@@ -277,17 +349,13 @@ impl Intake {
         }
         let over_cap = self.over_cap;
         let (cap, encoding) = (self.cap, self.encoding);
-        let sink = match self.decoder {
-            Decoder::Identity(s) => s,
-            Decoder::Gzip(d) => d.finish().map_err(|e| BodyError::BadCompression {
-                encoding: encoding.unwrap_or("gzip"),
+        let sink = self
+            .decoder
+            .finish()
+            .map_err(|e| BodyError::BadCompression {
+                encoding: encoding.unwrap_or("compressed"),
                 reason: e.to_string(),
-            })?,
-            Decoder::Deflate(d) => d.finish().map_err(|e| BodyError::BadCompression {
-                encoding: encoding.unwrap_or("deflate"),
-                reason: e.to_string(),
-            })?,
-        };
+            })?;
         if sink.over && over_cap == OverCap::Refuse {
             return Err(BodyError::TooLarge { cap, encoding });
         }
@@ -413,6 +481,82 @@ mod tests {
         assert!(!png.push(b"0123456789").unwrap());
         let c = png.finish().unwrap();
         assert_eq!((c.bytes.as_slice(), c.truncated), (&b"01234567"[..], true));
+    }
+
+    fn br(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+        e.write_all(data).unwrap();
+        drop(e);
+        out
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        zstd::encode_all(data, 3).unwrap()
+    }
+
+    /// Reads `body` sent with `encoding` under a 1 MiB cap, in 1 KiB chunks.
+    fn read(encoding: &str, body: &[u8]) -> Result<Vec<u8>, BodyError> {
+        let mut i = Intake::with_cap(
+            1024 * 1024,
+            OverCap::Refuse,
+            Some(encoding),
+            None,
+            Duration::MAX,
+            true,
+        );
+        for c in body.chunks(1024) {
+            i.push(c)?;
+        }
+        i.finish().map(|c| c.bytes)
+    }
+
+    #[test]
+    fn br_and_zstd_are_decoded_under_the_same_cap_and_named() {
+        let tags = br#"[{"id":"t","name":"a"}]"#;
+        for (name, encode) in [("br", br as fn(&[u8]) -> Vec<u8>), ("zstd", zstd)] {
+            assert_eq!(read(name, &encode(tags)).unwrap(), tags, "{name}");
+            let bomb = encode(&vec![0u8; 8 * 1024 * 1024]);
+            assert!(bomb.len() < 64 * 1024, "{name}: a bomb of {}", bomb.len());
+            let e = read(name, &bomb).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "the {name}-compressed body was still arriving after 1 MB, more than any \
+                     answer the spec allows"
+                )
+            );
+            let e = read(name, b"this is not compressed at all").unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("the {name} body does not inflate")),
+                "{name}: {e}"
+            );
+        }
+        // A br stream cut short is broken, not a shorter body.
+        let whole = br(&vec![7u8; 100_000]);
+        let e = read("br", &whole[..whole.len() / 2]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("the br body does not inflate"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_zstd_frame_asking_for_a_window_past_the_image_cap_is_refused_not_allocated() {
+        let mut big = Vec::new();
+        let mut e = zstd::stream::write::Encoder::new(&mut big, 3).unwrap();
+        e.set_parameter(zstd::zstd_safe::CParameter::WindowLog(27))
+            .unwrap();
+        e.include_contentsize(false).unwrap();
+        e.write_all(&vec![1u8; 64 * 1024 * 1024]).unwrap();
+        e.finish().unwrap();
+        let err = read("zstd", &big).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("the zstd body does not inflate"),
+            "{err}"
+        );
     }
 
     #[test]

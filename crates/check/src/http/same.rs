@@ -26,14 +26,9 @@ pub(super) enum Body {
     Json,
 }
 
-/// Encodings `http::body` inflates; the body of any other came as it was sent.
+/// Whether `http::body` decoded the body; that of another coding came as it was sent.
 fn inflated(r: &Resp) -> bool {
-    r.header("content-encoding").is_none_or(|e| {
-        matches!(
-            e.trim().to_ascii_lowercase().as_str(),
-            "" | "identity" | "gzip" | "x-gzip" | "deflate"
-        )
-    })
+    linkcert_http::decodes(r.header("content-encoding"))
 }
 
 /// How two successful bodies compare for a client.
@@ -159,7 +154,7 @@ mod tests {
         ));
         assert!(fails(&j(204, &[], "")), "another success");
         assert!(matches!(
-            j(200, &[("content-encoding", "br")], "xx"),
+            j(200, &[("content-encoding", "compress")], "xx"),
             Judged::Observe(_)
         ));
         assert_eq!(j(429, &[], NF), Judged::Throttled);

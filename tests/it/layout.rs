@@ -360,3 +360,18 @@ fn one_place_builds_an_http_client() {
         "every client is configured in one place (`http::ClientConfig`): {found:?}"
     );
 }
+
+/// `cargo run -- check`, the README's main job, must know which binary to run: another
+/// workspace member with a binary (tests/mutants' `mutants-page`) makes a bare `cargo run`
+/// refuse ("could not determine which binary to run") unless the root names its own.
+#[test]
+fn a_bare_cargo_run_runs_linkcert() {
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let toml: toml::Table = text.parse().unwrap();
+    let package = toml["package"].as_table().expect("[package]");
+    assert_eq!(
+        package.get("default-run").and_then(|v| v.as_str()),
+        Some("linkcert"),
+        "the root package's default-run"
+    );
+}

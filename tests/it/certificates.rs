@@ -246,7 +246,11 @@ fn browser_renders(html: &Path, expect: &str, screenshot: Option<&Path>) {
         eprintln!("no browser at {chromium}: the report was checked structurally only");
         return;
     }
-    let profile = tempdir("chromium-profile");
+    // A profile of its own per browser: two tests at once in one process would otherwise share
+    // one, and the second Chromium refuses it ("SingletonLock: File exists").
+    static BROWSERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nth = BROWSERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = tempdir(&format!("chromium-profile-{nth}"));
     let url = format!("file://{}", html.display());
     let mut args = vec![
         "--headless".to_string(),

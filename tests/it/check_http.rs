@@ -53,6 +53,7 @@ async fn both_implementations_pass_with_their_opposite_choices() {
             "http.body-size",
             "http.media-type",
             "http.client-headers",
+            "http.clients",
             "http.forwarded-limit",
             "http.shapes",
             "http.chars",

@@ -51,7 +51,13 @@ fn the_generated_pages_are_what_the_catalogue_writes_now() {
     let names = |s: &BTreeSet<PathBuf>| s.iter().map(|p| p.display().to_string()).collect();
     let (fresh_names, committed_names): (Vec<String>, Vec<String>) =
         (names(&fresh), names(&committed));
-    for want in ["checks.md", "rules.md", "clauses.md", "scenarios.md"] {
+    for want in [
+        "checks.md",
+        "rules.md",
+        "clauses.md",
+        "clients.md",
+        "scenarios.md",
+    ] {
         assert!(
             fresh_names.iter().any(|n| n == want),
             "{want} in {fresh_names:?}"

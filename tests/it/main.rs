@@ -12,6 +12,7 @@ mod common;
 mod action;
 mod certificates;
 mod check_auth;
+mod check_clients;
 mod check_families;
 mod check_far;
 mod check_fixtures;

@@ -245,6 +245,14 @@ pub async fn run(
     );
     report.interrupted = interrupted;
     report.families = ran.times;
+    // The clients `http.clients` sent as, when it judged anything.
+    if report
+        .checks
+        .iter()
+        .any(|c| c.id == "http.clients" && c.cases > 0)
+    {
+        report.clients = linkcert_registry::clients::tried();
+    }
     report.settle(ctx.probe.watch().outage().map(|(_, o)| o));
     Ok(report)
 }

@@ -496,6 +496,20 @@ pub const CHECKS: &[CheckDef] = &[
         needs: Needs::keys("any key"),
         enforces: Enforces::Clauses(&["tags.response", "qr.response", "endpoints.errors"]),
     },
+    // Issue 40: what real clients send, as data (crates/check/clients/).
+    CheckDef {
+        id: "http.clients",
+        title: "every operation sent as each real client sends it (curl, Chromium, fetch, axios, requests, httpx, Go, the SDKs) gets the plain request's answer or a clean error",
+        clause: "Endpoints: response 200 (the same for the same request); all error responses follow the Errors part",
+        level: Fail,
+        needs: Needs::keys("any key (a key of Advanced or higher for deactivation)"),
+        enforces: Enforces::Clauses(&[
+            "tags.response",
+            "qr.response",
+            "endpoints.errors",
+            "errors.envelope",
+        ]),
+    },
     CheckDef {
         id: "http.forwarded-limit",
         title: "X-Forwarded-For does not reset or bypass a key's rate-limit counter",

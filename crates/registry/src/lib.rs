@@ -6,6 +6,7 @@
 //! `listing.rs`. A leaf: it depends on `verdict` and `spec` only.
 
 mod checks;
+pub mod clients;
 pub mod coverage;
 mod handle;
 pub mod listing;

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::clients::profiles;
 use super::{CHECKS, Command, Enforces, RULES, enforcing};
 use linkcert_spec::SpecError;
 use linkcert_spec::clauses;
@@ -83,6 +84,15 @@ pub fn listing() -> Result<String, SpecError> {
             c.id, c.section, c.text, ""
         );
     }
+    let clients = profiles();
+    let _ = writeln!(
+        o,
+        "\nClients `http.clients` sends as ({}; their files: clients/):",
+        clients.len()
+    );
+    for p in clients {
+        let _ = writeln!(o, "  {:<28} {}", p.name, p.client);
+    }
     let _ = writeln!(
         o,
         "\nClause coverage, per command: a check run counts the {by_check} clauses its checks \
@@ -157,7 +167,53 @@ pub fn markdown_pages() -> Result<Vec<(&'static str, String)>, SpecError> {
         ("checks.md", checks_md()),
         ("rules.md", rules_md()),
         ("clauses.md", clauses_md(&clauses::clauses()?)),
+        ("clients.md", clients_md()),
     ])
+}
+
+/// The real clients `http.clients` sends as: each with its headers, from its file.
+fn clients_md() -> String {
+    let mut o = format!(
+        "# Clients\n\n{}\nThe real clients whose requests `http.clients` sends as they send \
+         them: every operation of the service, each client's headers exactly, with what it adds for a \
+         body and, from its threshold, for a large one. The answer must be the plain request's, \
+         or a clean error in the envelope (clauses {}, {}, {}, {}). The runner sends Host, \
+         Authorization (the run's key) and Content-Length itself. A new client is a file in \
+         `clients/` and one line in `crates/registry/src/clients.rs`; `clients/README.md` says \
+         how each was captured.\n",
+        generated_note("the files in `clients/`"),
+        clause_link("tags.response"),
+        clause_link("qr.response"),
+        clause_link("endpoints.errors"),
+        clause_link("errors.envelope"),
+    );
+    let cell = |hs: &[(String, String)]| {
+        hs.iter()
+            .map(|(k, v)| format!("`{k}: {v}`").replace('|', "\\|"))
+            .collect::<Vec<_>>()
+            .join("<br>")
+    };
+    for p in profiles() {
+        let _ = write!(
+            o,
+            "\n## {}\n\n{} ({}). Source: {}\n\n| sent | headers |\n|---|---|\n| every request | {} |\n",
+            p.name,
+            md_escape(&p.client),
+            p.methods.join(", "),
+            md_escape(&p.source),
+            cell(&p.headers)
+        );
+        if !p.image.is_empty() {
+            let _ = writeln!(o, "| to an image, instead | {} |", cell(&p.image));
+        }
+        if !p.body.is_empty() {
+            let _ = writeln!(o, "| with a body | {} |", cell(&p.body));
+        }
+        if let Some(from) = p.large_from {
+            let _ = writeln!(o, "| from {from} bytes of body | {} |", cell(&p.large));
+        }
+    }
+    o
 }
 
 fn checks_md() -> String {

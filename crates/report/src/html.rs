@@ -19,6 +19,7 @@ struct Certificate<'a> {
     verdict_class: &'static str,
     verdict_words: String,
     plans: String,
+    clients: String,
     /// Per family, then the total: pass, fail, accepted, non-strict, informational, skipped,
     /// not judged.
     summary: Vec<(&'a str, [u64; 7])>,
@@ -110,6 +111,7 @@ impl Report {
             verdict_class,
             verdict_words,
             plans: self.plans.join(", "),
+            clients: self.clients.join("; "),
             summary: self
                 .by_family()
                 .into_iter()

@@ -98,6 +98,9 @@ impl Report {
             self.throttled_and_retried,
             self.plans.join(", ")
         );
+        if !self.clients.is_empty() {
+            let _ = writeln!(m, "Clients sent as: {}.\n", self.clients.join("; "));
+        }
         if let Some(i) = &self.interrupted {
             let _ = writeln!(
                 m,

@@ -160,6 +160,9 @@ pub struct Report {
     pub throttled_and_retried: u64,
     /// Plans of the keys used, each once (keys themselves are never written).
     pub plans: Vec<String>,
+    /// The real clients whose requests were sent as they send them (`http.clients`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<String>,
     /// Which shell variable stands for which `--key` in the curl lines.
     pub key_variables: Vec<KeyVariable>,
     /// The command that replays this run (keys as their variables).
@@ -286,6 +289,7 @@ impl Report {
             requests,
             throttled_and_retried: throttled,
             plans: target.plans(),
+            clients: Vec::new(),
             key_variables,
             totals,
             checks,

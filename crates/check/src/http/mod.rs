@@ -13,8 +13,11 @@
 //! - `http.media-type`: `application/json; charset=utf-8` is the same media type as
 //!   `application/json` (RFC 9110 8.3.1): served as without the parameter, never a 400/415.
 //!   With an unknown partner always; with `--allow-destructive`, also on a spare fixture.
-//! - `http.client-headers` and `http.forwarded-limit` (`headers.rs`): headers real clients
-//!   send do not change the answer; X-Forwarded-For gives a key no counter of its own.
+//! - `http.clients` (`clients.rs`): every operation sent as each real client sends it (the
+//!   profiles in `crates/check/clients/`) gets the plain request's answer or a clean error.
+//! - `http.client-headers` and `http.forwarded-limit` (`headers.rs`): single headers clients
+//!   and proxies add do not change the answer; X-Forwarded-For gives a key no counter of its
+//!   own.
 //! - `http.shapes` (`shapes.rs`): a trailing or doubled slash, an encoded path, parameters
 //!   empty, repeated or unknown, a body on GET, unknown body fields: the meant answer or a
 //!   clean error (`same.rs` compares answers).
@@ -26,6 +29,7 @@
 //! makes `status.listed` observe (not fail) the 405 and 413 these requests may meet.
 
 mod chars;
+pub mod clients;
 mod headers;
 mod media;
 mod method;
@@ -74,6 +78,9 @@ pub async fn run(ctx: &Ctx) {
             }
             if on(check_id!("http.client-headers")) {
                 headers::client_headers(ctx).await;
+            }
+            if on(check_id!("http.clients")) {
+                clients::run(ctx).await;
             }
         },
         async {

@@ -23,7 +23,7 @@ const SIZE_EXPECTED: &str = "413, 400 or 422 in the error envelope, or the answe
                              request small gets; never a 5xx or a dropped connection";
 
 /// A JSON object `{"partnerId": ..., "linkcertPadding": "aaa…"}` of about `size` bytes.
-fn padded_body(size: usize, partner: Option<&str>) -> Vec<u8> {
+pub(super) fn padded_body(size: usize, partner: Option<&str>) -> Vec<u8> {
     let head = match partner {
         Some(p) => format!(r#"{{"partnerId":{},"linkcertPadding":""#, json!(p)),
         None => r#"{"linkcertPadding":""#.to_string(),

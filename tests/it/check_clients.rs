@@ -184,3 +184,25 @@ const CLIENT_DEFECTS: &[Row] = &[
 async fn each_client_defect_fails_http_clients_naming_the_client_and_legal_choices_pass() {
     run_table(CLIENT_DEFECTS).await;
 }
+
+/// The clients tried are in every report a reviewer reads: JSON, Markdown, the certificate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_and_certificate_list_the_clients_tried() {
+    let b = common::broken::broken_on(common::broken::Impl::Variant, 6.0, Defect::none()).await;
+    let r = common::broken::run_check(b.target(), &["http.clients"]).await;
+    assert_eq!(r.clients.len(), 10, "{:?}", r.clients);
+    let curl = r
+        .clients
+        .iter()
+        .find(|c| c.starts_with("curl "))
+        .expect("curl among them");
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains(r#""clients":["#), "{json}");
+    assert!(r.markdown().contains("Clients sent as: "), "report.md");
+    let html = r.html();
+    assert!(html.contains("<dt>Clients</dt>") && html.contains(curl.as_str()));
+    // A run that did not send as them lists none.
+    let none = common::broken::run_check(b.target(), &["http.method"]).await;
+    assert!(none.clients.is_empty(), "{:?}", none.clients);
+    assert!(!none.markdown().contains("Clients sent as"));
+}

@@ -372,3 +372,40 @@ mod counter {
         run_table(ROWS).await;
     }
 }
+
+/// Rate-limit fields on every answer, whatever its status: an error layer that sets them
+/// again (each field twice) on refusals fails `ratelimit.headers`, which no success shows.
+mod every_answer {
+    use super::common::broken::{Defect, Row, Then, run_table};
+    use axum::http::HeaderValue;
+
+    fn twice_on_refusals() -> Defect {
+        Defect::after(|_, ans| {
+            if ans.status < 400 || ans.status == 429 {
+                return;
+            }
+            let limit = ans
+                .headers
+                .get("x-ratelimit-limit")
+                .cloned()
+                .unwrap_or(HeaderValue::from_static("60"));
+            ans.headers.append("x-ratelimit-limit", limit.clone());
+            ans.headers.append("x-ratelimit-limit", limit);
+        })
+    }
+
+    const ROWS: &[Row] = &[Row::new(
+        "X-RateLimit-Limit twice on every refusal",
+        twice_on_refusals,
+        &["status", "ratelimit.headers"],
+        &[
+            Then::Fails("ratelimit.headers"),
+            Then::Says("ratelimit.headers", "X-RateLimit-Limit 3 times"),
+        ],
+    )];
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rate_field_twice_on_any_answer_fails_ratelimit_headers() {
+        run_table(ROWS).await;
+    }
+}

@@ -100,6 +100,7 @@ impl Ctx {
         if authenticated && (r.is_success() || r.status == 429) {
             self.rate_headers_present(&label, x, r);
         }
+        self.rate_headers_once(&label, x, r);
         let outcome = match r.status {
             429 => Outcome::Throttled,
             s if (200..300).contains(&s) => Outcome::Accepted,
@@ -300,6 +301,21 @@ impl Ctx {
                 format!("{} at {}", e.masked(), e.instance_path()),
                 Some(x),
             ),
+        }
+    }
+
+    /// `ratelimit.headers` on every answer, whatever its status and whoever asked: a
+    /// rate-limit field the target puts on it comes once.
+    fn rate_headers_once(&self, label: &str, x: &Exchange, r: &Resp) {
+        let fields = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        if let Some((name, values)) = rate_headers::repeated(&self.spec.rate_headers, fields) {
+            self.rec.violation(
+                check_id!("ratelimit.headers"),
+                label,
+                format!("{name} once on a {} answer", r.status),
+                format!("{name} {} times: {}", values.len(), values.join(" and ")),
+                Some(x),
+            );
         }
     }
 

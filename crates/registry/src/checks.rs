@@ -541,7 +541,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "ratelimit.headers",
-        title: "answers to authenticated requests carry integer X-RateLimit-* headers",
+        title: "answers to authenticated requests carry integer X-RateLimit-* headers, and any answer carries each rate-limit field at most once",
         clause: "Limits / Rate-limit headers",
         level: Fail,
         needs: Needs::keys("a key with a small fixed limit (Free or Pro)"),

@@ -157,6 +157,29 @@ pub fn header_fault<'a, N: AsRef<str>>(
     })
 }
 
+/// The first of `names` (with Retry-After) that an answer carries more than once, with its
+/// values in the order they came; `fields` are all the answer's (name, value) pairs. Each
+/// names one number (the spec's table): two of them, even equal, leave a client to guess
+/// which one counts, and a proxy that merges them gives `60, 60`. Any status: wherever a
+/// target puts them.
+pub fn repeated<'a, N: AsRef<str>>(
+    names: &[N],
+    fields: impl Iterator<Item = (&'a str, &'a str)> + Clone,
+) -> Option<(String, Vec<String>)> {
+    names
+        .iter()
+        .map(AsRef::as_ref)
+        .chain([RETRY_AFTER])
+        .find_map(|name| {
+            let values: Vec<String> = fields
+                .clone()
+                .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.to_string())
+                .collect();
+            (values.len() > 1).then(|| (name.to_string(), values))
+        })
+}
+
 /// What an X-RateLimit-Reset value is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResetUnit {

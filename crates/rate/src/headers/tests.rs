@@ -311,3 +311,27 @@ fn no_date_no_offset() {
     assert_eq!(clock_offset([(NOW, NOW + 0.1, "yesterday")]), None);
     assert_eq!(clock_offset(std::iter::empty()), None);
 }
+
+#[test]
+fn a_rate_field_twice_is_named_with_its_values_whatever_their_case() {
+    let names = ["X-RateLimit-Limit", "X-RateLimit-Remaining"];
+    let once = [("x-ratelimit-limit", "60"), ("x-ratelimit-remaining", "59")];
+    assert_eq!(repeated(&names, once.iter().copied()), None);
+    let twice = [
+        ("x-ratelimit-limit", "60"),
+        ("X-RateLimit-Remaining", "59"),
+        ("x-ratelimit-remaining", "58"),
+    ];
+    assert_eq!(
+        repeated(&names, twice.iter().copied()),
+        Some((
+            "X-RateLimit-Remaining".into(),
+            vec!["59".into(), "58".into()]
+        ))
+    );
+    let retry = [("retry-after", "1"), ("Retry-After", "1")];
+    assert_eq!(
+        repeated(&names, retry.iter().copied()).map(|r| r.0),
+        Some(RETRY_AFTER.to_string())
+    );
+}

@@ -268,6 +268,59 @@ fn refusals_of_their_own() -> Defect {
     })
 }
 
+/// Check-then-act without a lock: deactivations by partnerId that arrive together while the
+/// partner is active each find it active and are each answered 200 as its first; a repeat
+/// alone is refused 409 conflict.
+fn racy_check_then_act() -> Defect {
+    #[derive(Default)]
+    struct State {
+        /// partnerIds a 200 named: the partners deactivated.
+        done: HashSet<String>,
+        /// Per body by partnerId: requests in flight, and whether the partner was active
+        /// when the first of them came.
+        open: HashMap<Vec<u8>, (usize, bool)>,
+    }
+    let state = Arc::new(Mutex::new(State::default()));
+    let state2 = state.clone();
+    let by_partner = |inc: &Incoming| match ids(inc) {
+        (Some(p), None) if is_deactivation(inc) => Some(p),
+        _ => None,
+    };
+    Defect {
+        before: Some(Box::new(move |inc: &mut Incoming| {
+            let Some(p) = by_partner(inc) else { return };
+            let mut s = state.lock().unwrap();
+            let active = !s.done.contains(&p);
+            s.open.entry(inc.body.clone()).or_insert((0, active)).0 += 1;
+        })),
+        after: Some(Box::new(move |inc: &Incoming, ans: &mut Answer| {
+            let mut s = state2.lock().unwrap();
+            if let Some(p) = by_partner(inc) {
+                let group = s.open.get_mut(&inc.body).map(|e| {
+                    e.0 -= 1;
+                    (e.0, e.1)
+                });
+                if group.is_some_and(|(n, _)| n == 0) {
+                    s.open.remove(&inc.body);
+                }
+                if group.is_some_and(|(_, active)| active) {
+                    set_json(ans, 200, format!(r#"{{"partnerId":"{p}"}}"#).into_bytes());
+                } else if s.done.contains(&p) {
+                    set_json(ans, 409, envelope("conflict"));
+                }
+            }
+            if is_deactivation(inc)
+                && ans.status == 200
+                && let Some(a) = answered_id(ans)
+            {
+                s.done.insert(a);
+            }
+        })),
+        // Held together, so requests sent at once overlap here as they would in the target.
+        hold: Some(std::time::Duration::from_millis(20)),
+    }
+}
+
 /// A legal paging choice: GET /tags without a page size answers one tag a page, a different
 /// one each time (no order given). Reads that name the order and the largest page are alike.
 fn tags_default_page_of_one() -> Defect {
@@ -368,6 +421,15 @@ const DEFECTS: &[Row] = &[
                 "sequence.repeat",
                 "replay: linkcert check --only sequence --seed 7",
             ),
+        ],
+    ),
+    Row::new(
+        "deactivations at once each served as the first (check-then-act), repeats alone 409",
+        racy_check_then_act,
+        ONLY,
+        &[
+            Fails("sequence.first"),
+            Says("sequence.first", "deactivated more than once"),
         ],
     ),
     Row::new(

@@ -653,7 +653,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "sequence.first",
-        title: "in a sequence, a partner's first deactivation answers 200 with its partnerId, whatever the form",
+        title: "in a sequence, a partner's first deactivation answers 200 with its partnerId, whatever the form; of requests sent at once, one is the first",
         clause: "Endpoints / POST /partners/deactivate: response 200 (the deactivated partner)",
         level: Fail,
         needs: Needs::keys("a key of Advanced or higher").fixtures(),

@@ -91,7 +91,8 @@ struct Fixture {
     presumed: bool,
 }
 
-#[derive(Debug, Default)]
+/// Cloned to try the orders in which requests sent at once may have been served.
+#[derive(Clone, Debug, Default)]
 pub(super) struct Model {
     partner: Fixture,
     tenant: Fixture,

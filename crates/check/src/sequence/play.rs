@@ -8,14 +8,16 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::model::{Answer, Failure, Judged, Model, Side};
-use super::steps::{Form, Key, Names, Step, body};
+use super::steps::{AT_ONCE, Form, Key, Names, Step, body, form_name};
 use super::{Cast, Setup};
 use crate::Ctx;
 use crate::conformance::Expect;
 use crate::fixtures::Presumed;
 use crate::probe::{Exchange, Req};
+use crate::service::Choice;
 use crate::service::on_largest_page;
 use linkcert_http::{Resp, error_code, is_envelope};
+use linkcert_registry::check_id;
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
 
@@ -207,10 +209,16 @@ pub(super) async fn play(ctx: &Ctx, s: &Setup<'_>, cast: &Cast, steps: &[Step]) 
             if step == Step::Links && read_after && model.partner_deactivated() {
                 continue;
             }
-            let Some((x, judged)) = send(ctx, s, cast, &mut model, step).await else {
+            let sent = match step {
+                Step::AtOnce(form) => send_at_once(ctx, s, cast, &mut model, form).await,
+                _ => send(ctx, s, cast, &mut model, step)
+                    .await
+                    .map(|(x, j)| (vec![x], j)),
+            };
+            let Some((xs, judged)) = sent else {
                 continue;
             };
-            out.sent.push((i, step, x));
+            out.sent.extend(xs.into_iter().map(|x| (i, step, x)));
             for j in judged {
                 match j {
                     Judged::Fail(f) => {
@@ -247,6 +255,111 @@ async fn send(
     Some((x, judged))
 }
 
+/// The owner's deactivation in `form`, `AT_ONCE` times at the same moment. The target served
+/// them in some order it does not say: the answers hold if, in some order, one is the first
+/// deactivation's and the others repeats' (the model judges each order from its state before
+/// them). When no order holds, the order the target's answers came in is judged, and its
+/// failure says the requests went at once. None when this play cannot send the form.
+async fn send_at_once(
+    ctx: &Ctx,
+    s: &Setup<'_>,
+    cast: &Cast,
+    model: &mut Model,
+    form: Form,
+) -> Option<(Vec<Exchange>, Vec<Judged>)> {
+    let (op, req) = request(s, cast, model, Step::AtOnce(form))?;
+    let sends = (0..AT_ONCE).map(|_| ctx.exchange(op, req.clone(), Expect::Any));
+    let xs: Vec<Exchange> = futures::future::join_all(sends)
+        .await
+        .into_iter()
+        .map(|(x, _)| x)
+        .collect();
+    let mut answers = Vec::with_capacity(xs.len());
+    for x in &xs {
+        match x.resp() {
+            None => {
+                let why = format!("no answer: {}", x.failure_words());
+                return Some((xs.clone(), vec![Judged::Halt(why)]));
+            }
+            Some(r) if r.status == 429 => {
+                return Some((
+                    xs.clone(),
+                    vec![Judged::Halt("429 even after waiting".into())],
+                ));
+            }
+            Some(r) => answers.push(r),
+        }
+    }
+    let step = Step::AtOnce(form);
+    let mut fallback: Option<(Model, Vec<Judged>)> = None;
+    for first in 0..answers.len() {
+        let mut m = model.clone();
+        let order = std::iter::once(first).chain((0..answers.len()).filter(|&i| i != first));
+        let judged: Vec<Judged> = order
+            .flat_map(|i| judge(ctx, s, cast, &mut m, step, answers[i]))
+            .collect();
+        let failed = judged.iter().any(|j| matches!(j, Judged::Fail(_)));
+        let halted = judged.iter().any(|j| matches!(j, Judged::Halt(_)));
+        if !failed && !halted {
+            *model = m;
+            let firsts = answers.iter().filter(|r| r.status == 200).count();
+            let mut xs = xs;
+            let mut judged = judged;
+            if firsts > 1 {
+                // 200 to more than one: repeats answered 200 (the target's choice), or each
+                // served as a first. The same request alone tells which.
+                let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+                if let Some(r) = x.resp().filter(|r| r.status != 429) {
+                    judged.extend(judge(ctx, s, cast, model, step, r));
+                    if Choice::refusal(r.status, is_envelope(r)).is_some() {
+                        judged.push(Judged::Fail(Failure {
+                            check: check_id!("sequence.first"),
+                            expected: format!(
+                                "{AT_ONCE} deactivations {} sent at once: one first \
+                                 deactivation and repeats, answered as a repeat alone is",
+                                form_name(form)
+                            ),
+                            actual: format!(
+                                "{firsts} of them answered 200, and the same request alone \
+                                 after them {}: a repeat is refused, so the partner was \
+                                 deactivated more than once",
+                                answer(ctx, r).got
+                            ),
+                        }));
+                    }
+                }
+                xs.push(x);
+            }
+            return Some((xs, judged));
+        }
+        // An order that could not be judged beats one that fails; the first order the
+        // answers came in beats the others.
+        if fallback
+            .as_ref()
+            .is_none_or(|(_, j)| !failed && j.iter().any(|j| matches!(j, Judged::Fail(_))))
+        {
+            fallback = Some((m, judged));
+        }
+    }
+    let (m, mut judged) = fallback?;
+    *model = m;
+    mark_at_once(&mut judged);
+    Some((xs, judged))
+}
+
+/// A failure among answers to requests sent at once says so.
+fn mark_at_once(judged: &mut [Judged]) {
+    for j in judged {
+        if let Judged::Fail(f) = j {
+            f.actual = format!(
+                "{} (one of {AT_ONCE} identical requests sent at once: in no order are their \
+                 answers one first deactivation and repeats)",
+                f.actual
+            );
+        }
+    }
+}
+
 /// The operation and request of a step, or None when this play cannot send it (the partnerId
 /// a tenantId's deactivation answers is not known yet).
 fn request<'a>(
@@ -263,6 +376,7 @@ fn request<'a>(
             let owner = cast.partner_owner.as_ref()?;
             Some((s.links?, read_request(s.links?, owner, step, partner)))
         }
+        Step::AtOnce(form) => request(s, cast, model, Step::Deactivate(Key::Owner, form)),
         Step::Deactivate(key, form) => {
             let names = Names {
                 partner,
@@ -332,6 +446,6 @@ fn judge(
             }
         }
         Step::Deactivate(Key::Gated(_), form) => model.gated(form, &answer(ctx, r)),
-        Step::Deactivate(_, form) => model.allowed(form, &answer(ctx, r)),
+        Step::Deactivate(_, form) | Step::AtOnce(form) => model.allowed(form, &answer(ctx, r)),
     }
 }

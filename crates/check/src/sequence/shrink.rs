@@ -6,7 +6,7 @@
 
 use super::model::Failure;
 use super::play::{Played, play};
-use super::steps::{Key, Step, form_name};
+use super::steps::{AT_ONCE, Key, Step, form_name};
 use super::{Pool, Setup};
 use crate::Ctx;
 
@@ -96,6 +96,10 @@ fn describe(s: &Setup<'_>, step: Step) -> String {
             };
             format!("deactivate {} with {who}", form_name(form))
         }
+        Step::AtOnce(form) => format!(
+            "deactivate {} with the owner's key, {AT_ONCE} times at once",
+            form_name(form)
+        ),
     }
 }
 

@@ -41,9 +41,15 @@ pub(super) enum Form {
     UnknownTenant,
 }
 
+/// How many identical deactivations an `AtOnce` step sends together.
+pub(super) const AT_ONCE: usize = 3;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Step {
     Deactivate(Key, Form),
+    /// The owner's deactivation in this form, sent `AT_ONCE` times at the same moment: the
+    /// target answers one of them as the first and the others as repeats, in some order.
+    AtOnce(Form),
     Tags,
     Qr,
     /// The partner fixture's links (`GET /links`, where the target serves linkcert's stand-in).
@@ -55,7 +61,9 @@ impl Step {
     pub(super) fn needs_partner(self) -> bool {
         matches!(
             self,
-            Step::Links | Step::Deactivate(_, Form::Partner | Form::Both)
+            Step::Links
+                | Step::Deactivate(_, Form::Partner | Form::Both)
+                | Step::AtOnce(Form::Partner | Form::Both)
         )
     }
     /// Whether a play of it needs the tenant fixture.
@@ -63,6 +71,7 @@ impl Step {
         matches!(
             self,
             Step::Deactivate(_, Form::Tenant | Form::Both | Form::Learned)
+                | Step::AtOnce(Form::Tenant | Form::Both | Form::Learned)
         )
     }
 }
@@ -97,6 +106,14 @@ fn step(shape: Shape) -> BoxedStrategy<Step> {
             .prop_map(|f| Step::Deactivate(Key::Owner, f))
             .boxed(),
     )];
+    // The forms that address a fixture (what can be first once and repeated after).
+    let fixture_forms = prop_oneof![
+        Just(Form::Partner),
+        Just(Form::Tenant),
+        Just(Form::Both),
+        Just(Form::Learned)
+    ];
+    arms.push((3, fixture_forms.prop_map(Step::AtOnce).boxed()));
     if shape.gated > 0 {
         let gated = (0..shape.gated, forms());
         arms.push((
@@ -145,7 +162,12 @@ pub(super) fn sequence(shape: Shape) -> BoxedStrategy<Vec<Step>> {
                         *f = Form::Tenant;
                         tenant_sent = *k == Key::Owner;
                     }
-                    Step::Deactivate(Key::Owner, Form::Tenant | Form::Both) => tenant_sent = true,
+                    Step::AtOnce(f @ Form::Learned) if !tenant_sent => {
+                        *f = Form::Tenant;
+                        tenant_sent = true;
+                    }
+                    Step::Deactivate(Key::Owner, Form::Tenant | Form::Both)
+                    | Step::AtOnce(Form::Tenant | Form::Both) => tenant_sent = true,
                     _ => {}
                 }
             }
@@ -214,7 +236,9 @@ mod tests {
             assert_eq!(v[0], Step::Links);
             assert!(v.iter().all(|s| !matches!(
                 s,
-                Step::Qr | Step::Deactivate(Key::Gated(_) | Key::Other(_), _)
+                Step::Qr
+                    | Step::Deactivate(Key::Gated(_) | Key::Other(_), _)
+                    | Step::AtOnce(Form::Neither | Form::UnknownPartner | Form::UnknownTenant)
             )));
         }
         let names = Names {

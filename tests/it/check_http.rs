@@ -54,6 +54,8 @@ async fn both_implementations_pass_with_their_opposite_choices() {
             "http.media-type",
             "http.client-headers",
             "http.clients",
+            "http.neighbours",
+            "http.neighbour-auth",
             "http.forwarded-limit",
             "http.shapes",
             "http.chars",

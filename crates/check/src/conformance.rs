@@ -414,10 +414,20 @@ pub const OVERSIZED_BODY: usize = 1024 * 1024;
 
 /// Why a status outside the spec's list is still standard HTTP for this request, if it is:
 /// 405 with `Allow` for a method the path does not define (RFC 9110 15.5.6), 413 for a body
-/// larger than any the operation needs (RFC 9110 15.5.14). `http.method` and `http.body-size`
-/// pass the same answers.
+/// larger than any the operation needs (RFC 9110 15.5.14), a redirect with a Location for a
+/// path other than the spec's (a trailing slash, another case: RFC 9110 15.4). `http.method`,
+/// `http.body-size`, `http.shapes` and `http.neighbours` pass the same answers.
 pub fn standard_status(op: &Operation, x: &Exchange, r: &Resp) -> Option<String> {
     match r.status {
+        301 | 302 | 303 | 307 | 308 if x.req.path != op.path && r.header("location").is_some() => {
+            Some(format!(
+                "{} to {} for the path {} (a redirect for a path off the spec's: standard HTTP, \
+                 RFC 9110; not in the spec's list)",
+                r.status,
+                r.header("location").unwrap_or_default(),
+                x.req.path
+            ))
+        }
         405 if x.req.method != op.method && r.header("allow").is_some() => Some(
             "405 with Allow for a method the path does not define (standard HTTP, RFC 9110; \
              not in the spec's list)"

@@ -511,6 +511,27 @@ pub const CHECKS: &[CheckDef] = &[
         ]),
     },
     CheckDef {
+        id: "http.neighbours",
+        title: "every operation's neighbours, derived from the spec (a trailing or doubled slash, upper case, an encoded letter, a suffix, a prefix; each parameter repeated, with two values, encoded once and twice, empty; the media type in capitals), get the answer of the request they mean or a clean error",
+        clause: "Endpoints: response 200 (the same for the same request); all error responses follow the Errors part",
+        level: Fail,
+        needs: Needs::keys("any key (a key of Advanced or higher for deactivation)"),
+        enforces: Enforces::Clauses(&[
+            "tags.response",
+            "qr.response",
+            "endpoints.errors",
+            "errors.envelope",
+        ]),
+    },
+    CheckDef {
+        id: "http.neighbour-auth",
+        title: "a neighbour the target serves to the run's key is refused without a key, with a key that looks issued and was not, and with a key of a plan below the operation's",
+        clause: "Authentication: every request carries Authorization: Bearer <API_KEY>; a missing or invalid credential gives 401; partner endpoints depend on the plan",
+        level: Fail,
+        needs: Needs::keys("any key (a key of a plan below Advanced for the plan gate)"),
+        enforces: Enforces::Clauses(&["auth.1", "auth.3.unauthorized", "auth.4"]),
+    },
+    CheckDef {
         id: "http.forwarded-limit",
         title: "X-Forwarded-For does not reset or bypass a key's rate-limit counter",
         clause: "Limits: requests per minute, per key; X-RateLimit-Remaining: requests remaining in the current window",

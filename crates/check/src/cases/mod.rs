@@ -171,7 +171,7 @@ pub fn sample(op: &Operation, property: Property, seed: u64, cases: u32) -> Vec<
 
 /// A parameter generated cases carry: in the query, and not paid-only (those depend on the
 /// key's plan; `plan.paid-params` covers them).
-fn generated(p: &Param) -> bool {
+pub(crate) fn generated(p: &Param) -> bool {
     p.location == Location::Query && !p.paid_only
 }
 

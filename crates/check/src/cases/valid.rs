@@ -323,7 +323,7 @@ pub(super) fn valid_json(schema: &Value) -> BoxedStrategy<Value> {
 
 /// A value of `p` every target must accept, if the spec gives one: the default, the first of
 /// an enum, the lower bound... None where every value touches what the spec leaves open.
-pub(super) fn sure_value(p: &Param) -> Option<String> {
+pub(crate) fn sure_value(p: &Param) -> Option<String> {
     if unnamed(p) {
         return None;
     }
@@ -344,6 +344,45 @@ pub(super) fn sure_value(p: &Param) -> Option<String> {
         ParamKind::String if is_url(p) => "https://example.com/linkcert".into(),
         ParamKind::String | ParamKind::Array => "abc".into(),
     })
+}
+
+/// Another value of `p` every target must accept, beside `sure_value`: the second of an enum,
+/// the lower bound plus one, the other boolean... None where the spec gives no second one.
+pub(crate) fn other_value(p: &Param) -> Option<String> {
+    let sure = sure_value(p)?;
+    let other = if let Some(e) = p.enum_values() {
+        e.iter().find(|v| **v != sure)?.to_string()
+    } else {
+        match p.kind {
+            ParamKind::Boolean if sure == "false" => "true".into(),
+            ParamKind::Boolean => "false".into(),
+            ParamKind::Integer => {
+                let (lo, hi) = int_bounds(p);
+                let v: i64 = sure.parse().ok()?;
+                let next = if hi.is_some_and(|h| v + 1 > h) {
+                    v - 1
+                } else {
+                    v + 1
+                };
+                if lo.is_some_and(|l| next < l) || next == v {
+                    return None;
+                }
+                next.to_string()
+            }
+            ParamKind::String if p.format.as_deref() == Some("hex-color") => {
+                if sure.eq_ignore_ascii_case("#FFFFFF") {
+                    "#000000"
+                } else {
+                    "#FFFFFF"
+                }
+                .into()
+            }
+            ParamKind::String if is_url(p) => "https://example.com/linkcert-other".into(),
+            // A number's, a free string's or an array's second value touches what is open.
+            _ => return None,
+        }
+    };
+    (other != sure).then_some(other)
 }
 
 /// Parameters as (name, value when present): required ones always, optional ones at random.

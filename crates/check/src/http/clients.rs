@@ -8,18 +8,15 @@
 //! names go out in lower case (HTTP/2 requires it, and our HTTP/1 client writes them so): a
 //! target must read them without regard to case (RFC 9110 5.1).
 
-use serde_json::json;
-
+use super::plain::plain;
 use super::same::{self, Body};
 use super::{UNKNOWN_PARTNER, answer_text, record, size::padded_body};
 use crate::Ctx;
-use crate::auth::minimal_request;
 use crate::conformance::Expect;
 use crate::probe::Req;
 use crate::recorder::Why;
 use linkcert_registry::check_id;
 use linkcert_registry::clients::{Profile, profiles};
-use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
 
 /// `plain` as this client sends it: its headers in place of any of the same name (its
@@ -52,32 +49,6 @@ pub fn dress(p: &Profile, plain: &Req, image: bool) -> Req {
         req = req.header(k, v.clone());
     }
     req
-}
-
-/// Whether the operation's success is an image (the spec's media type for it).
-fn answers_image(op: &Operation) -> bool {
-    op.responses
-        .values()
-        .filter(|r| (200..300).contains(&r.status))
-        .filter_map(|r| r.content.as_ref())
-        .any(|(media, _)| media.starts_with("image/"))
-}
-
-/// The plain request of an operation of the service, and what its answer holds: for a
-/// deactivation, a partner no target has (nothing changes).
-fn plain(op: &Operation, key: &PlanKey) -> (Req, Body) {
-    if op.body.is_some() {
-        let req = Req::post_json(&op.path, &json!({ "partnerId": UNKNOWN_PARTNER })).key(key);
-        return (req, Body::Json);
-    }
-    let kind = if answers_image(op) {
-        Body::Image
-    } else if op.id == "getTags" {
-        Body::Tags { whole: false }
-    } else {
-        Body::Json
-    };
-    (minimal_request(op).key(key), kind)
 }
 
 pub(super) async fn run(ctx: &Ctx) {

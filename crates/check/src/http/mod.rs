@@ -15,6 +15,10 @@
 //!   With an unknown partner always; with `--allow-destructive`, also on a spare fixture.
 //! - `http.clients` (`clients.rs`): every operation sent as each real client sends it (the
 //!   profiles in `crates/check/clients/`) gets the plain request's answer or a clean error.
+//! - `http.neighbours` and `http.neighbour-auth` (`neighbours.rs`): the neighbours of every
+//!   operation's plain request, derived from the spec (path, each parameter's forms, the
+//!   media type), get the meant answer or a clean error; one served to the run's key is
+//!   refused without a key, with a key never issued and with a key of a plan below.
 //! - `http.client-headers` and `http.forwarded-limit` (`headers.rs`): single headers clients
 //!   and proxies add do not change the answer; X-Forwarded-For gives a key no counter of its
 //!   own.
@@ -33,6 +37,8 @@ pub mod clients;
 mod headers;
 mod media;
 mod method;
+mod neighbours;
+mod plain;
 mod same;
 mod shapes;
 mod size;
@@ -81,6 +87,9 @@ pub async fn run(ctx: &Ctx) {
             }
             if on(check_id!("http.clients")) {
                 clients::run(ctx).await;
+            }
+            if on(check_id!("http.neighbours")) || on(check_id!("http.neighbour-auth")) {
+                neighbours::run(ctx).await;
             }
         },
         async {

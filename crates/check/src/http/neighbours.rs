@@ -1,0 +1,477 @@
+//! `http.neighbours` and `http.neighbour-auth`: the neighbours of every operation's plain
+//! request, derived from the spec rather than listed per route. The path (a trailing or
+//! doubled slash, upper case, a letter percent-encoded, a suffix, a prefix); each query
+//! parameter the spec names, at a value every target must accept (repeated with the same
+//! value and with another, percent-encoded once and twice, empty where it is optional); the
+//! body's media type in capitals. A neighbour gets the answer of the request it means (for a
+//! parameter given two values, either one's), or a clean error in the envelope.
+//!
+//! A neighbour the target serves (2xx) to the run's key is sent again without a key, with a
+//! key that looks issued and was not (the same length and character classes), and, where the
+//! operation needs a plan, with a key of a plan below: each must be refused (401, 403) or
+//! refused cleanly; served, the shape is a way around authentication or the plan gate.
+
+use std::collections::HashMap;
+
+use futures::future::join_all;
+
+use super::plain::plain;
+use super::same::{self, Body};
+use super::{Judged, answer_text, record};
+use crate::Ctx;
+use crate::cases::{generated, other_value, sure_value};
+use crate::conformance::Expect;
+use crate::probe::{Exchange, Req};
+use crate::recorder::Why;
+use linkcert_http::is_envelope;
+use linkcert_registry::check_id;
+use linkcert_run::target::PlanKey;
+use linkcert_spec::Operation;
+
+/// One request near the plain one, and the requests it may mean (any of their answers holds;
+/// none: any clean answer).
+#[derive(Clone, Debug)]
+pub(super) struct Neighbour {
+    pub what: String,
+    pub req: Req,
+    pub meant: Vec<Req>,
+    /// An answer it must not get, and the request whose answer must differ from that one for
+    /// it to say anything (the target reads the parameter at all).
+    pub not: Option<(Req, Req)>,
+}
+
+/// `value` with its first character percent-encoded (`abc` as `%61bc`): the same value once
+/// decoded (RFC 3986 2.1, 6.2.2.2).
+fn encode_first(value: &str) -> String {
+    let mut chars = value.chars();
+    let Some(c) = chars.next() else {
+        return String::new();
+    };
+    let mut buf = [0u8; 4];
+    let first: String = c
+        .encode_utf8(&mut buf)
+        .bytes()
+        .map(|b| format!("%{b:02X}"))
+        .collect();
+    let rest: String = url::form_urlencoded::byte_serialize(chars.as_str().as_bytes()).collect();
+    format!("{first}{rest}")
+}
+
+fn enc(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+fn pair(k: &str, v: &str) -> String {
+    format!("{}={}", enc(k), enc(v))
+}
+
+/// `req` with its query given verbatim: its pairs but `name`'s, then `tail`.
+fn with_raw(req: &Req, name: &str, tail: &str) -> Req {
+    let mut parts: Vec<String> = req
+        .query
+        .iter()
+        .filter(|(k, _)| k != name)
+        .map(|(k, v)| pair(k, v))
+        .collect();
+    parts.push(tail.to_string());
+    let mut r = req.clone();
+    r.raw_query = Some(parts.join("&"));
+    r
+}
+
+/// `req` with `name` set to `value` (replacing it where present).
+fn with_param(req: &Req, name: &str, value: &str) -> Req {
+    let mut r = req.clone();
+    r.query.retain(|(k, _)| k != name);
+    r.query.push((name.to_string(), value.to_string()));
+    r
+}
+
+fn with_path(req: &Req, path: String) -> Req {
+    let mut r = req.clone();
+    r.path = path;
+    r
+}
+
+/// The path with its first letter percent-encoded (`/tags` as `/%74ags`).
+fn path_encoded(path: &str) -> String {
+    let at = path.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(0);
+    let (head, tail) = path.split_at(at);
+    format!("{head}{}", encode_first(tail))
+}
+
+/// Every neighbour of `plain`, an operation's plain request, derived from the spec.
+pub(super) fn neighbours(op: &Operation, plain: &Req) -> Vec<Neighbour> {
+    let same = |what: &str, req: Req| Neighbour {
+        what: what.to_string(),
+        req,
+        meant: vec![plain.clone()],
+        not: None,
+    };
+    let path = &plain.path;
+    let mut out = vec![
+        same("a trailing slash", with_path(plain, format!("{path}/"))),
+        same("a doubled slash", with_path(plain, format!("/{path}"))),
+        same(
+            "the path in upper case",
+            with_path(plain, path.to_uppercase()),
+        ),
+        same(
+            "a letter of the path percent-encoded",
+            with_path(plain, path_encoded(path)),
+        ),
+        same("a suffix (.json)", with_path(plain, format!("{path}.json"))),
+        same("a prefix (/v1)", with_path(plain, format!("/v1{path}"))),
+    ];
+    if let Some(body) = &op.body {
+        let upper = body.content_type.to_uppercase();
+        let mut req = plain.clone();
+        for h in &mut req.headers {
+            if h.0.eq_ignore_ascii_case("content-type") {
+                h.1 = upper.clone();
+            }
+        }
+        out.push(same(&format!("Content-Type: {upper}"), req));
+    }
+    for p in op.params.iter().filter(|p| generated(p)) {
+        let name = &p.name;
+        let given = plain
+            .query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone());
+        let Some(v) = given.or_else(|| sure_value(p)) else {
+            continue;
+        };
+        let base = with_param(plain, name, &v);
+        let to_base = |what: String, req: Req| Neighbour {
+            what,
+            req,
+            meant: vec![base.clone()],
+            not: None,
+        };
+        let w = other_value(p);
+        out.push(to_base(
+            format!("{name} given twice ({name}={v}&{name}={v})"),
+            with_raw(
+                plain,
+                name,
+                &format!("{}&{}", pair(name, &v), pair(name, &v)),
+            ),
+        ));
+        if let Some(w) = &w {
+            out.push(Neighbour {
+                what: format!("{name} given twice with two values ({name}={v}&{name}={w})"),
+                req: with_raw(
+                    plain,
+                    name,
+                    &format!("{}&{}", pair(name, &v), pair(name, w)),
+                ),
+                meant: vec![base.clone(), with_param(plain, name, w)],
+                not: None,
+            });
+        }
+        let once = encode_first(&v);
+        out.push(to_base(
+            format!("{name} percent-encoded ({name}={once})"),
+            with_raw(plain, name, &format!("{}={once}", enc(name))),
+        ));
+        // Encoded twice, a value means the text `%61bc`: whatever a target makes of that, it
+        // is not the value itself (decoded twice). The value is the parameter's second one, so
+        // its answer differs from the plain request's wherever the target reads the parameter.
+        if let Some(w) = &w {
+            let twice = encode_first(w).replace('%', "%25");
+            out.push(Neighbour {
+                what: format!("{name} percent-encoded twice ({name}={twice})"),
+                req: with_raw(plain, name, &format!("{}={twice}", enc(name))),
+                meant: Vec::new(),
+                not: Some((with_param(plain, name, w), base.clone())),
+            });
+        }
+        if !p.required {
+            let mut without = plain.clone();
+            without.query.retain(|(k, _)| k != name);
+            out.push(Neighbour {
+                what: format!("{name} empty ({name}=)"),
+                req: with_raw(plain, name, &format!("{}=", enc(name))),
+                meant: vec![without],
+                not: None,
+            });
+        }
+    }
+    out
+}
+
+/// A key that looks issued and was not: each letter and digit moved to the next of its class.
+pub(super) fn look_alike(key: &str) -> String {
+    key.chars()
+        .map(|c| match c {
+            '0'..='8' | 'a'..='y' | 'A'..='Y' => (c as u8 + 1) as char,
+            '9' => '0',
+            'z' => 'a',
+            'Z' => 'A',
+            c => c,
+        })
+        .collect()
+}
+
+/// The answers to the requests neighbours mean, sent once each.
+#[derive(Default)]
+struct Meant {
+    answers: HashMap<String, Exchange>,
+}
+
+impl Meant {
+    async fn answer(&mut self, ctx: &Ctx, op: &Operation, req: &Req) -> Exchange {
+        let at = format!("{} {}?{}", req.method, req.path, req.query_string());
+        if let Some(x) = self.answers.get(&at) {
+            return x.clone();
+        }
+        let (x, _) = ctx.exchange(op, req.clone(), Expect::Any).await;
+        self.answers.insert(at, x.clone());
+        x
+    }
+}
+
+/// A neighbour's answer against the answers of what it may mean: held by any of them; with
+/// nothing meant, any clean answer but the one it must not get (`not`: that answer, and the
+/// answer that must differ from it for the comparison to say anything).
+fn judge_meant(
+    kind: Body,
+    meant: &[Exchange],
+    not: Option<(&Exchange, &Exchange)>,
+    x: &Exchange,
+    what: &str,
+) -> Judged {
+    if meant.is_empty() {
+        let Some(r) = x.resp() else {
+            return Judged::Fail(answer_text(x));
+        };
+        if r.status == 429 {
+            return Judged::Throttled;
+        }
+        if r.status >= 500 || (r.status >= 400 && !is_envelope(r)) {
+            return Judged::Fail(format!("{} for {what}", answer_text(x)));
+        }
+        let (Some(bad), Some(other)) = (not.and_then(|n| n.0.resp()), not.and_then(|n| n.1.resp()))
+        else {
+            return Judged::Pass(format!("{what}: {}", answer_text(x)));
+        };
+        let read = bad.is_success()
+            && other.is_success()
+            && matches!(same::differs(kind, other, bad), same::Diff::Other(_));
+        if read && r.is_success() && same::differs(kind, bad, r) == same::Diff::Same {
+            return Judged::Fail(format!(
+                "{} for {what}: the answer of the value it encodes, decoded twice",
+                r.status
+            ));
+        }
+        return Judged::Pass(format!("{what}: {}", answer_text(x)));
+    }
+    let mut first = None;
+    for m in meant {
+        let Some(base) = m.resp() else { continue };
+        let j = same::judge(kind, base, x, what);
+        match j {
+            Judged::Fail(_) | Judged::NonStrict(_) => {
+                first.get_or_insert(j);
+            }
+            j => return j,
+        }
+    }
+    first.unwrap_or_else(|| Judged::Observe(format!("{what}: the request it means got no answer")))
+}
+
+/// A served neighbour sent with a credential that must not be served.
+fn judge_refused(x: &Exchange, what: &str, who: &str) -> Judged {
+    let Some(r) = x.resp() else {
+        return Judged::Fail(format!("{} for {what} {who}", answer_text(x)));
+    };
+    match r.status {
+        429 => Judged::Throttled,
+        s if (200..300).contains(&s) => {
+            Judged::Fail(format!("{s} for {what} {who}: served as to the run's key"))
+        }
+        401 | 403 if is_envelope(r) => Judged::Pass(format!("{what} {who}: {}", answer_text(x))),
+        s if (400..500).contains(&s) && is_envelope(r) => {
+            Judged::Pass(format!("{what} {who}: refused with {}", answer_text(x)))
+        }
+        _ => Judged::Fail(format!("{} for {what} {who}", answer_text(x))),
+    }
+}
+
+/// Record a judgement: a pass is only counted (hundreds of neighbours hold; `http.choices`
+/// keeps the refusals and observations that say something of the target).
+fn note(
+    ctx: &Ctx,
+    id: linkcert_registry::Check,
+    label: &str,
+    expected: &str,
+    j: Judged,
+    x: &Exchange,
+) {
+    match j {
+        Judged::Pass(w) if w.contains("refused with") => {
+            record(ctx, id, label, expected, Judged::Pass(w), x)
+        }
+        Judged::Pass(_) => ctx.rec.pass(id, label),
+        j => record(ctx, id, label, expected, j, x),
+    }
+}
+
+/// A key of a plan that may not call `op`, if the run has one.
+fn key_below<'a>(ctx: &'a Ctx, op: &Operation) -> Option<&'a PlanKey> {
+    op.min_plan.as_ref()?;
+    ctx.target.keys.iter().find(|k| {
+        ctx.spec
+            .plan(&k.plan)
+            .is_some_and(|plan| !ctx.spec.plan_allows(plan, op))
+    })
+}
+
+pub(super) async fn run(ctx: &Ctx) {
+    let ops: Vec<&Operation> = ctx
+        .spec
+        .operations
+        .iter()
+        .filter(|o| !o.extension)
+        .collect();
+    join_all(ops.into_iter().map(|op| one(ctx, op))).await;
+}
+
+async fn one(ctx: &Ctx, op: &Operation) {
+    let id = check_id!("http.neighbours");
+    let auth = check_id!("http.neighbour-auth");
+    let label = op.label();
+    let Some(key) = ctx.key_for(op).cloned() else {
+        ctx.rec
+            .skip(id, &label, format!("no key whose plan may call {label}"));
+        return;
+    };
+    let (plain_req, kind) = plain(op, &key);
+    let near = neighbours(op, &plain_req);
+    let mut meant = Meant::default();
+    let x = meant.answer(ctx, op, &plain_req).await;
+    if x.resp().is_none_or(|r| r.status >= 500 || r.status == 429) {
+        let why = format!("the plain request got {}", answer_text(&x));
+        ctx.rec.skip(id, &label, Why::after(&x, why));
+        return;
+    }
+    let kind = match kind {
+        Body::Tags { .. } => match x.resp() {
+            Some(r) if r.is_success() => Body::Tags {
+                whole: ctx.service.holds_all(ctx, op, &key, r).await,
+            },
+            _ => kind,
+        },
+        k => k,
+    };
+    // What each neighbour means, first: those answers are the standard.
+    let mut bases = Vec::with_capacity(near.len());
+    for n in &near {
+        let mut xs = Vec::new();
+        for m in &n.meant {
+            xs.push(meant.answer(ctx, op, m).await);
+        }
+        bases.push(xs);
+    }
+    // What a neighbour must not get, and what that must differ from.
+    let mut nots: HashMap<String, (Exchange, Exchange)> = HashMap::new();
+    for n in &near {
+        if let Some((bad, other)) = &n.not {
+            let bad = meant.answer(ctx, op, bad).await;
+            let other = meant.answer(ctx, op, other).await;
+            nots.insert(n.what.clone(), (bad, other));
+        }
+    }
+    let answers = join_all(
+        near.iter()
+            .map(|n| async move { ctx.exchange(op, n.req.clone(), Expect::Any).await.0 }),
+    )
+    .await;
+    let expected = "the answer of the request it means, or a clean error in the envelope";
+    let below = key_below(ctx, op).cloned();
+    let mut refusals = Vec::new();
+    for ((n, xs), dx) in near.iter().zip(&bases).zip(&answers) {
+        let j = judge_meant(
+            kind,
+            xs,
+            nots.get(&n.what).map(|(a, b)| (a, b)),
+            dx,
+            &n.what,
+        );
+        note(ctx, id, &label, expected, j, dx);
+        if dx.resp().is_some_and(|r| r.is_success()) {
+            let mut bare = n.req.clone();
+            bare.key = None;
+            let alike = bare
+                .clone()
+                .header("authorization", format!("Bearer {}", look_alike(&key.key)));
+            refusals.push((n.what.clone(), "without a key".to_string(), bare.clone()));
+            let never = "with a key that was never issued".to_string();
+            refusals.push((n.what.clone(), never, alike));
+            if let Some(k) = &below {
+                let who = format!("with a {} key (a plan below the operation's)", k.plan);
+                refusals.push((n.what.clone(), who, bare.key(k)));
+            }
+        }
+    }
+    let refused = join_all(refusals.into_iter().map(|(what, who, req)| async move {
+        let (x, _) = ctx.exchange(op, req, Expect::Any).await;
+        (what, who, x)
+    }))
+    .await;
+    let expected = "401 or 403 in the envelope (or another clean refusal): a shape served to the \
+                    run's key is refused to others";
+    for (what, who, x) in refused {
+        note(
+            ctx,
+            auth,
+            &label,
+            expected,
+            judge_refused(&x, &what, &who),
+            &x,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_encoded_once_decodes_to_itself_and_a_look_alike_key_keeps_its_shape() {
+        assert_eq!(encode_first("abc"), "%61bc");
+        assert_eq!(encode_first("#FFF"), "%23FFF");
+        assert_eq!(encode_first("a b"), "%61+b");
+        assert_eq!(path_encoded("/tags"), "/%74ags");
+        assert_eq!(look_alike("lk_free_19z"), "ml_gsff_20a");
+        let k = "lk_enterprise_1";
+        let a = look_alike(k);
+        assert_eq!(a.len(), k.len());
+        assert!(
+            a.chars()
+                .zip(k.chars())
+                .all(|(x, y)| x.is_ascii_digit() == y.is_ascii_digit()
+                    && x.is_ascii_lowercase() == y.is_ascii_lowercase())
+        );
+        assert_ne!(a, k);
+    }
+
+    #[test]
+    fn repeated_and_encoded_parameters_keep_the_other_pairs() {
+        let plain = Req::get("/qr")
+            .query("url", "https://e.com")
+            .query("size", "300");
+        let r = with_raw(&plain, "size", "size=300&size=300");
+        assert_eq!(
+            r.query_string(),
+            "url=https%3A%2F%2Fe.com&size=300&size=300"
+        );
+        let r = with_raw(&plain, "level", "level=%4C");
+        assert_eq!(
+            r.query_string(),
+            "url=https%3A%2F%2Fe.com&size=300&level=%4C"
+        );
+    }
+}

@@ -59,7 +59,6 @@ pub(super) async fn run(ctx: &Ctx) {
         .iter()
         .filter(|o| !o.extension)
         .collect();
-    // Each operation's clients at once: a far target's round trips overlap.
     let per_op = ops.into_iter().map(|op| async move {
         let label = op.label();
         let Some(key) = ctx.key_for(op).cloned() else {
@@ -97,17 +96,20 @@ pub(super) async fn run(ctx: &Ctx) {
                 sends.push((what, dress(p, &big, image)));
             }
         }
-        let answers = futures::future::join_all(sends.into_iter().map(|(what, req)| async move {
-            let (x, _) = ctx.exchange(op, req, Expect::Any).await;
-            (what, x)
-        }))
-        .await;
+        let mut answers = Vec::with_capacity(sends.len());
+        let (whats, reqs): (Vec<String>, Vec<Req>) = sends.into_iter().unzip();
+        let sends = reqs.into_iter().map(|r| (op, r, Expect::Any)).collect();
+        ctx.exchange_each(sends, |i, x, _| answers.push((whats[i].clone(), x)))
+            .await;
         for (what, dx) in answers {
             let j = same::judge(kind, base, &dx, &what);
             record(ctx, id, &label, &expected, j, &dx);
         }
     });
-    futures::future::join_all(per_op).await;
+    // One operation after another: each sends `--concurrency` at a time already.
+    for one in per_op {
+        one.await;
+    }
 }
 
 #[cfg(test)]

@@ -13,8 +13,6 @@
 
 use std::collections::HashMap;
 
-use futures::future::join_all;
-
 use super::plain::plain;
 use super::same::{self, Body};
 use super::{Judged, answer_text, record};
@@ -215,22 +213,17 @@ pub(super) fn look_alike(key: &str) -> String {
         .collect()
 }
 
-/// The answers to the requests neighbours mean, sent once each.
-#[derive(Default)]
-struct Meant {
-    answers: HashMap<String, Exchange>,
+/// Where a request is kept among the answers already had: its method, path and query.
+fn at(req: &Req) -> String {
+    format!("{} {}?{}", req.method, req.path, req.query_string())
 }
 
-impl Meant {
-    async fn answer(&mut self, ctx: &Ctx, op: &Operation, req: &Req) -> Exchange {
-        let at = format!("{} {}?{}", req.method, req.path, req.query_string());
-        if let Some(x) = self.answers.get(&at) {
-            return x.clone();
-        }
-        let (x, _) = ctx.exchange(op, req.clone(), Expect::Any).await;
-        self.answers.insert(at, x.clone());
-        x
-    }
+/// The answers to `reqs`, `--concurrency` in flight at a time, in their order.
+async fn answers(ctx: &Ctx, op: &Operation, reqs: Vec<Req>) -> Vec<Exchange> {
+    let mut out = Vec::with_capacity(reqs.len());
+    let sends = reqs.into_iter().map(|r| (op, r, Expect::Any)).collect();
+    ctx.exchange_each(sends, |_, x, _| out.push(x)).await;
+    out
 }
 
 /// A neighbour's answer against the answers of what it may mean: held by any of them; with
@@ -336,7 +329,10 @@ pub(super) async fn run(ctx: &Ctx) {
         .iter()
         .filter(|o| !o.extension)
         .collect();
-    join_all(ops.into_iter().map(|op| one(ctx, op))).await;
+    // One operation after another: each sends `--concurrency` at a time already.
+    for op in ops {
+        one(ctx, op).await;
+    }
 }
 
 async fn one(ctx: &Ctx, op: &Operation) {
@@ -350,8 +346,7 @@ async fn one(ctx: &Ctx, op: &Operation) {
     };
     let (plain_req, kind) = plain(op, &key);
     let near = neighbours(op, &plain_req);
-    let mut meant = Meant::default();
-    let x = meant.answer(ctx, op, &plain_req).await;
+    let (x, _) = ctx.exchange(op, plain_req.clone(), Expect::Any).await;
     if x.resp().is_none_or(|r| r.status >= 500 || r.status == 429) {
         let why = format!("the plain request got {}", answer_text(&x));
         ctx.rec.skip(id, &label, Why::after(&x, why));
@@ -366,40 +361,29 @@ async fn one(ctx: &Ctx, op: &Operation) {
         },
         k => k,
     };
-    // What each neighbour means, first: those answers are the standard.
-    let mut bases = Vec::with_capacity(near.len());
+    // What the neighbours mean (and must not get), each sent once: those answers are the
+    // standard.
+    let mut had: HashMap<String, Exchange> = HashMap::from([(at(&plain_req), x)]);
+    let mut wanted: Vec<Req> = Vec::new();
     for n in &near {
-        let mut xs = Vec::new();
-        for m in &n.meant {
-            xs.push(meant.answer(ctx, op, m).await);
-        }
-        bases.push(xs);
-    }
-    // What a neighbour must not get, and what that must differ from.
-    let mut nots: HashMap<String, (Exchange, Exchange)> = HashMap::new();
-    for n in &near {
-        if let Some((bad, other)) = &n.not {
-            let bad = meant.answer(ctx, op, bad).await;
-            let other = meant.answer(ctx, op, other).await;
-            nots.insert(n.what.clone(), (bad, other));
+        let not = n.not.iter().flat_map(|(a, b)| [a, b]);
+        for r in n.meant.iter().chain(not) {
+            if !had.contains_key(&at(r)) && !wanted.iter().any(|w| at(w) == at(r)) {
+                wanted.push(r.clone());
+            }
         }
     }
-    let answers = join_all(
-        near.iter()
-            .map(|n| async move { ctx.exchange(op, n.req.clone(), Expect::Any).await.0 }),
-    )
-    .await;
+    let keys: Vec<String> = wanted.iter().map(at).collect();
+    had.extend(keys.into_iter().zip(answers(ctx, op, wanted).await));
+    let got = |r: &Req| had.get(&at(r));
+    let answers_near = answers(ctx, op, near.iter().map(|n| n.req.clone()).collect()).await;
     let expected = "the answer of the request it means, or a clean error in the envelope";
     let below = key_below(ctx, op).cloned();
     let mut refusals = Vec::new();
-    for ((n, xs), dx) in near.iter().zip(&bases).zip(&answers) {
-        let j = judge_meant(
-            kind,
-            xs,
-            nots.get(&n.what).map(|(a, b)| (a, b)),
-            dx,
-            &n.what,
-        );
+    for (n, dx) in near.iter().zip(&answers_near) {
+        let xs: Vec<Exchange> = n.meant.iter().filter_map(|m| got(m).cloned()).collect();
+        let not = n.not.as_ref().and_then(|(a, b)| Some((got(a)?, got(b)?)));
+        let j = judge_meant(kind, &xs, not, dx, &n.what);
         note(ctx, id, &label, expected, j, dx);
         if dx.resp().is_some_and(|r| r.is_success()) {
             let mut bare = n.req.clone();
@@ -416,11 +400,12 @@ async fn one(ctx: &Ctx, op: &Operation) {
             }
         }
     }
-    let refused = join_all(refusals.into_iter().map(|(what, who, req)| async move {
-        let (x, _) = ctx.exchange(op, req, Expect::Any).await;
-        (what, who, x)
-    }))
-    .await;
+    let reqs = refusals.iter().map(|(.., r)| r.clone()).collect();
+    let refused: Vec<(String, String, Exchange)> = refusals
+        .into_iter()
+        .zip(answers(ctx, op, reqs).await)
+        .map(|((what, who, _), x)| (what, who, x))
+        .collect();
     let expected = "401 or 403 in the envelope (or another clean refusal): a shape served to the \
                     run's key is refused to others";
     for (what, who, x) in refused {

@@ -13,6 +13,7 @@ mod action;
 mod certificates;
 mod check_auth;
 mod check_clients;
+mod check_conditional;
 mod check_families;
 mod check_far;
 mod check_fixtures;

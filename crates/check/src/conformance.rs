@@ -415,10 +415,19 @@ pub const OVERSIZED_BODY: usize = 1024 * 1024;
 /// Why a status outside the spec's list is still standard HTTP for this request, if it is:
 /// 405 with `Allow` for a method the path does not define (RFC 9110 15.5.6), 413 for a body
 /// larger than any the operation needs (RFC 9110 15.5.14), a redirect with a Location for a
-/// path other than the spec's (a trailing slash, another case: RFC 9110 15.4). `http.method`,
+/// path other than the spec's (a trailing slash, another case: RFC 9110 15.4), 304 to a
+/// conditional request (RFC 9110 15.4.5). `http.method`,
 /// `http.body-size`, `http.shapes` and `http.neighbours` pass the same answers.
 pub fn standard_status(op: &Operation, x: &Exchange, r: &Resp) -> Option<String> {
+    let conditional = ["if-none-match", "if-modified-since"]
+        .iter()
+        .any(|h| x.req.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(h)));
     match r.status {
+        304 if conditional => Some(
+            "304 Not Modified to a conditional request (standard HTTP, RFC 9110; not in the \
+             spec's list)"
+                .into(),
+        ),
         301 | 302 | 303 | 307 | 308 if x.req.path != op.path && r.header("location").is_some() => {
             Some(format!(
                 "{} to {} for the path {} (a redirect for a path off the spec's: standard HTTP, \

@@ -532,6 +532,14 @@ pub const CHECKS: &[CheckDef] = &[
         enforces: Enforces::Clauses(&["auth.1", "auth.3.unauthorized", "auth.4"]),
     },
     CheckDef {
+        id: "http.conditional",
+        title: "conditional requests built from the target's own ETag and Last-Modified get 304 only while the validator matches (never for a tag it never gave, another answer's tag or an older date), and one strong ETag never names two different answers",
+        clause: "Endpoints: response 200 (the answer to the request); RFC 9110 8.8 and 13.1 (validators, preconditions)",
+        level: Fail,
+        needs: Needs::keys("any key (a target that gives ETag or Last-Modified)"),
+        enforces: Enforces::Clauses(&["tags.response", "qr.response"]),
+    },
+    CheckDef {
         id: "http.forwarded-limit",
         title: "X-Forwarded-For does not reset or bypass a key's rate-limit counter",
         clause: "Limits: requests per minute, per key; X-RateLimit-Remaining: requests remaining in the current window",

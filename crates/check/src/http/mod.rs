@@ -19,6 +19,8 @@
 //!   operation's plain request, derived from the spec (path, each parameter's forms, the
 //!   media type), get the meant answer or a clean error; one served to the run's key is
 //!   refused without a key, with a key never issued and with a key of a plan below.
+//! - `http.conditional` (`conditional.rs`): conditional requests built from the target's
+//!   own ETag and Last-Modified, on the plain request and the neighbours' other values.
 //! - `http.client-headers` and `http.forwarded-limit` (`headers.rs`): single headers clients
 //!   and proxies add do not change the answer; X-Forwarded-For gives a key no counter of its
 //!   own.
@@ -34,6 +36,7 @@
 
 mod chars;
 pub mod clients;
+mod conditional;
 mod headers;
 mod media;
 mod method;
@@ -88,7 +91,10 @@ pub async fn run(ctx: &Ctx) {
             if on(check_id!("http.clients")) {
                 clients::run(ctx).await;
             }
-            if on(check_id!("http.neighbours")) || on(check_id!("http.neighbour-auth")) {
+            if on(check_id!("http.neighbours"))
+                || on(check_id!("http.neighbour-auth"))
+                || on(check_id!("http.conditional"))
+            {
                 neighbours::run(ctx).await;
             }
         },

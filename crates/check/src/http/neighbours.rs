@@ -363,7 +363,8 @@ async fn one(ctx: &Ctx, op: &Operation) {
     };
     // What the neighbours mean (and must not get), each sent once: those answers are the
     // standard.
-    let mut had: HashMap<String, Exchange> = HashMap::from([(at(&plain_req), x)]);
+    let mut had: HashMap<String, (Req, Exchange)> =
+        HashMap::from([(at(&plain_req), (plain_req.clone(), x))]);
     let mut wanted: Vec<Req> = Vec::new();
     for n in &near {
         let not = n.not.iter().flat_map(|(a, b)| [a, b]);
@@ -373,9 +374,18 @@ async fn one(ctx: &Ctx, op: &Operation) {
             }
         }
     }
-    let keys: Vec<String> = wanted.iter().map(at).collect();
-    had.extend(keys.into_iter().zip(answers(ctx, op, wanted).await));
-    let got = |r: &Req| had.get(&at(r));
+    let got_now = answers(ctx, op, wanted.clone()).await;
+    had.extend(
+        wanted
+            .into_iter()
+            .zip(got_now)
+            .map(|(r, x)| (at(&r), (r, x))),
+    );
+    // Preconditions on GET: a state-changing operation's neighbours name unknown ids.
+    if op.method == http::Method::GET && ctx.enabled(check_id!("http.conditional")) {
+        super::conditional::run(ctx, op, kind, &plain_req, &had, at).await;
+    }
+    let got = |r: &Req| had.get(&at(r)).map(|(_, x)| x);
     let answers_near = answers(ctx, op, near.iter().map(|n| n.req.clone()).collect()).await;
     let expected = "the answer of the request it means, or a clean error in the envelope";
     let below = key_below(ctx, op).cloned();

@@ -555,3 +555,36 @@ fn margin_outside_the_size() -> Defect {
         }
     })
 }
+
+/// A feature on every plan that may use it: colours dropped for the Free plan's keys, the
+/// request still answered 200 (as if honoured). The key that renders best gets them right.
+fn free_plan_drops_colours() -> Defect {
+    Defect::before(|inc| {
+        let free = inc
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.starts_with("Bearer lk_free_"));
+        if inc.path == "/qr" && free {
+            let kept: Vec<(String, String)> = query_pairs(&inc.query)
+                .into_iter()
+                .filter(|(k, _)| k != "fgColor" && k != "bgColor")
+                .collect();
+            inc.query = url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(kept)
+                .finish();
+        }
+    })
+}
+
+const PLAN_DEFECTS: &[Row] = &[Row::new(
+    "colours dropped for the Free plan, answered 200",
+    free_plan_drops_colours,
+    &["qr.colours"],
+    &[Fails("qr.colours"), Says("qr.colours", "with the free key")],
+)];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feature_dropped_on_one_plan_fails_its_check() {
+    run_table(PLAN_DEFECTS).await;
+}

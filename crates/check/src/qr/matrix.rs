@@ -19,6 +19,26 @@ impl Family<'_> {
         v
     }
 
+    /// What every other plan's key is asked, each rendering parameter inside its bounds: a
+    /// size, a margin (0 too), every level above L, colours. A plan may refuse cleanly (what a
+    /// plan may do is not all shown); what it accepts it must honour, as the first key's.
+    pub(super) fn every_plan_cases(&self, plan: &str) -> Vec<Case> {
+        self.fixed_cases()
+            .into_iter()
+            .filter(|c| {
+                c.params
+                    .iter()
+                    .any(|(k, _)| matches!(k.as_str(), "margin" | "level" | "fgColor"))
+                    && c.expect == Expect::Accept
+            })
+            .map(|mut c| {
+                c.what = format!("{}, with the {plan} key", c.what);
+                c.expect = Expect::AcceptOrReject;
+                c
+            })
+            .collect()
+    }
+
     /// Sizes, margins, levels, colours and urls chosen by hand.
     fn fixed_cases(&self) -> Vec<Case> {
         use EcLevel::{H, L, M, Q};

@@ -303,6 +303,28 @@ pub async fn run(ctx: &Ctx) {
         for case in f.levels_in_turn() {
             f.render(&case).await;
         }
+        f.every_plan().await;
+    }
+}
+
+impl Family<'_> {
+    /// The renders asked again with a key of each other plan that may call GET /qr: a
+    /// feature honoured on the key that renders best may not be on the others.
+    async fn every_plan(&self) {
+        let mut plans = vec![self.key.plan.clone()];
+        for key in self.ctx.keys_for(self.op) {
+            if plans.contains(&key.plan) {
+                continue;
+            }
+            plans.push(key.plan.clone());
+            let g = Family {
+                ctx: self.ctx,
+                op: self.op,
+                key: key.clone(),
+                label: self.label.clone(),
+            };
+            g.render_each(&g.every_plan_cases(&key.plan)).await;
+        }
     }
 }
 

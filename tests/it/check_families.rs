@@ -6,7 +6,7 @@ use crate::common;
 
 use common::broken::{
     BOTH, Defect, Impl, Row,
-    Then::{Fails, Shows},
+    Then::{Fails, Says, Shows},
     broken_on, failed, run_check, run_table,
 };
 use linkcert::verdict::Verdict;
@@ -50,6 +50,15 @@ const DEFECTS: &[Row] = &[
         wrong_code_and_doc_url,
         &["auth", "envelope"],
         &[Fails("envelope.code"), Fails("envelope.doc-url")],
+    ),
+    Row::new(
+        "an empty message in every error",
+        empty_messages,
+        &["auth", "envelope"],
+        &[
+            Fails("envelope.message"),
+            Says("envelope.message", "an empty message"),
+        ],
     ),
     Row::new(
         "errors outside the envelope",
@@ -127,6 +136,22 @@ fn wrong_code_and_doc_url() -> Defect {
     Defect::after(|_, ans| {
         if ans.status == 401 {
             ans.body = br#"{"error":{"code":"forbidden","message":"no","doc_url":"https://d/errors#nothing"}}"#.to_vec();
+        }
+    })
+}
+
+/// The envelope kept, its message emptied (a framework's default error with no text).
+fn empty_messages() -> Defect {
+    Defect::after(|_, ans| {
+        if ans.status < 400 {
+            return;
+        }
+        let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&ans.body) else {
+            return;
+        };
+        if let Some(e) = v.get_mut("error").and_then(|e| e.as_object_mut()) {
+            e.insert("message".into(), serde_json::Value::String(String::new()));
+            ans.body = v.to_string().into_bytes();
         }
     })
 }

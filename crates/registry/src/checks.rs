@@ -84,6 +84,14 @@ pub const CHECKS: &[CheckDef] = &[
         enforces: Enforces::Clauses(&["endpoints.errors", "errors.envelope"]),
     },
     CheckDef {
+        id: "envelope.message",
+        title: "every error's message is an explanation a person can read: not empty (non-strict: the bare code, or a stack trace or database error the request did not quote)",
+        clause: "Errors: message, a human-readable explanation",
+        level: Fail,
+        needs: Needs::keys("any key"),
+        enforces: Enforces::Clauses(&["errors.envelope"]),
+    },
+    CheckDef {
         id: "envelope.code",
         title: "error.code is the code the Errors table gives the status",
         clause: "Errors: status and code table",

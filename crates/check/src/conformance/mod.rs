@@ -194,6 +194,7 @@ impl Ctx {
         };
         self.rec.pass(check_id!("envelope.shape"), label);
         let code = err.get("code").and_then(Value::as_str).unwrap_or_default();
+        self.message(label, x, code, err.get("message"));
         match self.spec.errors.code(r.status) {
             Some(expected) if expected == code => self.rec.pass(check_id!("envelope.code"), label),
             Some(expected) => self.rec.violation(
@@ -319,6 +320,25 @@ impl Ctx {
         }
     }
 
+    /// `envelope.message` on one error: its message explains, in text a person reads.
+    fn message(&self, label: &str, x: &Exchange, code: &str, message: Option<&Value>) {
+        let id = check_id!("envelope.message");
+        let text = message.and_then(Value::as_str).unwrap_or_default();
+        let expected = "a human-readable explanation";
+        let body = x.req.body.as_deref().unwrap_or_default();
+        let asked = format!(
+            "{} {} {}",
+            x.req.path,
+            x.req.query_string(),
+            String::from_utf8_lossy(body)
+        );
+        match message_fault(code, text, &asked) {
+            None => self.rec.pass(id, label),
+            Some((true, what)) => self.rec.non_strict(id, label, expected, what, Some(x)),
+            Some((false, what)) => self.rec.violation(id, label, expected, what, Some(x)),
+        }
+    }
+
     fn rate_headers_present(&self, label: &str, x: &Exchange, r: &Resp) {
         let id = check_id!("ratelimit.headers");
         match rate_headers::header_fault(&self.spec.rate_headers, |name| r.header(name)) {
@@ -405,58 +425,15 @@ impl Ctx {
     }
 }
 
+mod standard;
+pub use standard::{message_fault, standard_status};
+
 /// The deactivation's operation id.
 const DEACTIVATE: &str = "deactivatePartner";
 
 /// A request body at least this large is larger than any the spec's operations need (theirs
 /// are a few short strings): a 413 for it is standard HTTP.
 pub const OVERSIZED_BODY: usize = 1024 * 1024;
-
-/// Why a status outside the spec's list is still standard HTTP for this request, if it is:
-/// 405 with `Allow` for a method the path does not define (RFC 9110 15.5.6), 413 for a body
-/// larger than any the operation needs (RFC 9110 15.5.14), a redirect with a Location for a
-/// path other than the spec's (a trailing slash, another case: RFC 9110 15.4), 304 to a
-/// conditional request (RFC 9110 15.4.5). `http.method`,
-/// `http.body-size`, `http.shapes` and `http.neighbours` pass the same answers.
-pub fn standard_status(op: &Operation, x: &Exchange, r: &Resp) -> Option<String> {
-    let conditional = ["if-none-match", "if-modified-since"]
-        .iter()
-        .any(|h| x.req.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(h)));
-    match r.status {
-        304 if conditional => Some(
-            "304 Not Modified to a conditional request (standard HTTP, RFC 9110; not in the \
-             spec's list)"
-                .into(),
-        ),
-        301 | 302 | 303 | 307 | 308 if x.req.path != op.path && r.header("location").is_some() => {
-            Some(format!(
-                "{} to {} for the path {} (a redirect for a path off the spec's: standard HTTP, \
-                 RFC 9110; not in the spec's list)",
-                r.status,
-                r.header("location").unwrap_or_default(),
-                x.req.path
-            ))
-        }
-        405 if x.req.method != op.method && r.header("allow").is_some() => Some(
-            "405 with Allow for a method the path does not define (standard HTTP, RFC 9110; \
-             not in the spec's list)"
-                .into(),
-        ),
-        413 if x
-            .req
-            .body
-            .as_ref()
-            .is_some_and(|b| b.len() >= OVERSIZED_BODY) =>
-        {
-            Some(
-                "413 for a body larger than any the operation needs (standard HTTP, RFC 9110; not \
-             in the spec's list)"
-                    .into(),
-            )
-        }
-        _ => None,
-    }
-}
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum FragmentMatch {

@@ -424,8 +424,10 @@ async fn each_hostile_mode_sends_what_it_says_to_a_raw_client() {
                 assert_eq!(u64::from(isize), hostile::GZIP_INFLATED);
             }
             Mode::Trickle => {
+                // A byte a second: in 3 s a few of the status line, never the head (a busy
+                // machine may stretch the 3 s, so up to the status line's 8 bytes).
                 let r = raw(&h, &tags, 1 << 20, Duration::from_secs(3)).await;
-                assert!(!r.ended && (1..=4).contains(&r.bytes.len()), "{:?}", r.bytes);
+                assert!(!r.ended && (1..=8).contains(&r.bytes.len()), "{:?}", r.bytes);
                 assert!(b"HTTP/1.1".starts_with(&r.bytes), "{:?}", r.bytes);
             }
             Mode::ShortBody => {

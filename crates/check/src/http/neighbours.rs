@@ -24,7 +24,7 @@ use crate::recorder::Why;
 use linkcert_http::is_envelope;
 use linkcert_registry::check_id;
 use linkcert_run::target::PlanKey;
-use linkcert_spec::Operation;
+use linkcert_spec::{Operation, Param};
 
 /// One request near the plain one, and the requests it may mean (any of their answers holds;
 /// none: any clean answer).
@@ -100,6 +100,15 @@ fn path_encoded(path: &str) -> String {
 
 /// Every neighbour of `plain`, an operation's plain request, derived from the spec.
 pub(super) fn neighbours(op: &Operation, plain: &Req) -> Vec<Neighbour> {
+    let mut out = shape_neighbours(op, plain);
+    for p in op.params.iter().filter(|p| generated(p)) {
+        out.extend(param_neighbours(p, plain));
+    }
+    out
+}
+
+/// The path's neighbours, and the body's media type in capitals.
+fn shape_neighbours(op: &Operation, plain: &Req) -> Vec<Neighbour> {
     let same = |what: &str, req: Req| Neighbour {
         what: what.to_string(),
         req,
@@ -131,71 +140,76 @@ pub(super) fn neighbours(op: &Operation, plain: &Req) -> Vec<Neighbour> {
         }
         out.push(same(&format!("Content-Type: {upper}"), req));
     }
-    for p in op.params.iter().filter(|p| generated(p)) {
-        let name = &p.name;
-        let given = plain
-            .query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone());
-        let Some(v) = given.or_else(|| sure_value(p)) else {
-            continue;
-        };
-        let base = with_param(plain, name, &v);
-        let to_base = |what: String, req: Req| Neighbour {
-            what,
-            req,
-            meant: vec![base.clone()],
-            not: None,
-        };
-        let w = other_value(p);
-        out.push(to_base(
-            format!("{name} given twice ({name}={v}&{name}={v})"),
-            with_raw(
+    out
+}
+
+/// One parameter's neighbours, at a value every target must accept: repeated with it and
+/// with another, percent-encoded once and twice, empty where it is optional.
+fn param_neighbours(p: &Param, plain: &Req) -> Vec<Neighbour> {
+    let mut out = Vec::new();
+    let name = &p.name;
+    let given = plain
+        .query
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone());
+    let Some(v) = given.or_else(|| sure_value(p)) else {
+        return Vec::new();
+    };
+    let base = with_param(plain, name, &v);
+    let to_base = |what: String, req: Req| Neighbour {
+        what,
+        req,
+        meant: vec![base.clone()],
+        not: None,
+    };
+    let w = other_value(p);
+    out.push(to_base(
+        format!("{name} given twice ({name}={v}&{name}={v})"),
+        with_raw(
+            plain,
+            name,
+            &format!("{}&{}", pair(name, &v), pair(name, &v)),
+        ),
+    ));
+    if let Some(w) = &w {
+        out.push(Neighbour {
+            what: format!("{name} given twice with two values ({name}={v}&{name}={w})"),
+            req: with_raw(
                 plain,
                 name,
-                &format!("{}&{}", pair(name, &v), pair(name, &v)),
+                &format!("{}&{}", pair(name, &v), pair(name, w)),
             ),
-        ));
-        if let Some(w) = &w {
-            out.push(Neighbour {
-                what: format!("{name} given twice with two values ({name}={v}&{name}={w})"),
-                req: with_raw(
-                    plain,
-                    name,
-                    &format!("{}&{}", pair(name, &v), pair(name, w)),
-                ),
-                meant: vec![base.clone(), with_param(plain, name, w)],
-                not: None,
-            });
-        }
-        let once = encode_first(&v);
-        out.push(to_base(
-            format!("{name} percent-encoded ({name}={once})"),
-            with_raw(plain, name, &format!("{}={once}", enc(name))),
-        ));
-        // Encoded twice, a value means the text `%61bc`: whatever a target makes of that, it
-        // is not the value itself (decoded twice). The value is the parameter's second one, so
-        // its answer differs from the plain request's wherever the target reads the parameter.
-        if let Some(w) = &w {
-            let twice = encode_first(w).replace('%', "%25");
-            out.push(Neighbour {
-                what: format!("{name} percent-encoded twice ({name}={twice})"),
-                req: with_raw(plain, name, &format!("{}={twice}", enc(name))),
-                meant: Vec::new(),
-                not: Some((with_param(plain, name, w), base.clone())),
-            });
-        }
-        if !p.required {
-            let mut without = plain.clone();
-            without.query.retain(|(k, _)| k != name);
-            out.push(Neighbour {
-                what: format!("{name} empty ({name}=)"),
-                req: with_raw(plain, name, &format!("{}=", enc(name))),
-                meant: vec![without],
-                not: None,
-            });
-        }
+            meant: vec![base.clone(), with_param(plain, name, w)],
+            not: None,
+        });
+    }
+    let once = encode_first(&v);
+    out.push(to_base(
+        format!("{name} percent-encoded ({name}={once})"),
+        with_raw(plain, name, &format!("{}={once}", enc(name))),
+    ));
+    // Encoded twice, a value means the text `%61bc`: whatever a target makes of that, it
+    // is not the value itself (decoded twice). The value is the parameter's second one, so
+    // its answer differs from the plain request's wherever the target reads the parameter.
+    if let Some(w) = &w {
+        let twice = encode_first(w).replace('%', "%25");
+        out.push(Neighbour {
+            what: format!("{name} percent-encoded twice ({name}={twice})"),
+            req: with_raw(plain, name, &format!("{}={twice}", enc(name))),
+            meant: Vec::new(),
+            not: Some((with_param(plain, name, w), base.clone())),
+        });
+    }
+    if !p.required {
+        let mut without = plain.clone();
+        without.query.retain(|(k, _)| k != name);
+        out.push(Neighbour {
+            what: format!("{name} empty ({name}=)"),
+            req: with_raw(plain, name, &format!("{}=", enc(name))),
+            meant: vec![without],
+            not: None,
+        });
     }
     out
 }
@@ -218,11 +232,21 @@ fn at(req: &Req) -> String {
     format!("{} {}?{}", req.method, req.path, req.query_string())
 }
 
-/// The answers to `reqs`, `--concurrency` in flight at a time, in their order.
+/// The answers to `reqs`, `--concurrency` in flight at a time, in their order, kept as
+/// standards: a body cut at its cap is dropped (it is no standard, and a hostile target's
+/// would hold the cap's megabytes each).
 async fn answers(ctx: &Ctx, op: &Operation, reqs: Vec<Req>) -> Vec<Exchange> {
     let mut out = Vec::with_capacity(reqs.len());
     let sends = reqs.into_iter().map(|r| (op, r, Expect::Any)).collect();
-    ctx.exchange_each(sends, |_, x, _| out.push(x)).await;
+    ctx.exchange_each(sends, |_, mut x, _| {
+        if let Ok(r) = &mut x.result
+            && r.truncated
+        {
+            r.body = Vec::new();
+        }
+        out.push(x)
+    })
+    .await;
     out
 }
 
@@ -386,15 +410,20 @@ async fn one(ctx: &Ctx, op: &Operation) {
         super::conditional::run(ctx, op, kind, &plain_req, &had, at).await;
     }
     let got = |r: &Req| had.get(&at(r)).map(|(_, x)| x);
-    let answers_near = answers(ctx, op, near.iter().map(|n| n.req.clone()).collect()).await;
     let expected = "the answer of the request it means, or a clean error in the envelope";
     let below = key_below(ctx, op).cloned();
     let mut refusals = Vec::new();
-    for (n, dx) in near.iter().zip(&answers_near) {
+    // Each judged as it comes and dropped: a hostile target's bodies are large.
+    let sends = near
+        .iter()
+        .map(|n| (op, n.req.clone(), Expect::Any))
+        .collect();
+    ctx.exchange_each(sends, |i, dx, _| {
+        let Some(n) = near.get(i) else { return };
         let xs: Vec<Exchange> = n.meant.iter().filter_map(|m| got(m).cloned()).collect();
         let not = n.not.as_ref().and_then(|(a, b)| Some((got(a)?, got(b)?)));
-        let j = judge_meant(kind, &xs, not, dx, &n.what);
-        note(ctx, id, &label, expected, j, dx);
+        let j = judge_meant(kind, &xs, not, &dx, &n.what);
+        note(ctx, id, &label, expected, j, &dx);
         if dx.resp().is_some_and(|r| r.is_success()) {
             let mut bare = n.req.clone();
             bare.key = None;
@@ -409,25 +438,27 @@ async fn one(ctx: &Ctx, op: &Operation) {
                 refusals.push((n.what.clone(), who, bare.key(k)));
             }
         }
-    }
-    let reqs = refusals.iter().map(|(.., r)| r.clone()).collect();
-    let refused: Vec<(String, String, Exchange)> = refusals
-        .into_iter()
-        .zip(answers(ctx, op, reqs).await)
-        .map(|((what, who, _), x)| (what, who, x))
-        .collect();
+    })
+    .await;
     let expected = "401 or 403 in the envelope (or another clean refusal): a shape served to the \
                     run's key is refused to others";
-    for (what, who, x) in refused {
-        note(
-            ctx,
-            auth,
-            &label,
-            expected,
-            judge_refused(&x, &what, &who),
-            &x,
-        );
-    }
+    let sends = refusals
+        .iter()
+        .map(|(.., r)| (op, r.clone(), Expect::Any))
+        .collect();
+    ctx.exchange_each(sends, |i, x, _| {
+        if let Some((what, who, _)) = refusals.get(i) {
+            note(
+                ctx,
+                auth,
+                &label,
+                expected,
+                judge_refused(&x, what, who),
+                &x,
+            );
+        }
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ fn wanted(case: &Case, past_end: bool) -> String {
         Expect::AcceptOrReject => {
             "a 2xx answer or a clean rejection (400/422 in the error envelope)".into()
         }
+        Expect::AcceptOrRefuse => "a 2xx answer or a 4xx in the error envelope".into(),
         Expect::Reject => "400 or 422 in the error envelope".into(),
         Expect::Any => "any answer".into(),
     };

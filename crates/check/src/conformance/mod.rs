@@ -23,6 +23,9 @@ pub enum Expect {
     Accept,
     /// Valid per the spec, but the target may reject it cleanly (a bound the spec does not set).
     AcceptOrReject,
+    /// Valid per the spec, but the key's plan may be refused it: any 4xx in the envelope but
+    /// 429 is clean (what a plan may do beyond the spec's gates is not shown).
+    AcceptOrRefuse,
     /// Invalid per the spec: must be rejected cleanly (400 or 422).
     Reject,
     /// The family judges the status itself.
@@ -123,10 +126,13 @@ impl Ctx {
                 describe(o, r),
                 Some(x),
             ),
-            (Expect::Accept | Expect::AcceptOrReject, Outcome::Accepted) => {
-                self.rec.pass(check_id!("status.valid-accepted"), &label)
-            }
-            (Expect::AcceptOrReject, Outcome::CleanRejection(_)) => {}
+            (
+                Expect::Accept | Expect::AcceptOrReject | Expect::AcceptOrRefuse,
+                Outcome::Accepted,
+            ) => self.rec.pass(check_id!("status.valid-accepted"), &label),
+            (Expect::AcceptOrReject | Expect::AcceptOrRefuse, Outcome::CleanRejection(_)) => {}
+            (Expect::AcceptOrRefuse, Outcome::Other(s))
+                if (400..500).contains(&s) && is_envelope(r) => {}
             (_, o) => self.rec.violation(
                 check_id!("status.valid-accepted"),
                 &label,

@@ -35,7 +35,7 @@ impl Family<'_> {
         match o {
             Outcome::Accepted => self.judge(case, x),
             Outcome::CleanRejection(s) => {
-                if case.expect == Expect::AcceptOrReject {
+                if matches!(case.expect, Expect::AcceptOrReject | Expect::AcceptOrRefuse) {
                     let code = x.resp().and_then(error_code).unwrap_or_default();
                     self.ctx.rec.observe(
                         check_id!("qr.choices"),
@@ -44,6 +44,17 @@ impl Family<'_> {
                         Some(x),
                     );
                 }
+                None
+            }
+            // A plan refused what another plan got (a 4xx in the envelope): its choice.
+            Outcome::Other(s) if case.expect == Expect::AcceptOrRefuse && s < 500 => {
+                let code = x.resp().and_then(error_code).unwrap_or_default();
+                self.ctx.rec.observe(
+                    check_id!("qr.choices"),
+                    &self.label,
+                    format!("{}: refused with {s} {code}", case.what),
+                    Some(x),
+                );
                 None
             }
             // status.* judged it already; a 429 is nobody's failure.

@@ -33,7 +33,7 @@ impl Family<'_> {
             })
             .map(|mut c| {
                 c.what = format!("{}, with the {plan} key", c.what);
-                c.expect = Expect::AcceptOrReject;
+                c.expect = Expect::AcceptOrRefuse;
                 c
             })
             .collect()

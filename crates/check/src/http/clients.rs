@@ -8,7 +8,7 @@
 //! names go out in lower case (HTTP/2 requires it, and our HTTP/1 client writes them so): a
 //! target must read them without regard to case (RFC 9110 5.1).
 
-use super::plain::plain;
+use super::plain::{plain, service_ops};
 use super::same::{self, Body};
 use super::{UNKNOWN_PARTNER, answer_text, record, size::padded_body};
 use crate::Ctx;
@@ -17,7 +17,6 @@ use crate::probe::Req;
 use crate::recorder::Why;
 use linkcert_registry::check_id;
 use linkcert_registry::clients::{Profile, profiles};
-use linkcert_spec::Operation;
 
 /// `plain` as this client sends it: its headers in place of any of the same name (its
 /// image ones to an operation answering an image), the body's ones when there is a body,
@@ -53,12 +52,7 @@ pub fn dress(p: &Profile, plain: &Req, image: bool) -> Req {
 
 pub(super) async fn run(ctx: &Ctx) {
     let id = check_id!("http.clients");
-    let ops: Vec<&Operation> = ctx
-        .spec
-        .operations
-        .iter()
-        .filter(|o| !o.extension)
-        .collect();
+    let ops = service_ops(&ctx.spec);
     let per_op = ops.into_iter().map(|op| async move {
         let label = op.label();
         let Some(key) = ctx.key_for(op).cloned() else {

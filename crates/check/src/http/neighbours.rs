@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use super::plain::plain;
+use super::plain::{plain, service_ops};
 use super::same::{self, Body};
 use super::{Judged, answer_text, record};
 use crate::Ctx;
@@ -347,12 +347,7 @@ fn key_below<'a>(ctx: &'a Ctx, op: &Operation) -> Option<&'a PlanKey> {
 }
 
 pub(super) async fn run(ctx: &Ctx) {
-    let ops: Vec<&Operation> = ctx
-        .spec
-        .operations
-        .iter()
-        .filter(|o| !o.extension)
-        .collect();
+    let ops = service_ops(&ctx.spec);
     // One operation after another: each sends `--concurrency` at a time already.
     for op in ops {
         one(ctx, op).await;

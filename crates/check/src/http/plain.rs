@@ -11,6 +11,12 @@ use crate::probe::Req;
 use linkcert_run::target::PlanKey;
 use linkcert_spec::Operation;
 
+/// The service's own operations (not linkcert's stand-ins): what every client and every
+/// neighbour is sent to.
+pub(super) fn service_ops(spec: &linkcert_spec::Spec) -> Vec<&Operation> {
+    spec.operations.iter().filter(|o| !o.extension).collect()
+}
+
 /// Whether the operation's success is an image (the spec's media type for it).
 pub(super) fn answers_image(op: &Operation) -> bool {
     op.responses

@@ -53,7 +53,43 @@ pub(super) async fn run(
 ) {
     let id = check_id!("http.conditional");
     let label = op.label();
-    // One strong ETag, one answer.
+    one_answer_per_tag(ctx, &label, kind, had);
+    let Some(base) = had.get(&at(plain)).and_then(|(_, x)| x.resp()) else {
+        return;
+    };
+    let (etag, modified) = (base.header("etag"), base.header("last-modified"));
+    if !base.is_success() {
+        let why = format!("the plain request got {}", base.status);
+        ctx.rec.skip(id, &label, why);
+        return;
+    }
+    if etag.is_none() && modified.is_none() {
+        ctx.rec.skip(
+            id,
+            &label,
+            "the target gives no ETag or Last-Modified: no conditional request to build",
+        );
+        return;
+    }
+    let sends = conditionals(kind, base, plain, had, etag, modified);
+    let reqs = sends
+        .iter()
+        .map(|c| (op, c.req.clone(), Expect::Any))
+        .collect();
+    let mut answers = Vec::with_capacity(sends.len());
+    ctx.exchange_each(reqs, |_, x, _| answers.push(x)).await;
+    let expected = "304 only while the validator sent still matches; otherwise the answer, or a \
+                    clean error in the envelope";
+    for (c, x) in sends.iter().zip(&answers) {
+        record(ctx, id, &label, expected, judge(kind, base, c, x), x);
+    }
+}
+
+/// One strong ETag names one answer (RFC 9110 8.8.3): among the operation's answers the run
+/// had, two that differ never carry the same strong tag.
+fn one_answer_per_tag(ctx: &Ctx, label: &str, kind: Body, had: &HashMap<String, (Req, Exchange)>) {
+    let id = check_id!("http.conditional");
+    let label = label.to_string();
     let mut by_tag: HashMap<&str, (&Req, &Exchange)> = HashMap::new();
     let mut keys: Vec<&String> = had.keys().collect();
     keys.sort();
@@ -89,23 +125,17 @@ pub(super) async fn run(
             }
         }
     }
-    let Some(base) = had.get(&at(plain)).and_then(|(_, x)| x.resp()) else {
-        return;
-    };
-    let (etag, modified) = (base.header("etag"), base.header("last-modified"));
-    if !base.is_success() {
-        let why = format!("the plain request got {}", base.status);
-        ctx.rec.skip(id, &label, why);
-        return;
-    }
-    if etag.is_none() && modified.is_none() {
-        ctx.rec.skip(
-            id,
-            &label,
-            "the target gives no ETag or Last-Modified: no conditional request to build",
-        );
-        return;
-    }
+}
+
+/// The conditional requests the plain answer's validators allow.
+fn conditionals(
+    kind: Body,
+    base: &Resp,
+    plain: &Req,
+    had: &HashMap<String, (Req, Exchange)>,
+    etag: Option<&str>,
+    modified: Option<&str>,
+) -> Vec<Conditional> {
     let mut sends = Vec::new();
     if let Some(e) = etag {
         sends.push(Conditional {
@@ -155,17 +185,7 @@ pub(super) async fn run(
             as_plain: true,
         });
     }
-    let reqs = sends
-        .iter()
-        .map(|c| (op, c.req.clone(), Expect::Any))
-        .collect();
-    let mut answers = Vec::with_capacity(sends.len());
-    ctx.exchange_each(reqs, |_, x, _| answers.push(x)).await;
-    let expected = "304 only while the validator sent still matches; otherwise the answer, or a \
-                    clean error in the envelope";
-    for (c, x) in sends.iter().zip(&answers) {
-        record(ctx, id, &label, expected, judge(kind, base, c, x), x);
-    }
+    sends
 }
 
 fn judge(kind: Body, base: &Resp, c: &Conditional, x: &Exchange) -> Judged {

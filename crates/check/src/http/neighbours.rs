@@ -354,6 +354,36 @@ pub(super) async fn run(ctx: &Ctx) {
     }
 }
 
+/// What the neighbours mean (and must not get), each sent once beside the plain request's
+/// answer `x`: those answers are the standard, by where each request is kept (`at`).
+async fn standards(
+    ctx: &Ctx,
+    op: &Operation,
+    near: &[Neighbour],
+    plain_req: &Req,
+    x: Exchange,
+) -> HashMap<String, (Req, Exchange)> {
+    let mut had: HashMap<String, (Req, Exchange)> =
+        HashMap::from([(at(plain_req), (plain_req.clone(), x))]);
+    let mut wanted: Vec<Req> = Vec::new();
+    for n in near {
+        let not = n.not.iter().flat_map(|(a, b)| [a, b]);
+        for r in n.meant.iter().chain(not) {
+            if !had.contains_key(&at(r)) && !wanted.iter().any(|w| at(w) == at(r)) {
+                wanted.push(r.clone());
+            }
+        }
+    }
+    let got_now = answers(ctx, op, wanted.clone()).await;
+    had.extend(
+        wanted
+            .into_iter()
+            .zip(got_now)
+            .map(|(r, x)| (at(&r), (r, x))),
+    );
+    had
+}
+
 async fn one(ctx: &Ctx, op: &Operation) {
     let id = check_id!("http.neighbours");
     let auth = check_id!("http.neighbour-auth");
@@ -380,26 +410,7 @@ async fn one(ctx: &Ctx, op: &Operation) {
         },
         k => k,
     };
-    // What the neighbours mean (and must not get), each sent once: those answers are the
-    // standard.
-    let mut had: HashMap<String, (Req, Exchange)> =
-        HashMap::from([(at(&plain_req), (plain_req.clone(), x))]);
-    let mut wanted: Vec<Req> = Vec::new();
-    for n in &near {
-        let not = n.not.iter().flat_map(|(a, b)| [a, b]);
-        for r in n.meant.iter().chain(not) {
-            if !had.contains_key(&at(r)) && !wanted.iter().any(|w| at(w) == at(r)) {
-                wanted.push(r.clone());
-            }
-        }
-    }
-    let got_now = answers(ctx, op, wanted.clone()).await;
-    had.extend(
-        wanted
-            .into_iter()
-            .zip(got_now)
-            .map(|(r, x)| (at(&r), (r, x))),
-    );
+    let had = standards(ctx, op, &near, &plain_req, x).await;
     // Preconditions on GET: a state-changing operation's neighbours name unknown ids.
     if op.method == http::Method::GET && ctx.enabled(check_id!("http.conditional")) {
         super::conditional::run(ctx, op, kind, &plain_req, &had, at).await;

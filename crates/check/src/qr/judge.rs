@@ -34,25 +34,18 @@ impl Family<'_> {
     fn answered(&self, case: &Case, x: &Exchange, o: Outcome) -> Option<Inspection> {
         match o {
             Outcome::Accepted => self.judge(case, x),
-            Outcome::CleanRejection(s) => {
-                if matches!(case.expect, Expect::AcceptOrReject | Expect::AcceptOrRefuse) {
-                    let code = x.resp().and_then(error_code).unwrap_or_default();
-                    self.ctx.rec.observe(
-                        check_id!("qr.choices"),
-                        &self.label,
-                        format!("{}: rejected with {s} {code}", case.what),
-                        Some(x),
-                    );
-                }
-                None
-            }
-            // A plan refused what another plan got (a 4xx in the envelope): its choice.
-            Outcome::Other(s) if case.expect == Expect::AcceptOrRefuse && s < 500 => {
+            // A clean refusal where the case allows one (a plan's: any 4xx in the envelope)
+            // is the target's choice; status.* judged every other.
+            Outcome::CleanRejection(s) | Outcome::Other(s) if refusal_allowed(case, x, o) => {
                 let code = x.resp().and_then(error_code).unwrap_or_default();
+                let how = match o {
+                    Outcome::CleanRejection(_) => "rejected",
+                    _ => "refused",
+                };
                 self.ctx.rec.observe(
                     check_id!("qr.choices"),
                     &self.label,
-                    format!("{}: refused with {s} {code}", case.what),
+                    format!("{}: {how} with {s} {code}", case.what),
                     Some(x),
                 );
                 None
@@ -419,5 +412,17 @@ fn read(case: &Case, body: &[u8], truncated: bool) -> Image {
     match inspect(body, fg, bg) {
         Ok(insp) => Image::Decoded(insp),
         Err(e) => Image::Invalid(e.to_string()),
+    }
+}
+
+/// Whether `o` is a refusal `case` lets the target make: 400/422 in the envelope where it may
+/// reject, any 4xx in the envelope but 429 where the key's plan may be refused it.
+fn refusal_allowed(case: &Case, x: &Exchange, o: Outcome) -> bool {
+    match (case.expect, o) {
+        (Expect::AcceptOrReject | Expect::AcceptOrRefuse, Outcome::CleanRejection(_)) => true,
+        (Expect::AcceptOrRefuse, Outcome::Other(s)) => {
+            (400..500).contains(&s) && x.resp().is_some_and(linkcert_http::is_envelope)
+        }
+        _ => false,
     }
 }

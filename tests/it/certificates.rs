@@ -232,10 +232,29 @@ async fn a_run_against_the_reference_writes_a_certificate() {
 }
 
 /// Open the report in headless Chromium and read the DOM it built; with `screenshot`, also
-/// save a picture of it. Chromium is installed by .ci/run; elsewhere the browser half runs
-/// when /usr/bin/chromium (or $LINKCERT_CHROMIUM) exists, and LINKCERT_REQUIRE_BROWSER=1
-/// makes its absence a failure.
+/// save a picture of it.
 fn browser_renders(html: &Path, expect: &str, screenshot: Option<&Path>) {
+    if let Some(png) = screenshot {
+        browser(html, Some(png));
+        return;
+    }
+    let Some(dom) = browser(html, None) else {
+        return;
+    };
+    let doc = Html::parse_document(&dom);
+    let verdict: String = doc
+        .select(&sel("#verdict"))
+        .flat_map(|e| e.text())
+        .collect();
+    assert!(verdict.contains(expect), "the browser shows {verdict:?}");
+    assert!(doc.select(&sel("details.check")).count() > 0);
+}
+
+/// Open a page in headless Chromium: the DOM it built, or with `screenshot` a picture of it.
+/// Chromium is installed by .ci/run; elsewhere the browser half runs when /usr/bin/chromium
+/// (or $LINKCERT_CHROMIUM) exists (None without it), and LINKCERT_REQUIRE_BROWSER=1 makes its
+/// absence a failure.
+pub(crate) fn browser(html: &Path, screenshot: Option<&Path>) -> Option<String> {
     let chromium =
         std::env::var("LINKCERT_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     if !Path::new(&chromium).exists() {
@@ -244,7 +263,7 @@ fn browser_renders(html: &Path, expect: &str, screenshot: Option<&Path>) {
             "no browser at {chromium}: install Debian's chromium (.ci/run does)"
         );
         eprintln!("no browser at {chromium}: the report was checked structurally only");
-        return;
+        return None;
     }
     // A profile of its own per browser: two tests at once in one process would otherwise share
     // one, and the second Chromium refuses it ("SingletonLock: File exists").
@@ -281,16 +300,7 @@ fn browser_renders(html: &Path, expect: &str, screenshot: Option<&Path>) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    if screenshot.is_none() {
-        let dom = String::from_utf8_lossy(&out.stdout);
-        let doc = Html::parse_document(&dom);
-        let verdict: String = doc
-            .select(&sel("#verdict"))
-            .flat_map(|e| e.text())
-            .collect();
-        assert!(verdict.contains(expect), "the browser shows {verdict:?}");
-        assert!(doc.select(&sel("details.check")).count() > 0);
-    }
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The waiver file of these tests: qr.colours accepted with a reason, entries for what the

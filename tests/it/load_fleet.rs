@@ -36,7 +36,7 @@ fn noisy_neighbour() -> Defect {
 }
 
 /// free-fleet in front of `imp` (behind `defect`): the report's verdict and its
-/// load.isolation finding.
+/// load.isolation finding; the report is in `out_dir(imp, name)`.
 async fn fleet_run(imp: Impl, defect: Defect, name: &str) -> (String, String) {
     let b = broken_fleet(imp, WINDOW, KEYS, defect).await;
     let mut target = b.target();
@@ -46,19 +46,17 @@ async fn fleet_run(imp: Impl, defect: Defect, name: &str) -> (String, String) {
             key: format!("lk_free_{i}"),
         })
         .collect();
-    let out = std::env::temp_dir().join(format!(
-        "linkcert-fleet-{name}-{imp:?}-{}",
-        std::process::id()
-    ));
+    let out = out_dir(imp, name);
     let scenario = Scenario::load("free-fleet").unwrap();
     let report = linkcert::load::run(
         crate::common::spec(),
         target,
         vec![scenario],
-        &LoadOptions::new(out),
+        &LoadOptions::new(out.clone()),
     )
     .await
     .expect("the run");
+    report.write(&out).expect("the reports are written");
     let s = &report.scenarios[0];
     assert_eq!(s.keys.len(), KEYS, "{imp:?}: every key loaded");
     let iso = s
@@ -70,6 +68,63 @@ async fn fleet_run(imp: Impl, defect: Defect, name: &str) -> (String, String) {
         .or_else(|| s.skipped.clone())
         .unwrap_or_default();
     (report.verdict.as_str().to_string(), iso)
+}
+
+fn out_dir(imp: Impl, name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "linkcert-fleet-{name}-{imp:?}-{}",
+        std::process::id()
+    ))
+}
+
+/// A fleet's load.html as the browser builds it: the distribution chart counts every key once
+/// (each bar's title says how many keys), every chart's axis labels are distinct, and the
+/// noisy run's findings are grouped alike (one line for a finding many keys share).
+fn fleet_page_reads(imp: Impl, name: &str) {
+    let html = out_dir(imp, name).join("load.html");
+    let page = std::fs::read_to_string(&html).expect("load.html");
+    let dom = crate::certificates::browser(&html, None).unwrap_or(page);
+    let doc = scraper::Html::parse_document(&dom);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    let bars: u64 = doc
+        .select(&sel("svg.distribution rect title"))
+        .map(|t| {
+            let text: String = t.text().collect();
+            text.split(' ')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum();
+    assert_eq!(
+        bars, KEYS as u64,
+        "{imp:?} {name}: every key in the distribution"
+    );
+    for svg in doc.select(&sel("svg")) {
+        // The y axis: labels right-aligned left of the frame.
+        let labels: Vec<String> = svg
+            .select(&sel(r#"text[text-anchor="end"]"#))
+            .map(|t| t.text().collect::<String>())
+            .filter(|t| t.parse::<f64>().is_ok())
+            .collect();
+        let mut distinct = labels.clone();
+        distinct.dedup();
+        assert_eq!(labels, distinct, "{imp:?} {name}: y labels alike");
+        assert!(labels.len() >= 2, "{imp:?} {name}: {labels:?}");
+    }
+    // A fleet's findings are listed grouped: the noisy run's isolation failure among them.
+    let grouped: Vec<String> = doc
+        .select(&sel("li.alike"))
+        .map(|l| l.text().collect())
+        .collect();
+    let ungrouped = doc.select(&sel("li.fail:not(.alike)")).count();
+    assert_eq!(ungrouped, 0, "{imp:?} {name}");
+    if name == "noisy" {
+        assert!(
+            grouped.iter().any(|l| l.contains("load.isolation")),
+            "{imp:?}: {grouped:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -94,5 +149,7 @@ async fn a_noisy_neighbour_fails_the_fleet_and_fault_free_fleets_pass() {
             noisy_iso.starts_with("fail") && noisy_iso.contains("free#"),
             "{imp:?}: {noisy_iso}"
         );
+        fleet_page_reads(*imp, "clean");
+        fleet_page_reads(*imp, "noisy");
     }
 }

@@ -21,6 +21,43 @@ pub(crate) fn trim(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// Axis ticks at round steps (1, 2, 2.5 or 5 times a power of ten) from 0 through `max`, each
+/// with its label: no two labels alike, whatever the scale (0.25 steps read 0.25, not 0).
+pub(crate) fn ticks(max: f64) -> Vec<(f64, String)> {
+    ticks_in(max, 4.0)
+}
+
+/// As `ticks`, about `steps` steps.
+fn ticks_in(max: f64, steps: f64) -> Vec<(f64, String)> {
+    let max = if max.is_finite() && max > 0.0 {
+        max
+    } else {
+        1.0
+    };
+    let raw = max / steps;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * mag);
+    // Decimals enough for the step (2.5 x 10^k needs one more than 10^k).
+    let decimals = ((-step.log10()).ceil().max(0.0) as usize + 1).min(9);
+    let count = (max / step + 1e-9).floor() as usize;
+    (0..=count)
+        .map(|i| {
+            let v = step * i as f64;
+            let l = format!("{v:.decimals$}");
+            let l = if l.contains('.') {
+                l.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                l
+            };
+            (v, l)
+        })
+        .collect()
+}
+
 struct Frame {
     t_max: f64,
     y_max: f64,
@@ -35,7 +72,8 @@ impl Frame {
     }
 }
 
-fn axes(out: &mut String, f: &Frame, title: &str, y_label: &str) {
+/// The frame, title, and labelled ticks; `x_unit` at the end of the x axis (s for time).
+fn axes(out: &mut String, f: &Frame, title: &str, y_label: &str, x_unit: &str) {
     let _ = write!(
         out,
         r##"<rect x="{LEFT}" y="{TOP}" width="{}" height="{}" fill="none" stroke="#999"/>"##,
@@ -47,30 +85,28 @@ fn axes(out: &mut String, f: &Frame, title: &str, y_label: &str) {
         r##"<text x="{LEFT}" y="15" font-size="12" font-weight="bold">{}</text>"##,
         esc(title)
     );
-    for i in 0..=4 {
-        let v = f.y_max * f64::from(i) / 4.0;
+    for (v, label) in ticks(f.y_max) {
         let _ = write!(
             out,
-            r##"<text x="{}" y="{:.1}" font-size="10" text-anchor="end">{v:.0}</text>"##,
+            r##"<text x="{}" y="{:.1}" font-size="10" text-anchor="end">{label}</text>"##,
             LEFT - 4.0,
             f.y(v) + 3.0
         );
     }
-    let ticks = (f.t_max.ceil() as u64).clamp(1, 20);
-    for i in 0..=ticks {
-        let t = f.t_max * i as f64 / ticks as f64;
+    for (t, label) in ticks_in(f.t_max, 10.0) {
         let _ = write!(
             out,
-            r##"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{t:.0}</text>"##,
+            r##"<text x="{:.1}" y="{}" font-size="10" text-anchor="middle">{label}</text>"##,
             f.x(t),
             H - BOTTOM + 12.0
         );
     }
     let _ = write!(
         out,
-        r##"<text x="{}" y="{}" font-size="10" text-anchor="end">s</text><text x="4" y="{}" font-size="10">{}</text>"##,
+        r##"<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text><text x="4" y="{}" font-size="10">{}</text>"##,
         W - RIGHT,
         H - 4.0,
+        esc(x_unit),
         TOP - 4.0,
         esc(y_label)
     );
@@ -143,7 +179,7 @@ fn answers(out: &mut String, r: &ScenarioResult, label: &str, secs: &[&Second], 
     };
     let peak = secs
         .iter()
-        .map(|s| s.offered.max(s.sent) as f64)
+        .map(|s| s.n.offered.max(s.n.sent) as f64)
         .fold(limit_per_sec, f64::max);
     let f = Frame {
         t_max,
@@ -154,6 +190,7 @@ fn answers(out: &mut String, r: &ScenarioResult, label: &str, secs: &[&Second], 
         &f,
         &format!("{} · {label}: answers per second", r.name),
         "req/s",
+        "s",
     );
     let series = |pick: &dyn Fn(&Second) -> u64| -> Vec<(f64, f64)> {
         secs.iter()
@@ -163,11 +200,17 @@ fn answers(out: &mut String, r: &ScenarioResult, label: &str, secs: &[&Second], 
             })
             .collect()
     };
-    polyline(out, &f, &series(&|s| s.offered), "#888", true);
-    polyline(out, &f, &series(&|s| s.admitted), "#2a9d3a", false);
-    polyline(out, &f, &series(&|s| s.throttled), "#d62828", false);
-    polyline(out, &f, &series(&|s| s.other + s.errors), "#f4a261", false);
-    polyline(out, &f, &series(&|s| s.failed_to_send), "#7b2cbf", true);
+    polyline(out, &f, &series(&|s| s.n.offered), "#888", true);
+    polyline(out, &f, &series(&|s| s.n.admitted), "#2a9d3a", false);
+    polyline(out, &f, &series(&|s| s.n.throttled), "#d62828", false);
+    polyline(
+        out,
+        &f,
+        &series(&|s| s.n.other + s.n.errors),
+        "#f4a261",
+        false,
+    );
+    polyline(out, &f, &series(&|s| s.n.failed_to_send), "#7b2cbf", true);
     let limit = [(0.0, limit_per_sec), (t_max, limit_per_sec)];
     polyline(out, &f, &limit, "#1d4ed8", true);
     let _ = write!(
@@ -218,12 +261,12 @@ fn trace(out: &mut String, r: &ScenarioResult, key: usize, t_max: f64) {
         &fr,
         "header trace: X-RateLimit-Remaining (left), seconds to X-RateLimit-Reset (right)",
         "remaining",
+        "s",
     );
-    for i in 0..=4 {
-        let v = reset_max * f64::from(i) / 4.0;
+    for (v, label) in ticks(reset_max) {
         let _ = write!(
             out,
-            r##"<text x="{}" y="{:.1}" font-size="10" fill="#b45309">{v:.1}</text>"##,
+            r##"<text x="{}" y="{:.1}" font-size="10" fill="#b45309">{label}</text>"##,
             W - RIGHT + 4.0,
             fs.y(v) + 3.0
         );
@@ -274,10 +317,11 @@ fn latency(out: &mut String, secs: &[&Second], t_max: f64) {
         &f,
         "the target's latency per second: p50 and p99 (send to answer)",
         "ms",
+        "s",
     );
     let series = |pick: &dyn Fn(&Second) -> f64| -> Vec<(f64, f64)> {
         secs.iter()
-            .filter(|s| s.sent > 0)
+            .filter(|s| s.n.sent > 0)
             .flat_map(|s| {
                 let v = pick(s);
                 [(s.t as f64, v), (s.t as f64 + 1.0, v)]
@@ -312,6 +356,7 @@ fn fleet_svg(r: &ScenarioResult, fl: &FleetSummary) -> String {
         &f,
         &format!("{} · {} keys: admitted per key and second", r.name, fl.keys),
         "req/s",
+        "s",
     );
     let series = |pick: &dyn Fn(&Band) -> f64| -> Vec<(f64, f64)> {
         fl.bands
@@ -339,6 +384,85 @@ fn fleet_svg(r: &ScenarioResult, fl: &FleetSummary) -> String {
         ],
     );
     out.push_str("</svg>\n");
+    out.push_str(&distribution_svg(r));
+    out
+}
+
+/// Bins of the distribution chart.
+const BINS: usize = 24;
+
+/// A fleet's keys by what they were admitted per window over the limit (1: a full window's
+/// worth), each group of keys (by rate) in its own colour, stacked: where the fleet stands
+/// against the limit at a glance, however many keys.
+fn distribution_svg(r: &ScenarioResult) -> String {
+    let values: Vec<(f64, f64)> = r
+        .keys
+        .iter()
+        .map(|k| (k.rate, super::judge::fleet::admitted_to_limit(k, r.limit)))
+        .collect();
+    let x_max = values.iter().map(|v| v.1).fold(1.25, f64::max);
+    let mut rates: Vec<f64> = values.iter().map(|v| v.0).collect();
+    rates.sort_by(|a, b| b.total_cmp(a));
+    rates.dedup();
+    // counts[bin][group]
+    let mut counts = vec![vec![0u64; rates.len()]; BINS];
+    for (rate, v) in &values {
+        let bin = ((v / x_max * BINS as f64) as usize).min(BINS - 1);
+        let g = rates.iter().position(|x| x == rate).unwrap_or(0);
+        counts[bin][g] += 1;
+    }
+    let peak = counts
+        .iter()
+        .map(|c| c.iter().sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let f = Frame {
+        t_max: x_max,
+        y_max: (peak as f64 * 1.1).max(1.0),
+    };
+    let mut out = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" class="distribution">"##
+    );
+    axes(
+        &mut out,
+        &f,
+        &format!("{}: keys by admitted per window over the limit", r.name),
+        "keys",
+        "x the limit",
+    );
+    const COLORS: [&str; 4] = ["#d62828", "#2a9d3a", "#888", "#1d4ed8"];
+    let width = x_max / BINS as f64;
+    for (bin, c) in counts.iter().enumerate() {
+        let mut below = 0u64;
+        for (g, n) in c.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let (x0, x1) = (f.x(bin as f64 * width), f.x((bin + 1) as f64 * width));
+            let (y0, y1) = (f.y((below + n) as f64), f.y(below as f64));
+            let _ = write!(
+                out,
+                r##"<rect x="{x0:.1}" y="{y0:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{n} keys at {}x</title></rect>"##,
+                (x1 - x0 - 1.0).max(0.5),
+                y1 - y0,
+                COLORS[g % COLORS.len()],
+                trim(rates[g])
+            );
+            below += n;
+        }
+    }
+    polyline(&mut out, &f, &[(1.0, 0.0), (1.0, f.y_max)], "#1d4ed8", true);
+    let items: Vec<(String, &str)> = rates
+        .iter()
+        .enumerate()
+        .map(|(g, rate)| {
+            (
+                format!("keys at {}x", trim(*rate)),
+                COLORS[g % COLORS.len()],
+            )
+        })
+        .chain([("the limit".to_string(), "#1d4ed8")])
+        .collect();
+    let items: Vec<(&str, &str)> = items.iter().map(|(l, c)| (l.as_str(), *c)).collect();
+    legend(&mut out, &items);
+    out.push_str("</svg>\n");
     out
 }
 
@@ -346,6 +470,25 @@ fn fleet_svg(r: &ScenarioResult, fl: &FleetSummary) -> String {
 mod tests {
     use super::*;
     use crate::judge::{KeyStats, Percentiles, ScenarioResult, Second};
+
+    /// Labels at round steps, none alike, at any scale: a fleet's quiet keys, admitted about
+    /// once a second, read 0, 0.25, 0.5, 0.75, 1 (they read 1, 1, 1, 0, 0 before).
+    #[test]
+    fn axis_labels_are_round_and_distinct_at_any_scale() {
+        let labels = |max: f64| -> Vec<String> { ticks(max).into_iter().map(|t| t.1).collect() };
+        assert_eq!(labels(1.15), ["0", "0.5", "1"]);
+        assert_eq!(labels(1.0), ["0", "0.25", "0.5", "0.75", "1"]);
+        assert_eq!(labels(69.0), ["0", "20", "40", "60"]);
+        assert_eq!(labels(0.023), ["0", "0.01", "0.02"]);
+        assert_eq!(labels(3450.0), ["0", "1000", "2000", "3000"]);
+        for max in [0.003, 0.7, 1.15, 7.0, 23.0, 140.0, 1e5] {
+            let l = labels(max);
+            let mut d = l.clone();
+            d.dedup();
+            assert_eq!(l, d, "{max}");
+            assert!((3..=6).contains(&l.len()), "{max}: {l:?}");
+        }
+    }
 
     #[test]
     fn the_chart_draws_the_targets_latency_per_second() {
@@ -376,12 +519,14 @@ mod tests {
             r.seconds.push(Second {
                 t,
                 key: 0,
-                offered: 1,
-                sent: 1,
-                admitted: 1,
+                n: crate::judge::Tally {
+                    offered: 1,
+                    sent: 1,
+                    admitted: 1,
+                    ..Default::default()
+                },
                 p50_ms: 250.0,
                 p99_ms: 400.0,
-                ..Second::default()
             });
         }
         let svg = svg(&r);

@@ -222,6 +222,17 @@ fn join(mut parts: Vec<ScenarioResult>) -> Option<ScenarioResult> {
             s.key += offset;
             s
         }));
+        for sec in p.fleet_seconds {
+            let t = sec.t as usize;
+            while all.fleet_seconds.len() <= t {
+                let t = all.fleet_seconds.len() as u64;
+                all.fleet_seconds.push(judge::FleetSecond {
+                    t,
+                    ..Default::default()
+                });
+            }
+            all.fleet_seconds[t].add(&sec);
+        }
         all.trace.extend(p.trace.into_iter().map(|mut t| {
             t.key += offset;
             t
@@ -264,7 +275,7 @@ fn join(mut parts: Vec<ScenarioResult>) -> Option<ScenarioResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::{Finding, KeyStats, Second};
+    use crate::judge::{Finding, FleetSecond, KeyStats};
     use crate::scenario::Scenario;
     use crate::shard::Shard;
     use linkcert_spec::verdict::Verdict;
@@ -297,14 +308,15 @@ mod tests {
         let mut s = ScenarioResult::of(&Scenario::load("free-fleet").unwrap(), "standard");
         s.limit = 60;
         s.window_secs = 6.0;
-        for (i, (l, p, r, a, t)) in keys.iter().enumerate() {
+        for (l, p, r, a, t) in keys {
             s.keys.push(key(l, *p, *r, *a, *t));
-            s.seconds.push(Second {
-                t: 0,
-                key: i,
-                admitted: *a,
-                ..Second::default()
-            });
+            let mut sec = FleetSecond::default();
+            sec.n.admitted = *a;
+            sec.admitting(*a as usize);
+            match s.fleet_seconds.first_mut() {
+                Some(first) => first.add(&sec),
+                None => s.fleet_seconds.push(sec),
+            }
         }
         let mut h = Latencies::new();
         for ms in latencies {
@@ -373,8 +385,16 @@ mod tests {
         let s = &r.scenarios[0];
         let order: Vec<&str> = s.keys.iter().map(|k| k.label.as_str()).collect();
         assert_eq!(order, ["free#1", "free#2", "free#3", "free#4", "free#5"]);
-        // Seconds follow their keys: free#2 (admitted 44) is now key 1.
-        assert!(s.seconds.iter().any(|x| x.key == 1 && x.admitted == 44));
+        // The fleet's seconds add up: every key's admissions, and each key's count (three
+        // keys admitted 45 times, one 44, one 120).
+        let sec = &s.fleet_seconds[0];
+        assert_eq!(sec.n.admitted, 120 + 45 + 44 + 45 + 45);
+        assert_eq!(
+            (sec.admitting[44], sec.admitting[43], sec.admitting[119]),
+            (3, 1, 1)
+        );
+        let band = &s.fleet.as_ref().unwrap().bands[0];
+        assert_eq!((band.p10, band.p50, band.p90), (44.0, 45.0, 120.0));
         let mut all = Latencies::new();
         for ms in [1.0, 2.0, 3.0, 10.0, 20.0] {
             all.record(ms);

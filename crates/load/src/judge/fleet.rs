@@ -1,8 +1,8 @@
 //! A fleet's figures summed up, so that reports stay one screen however many keys ran: per
 //! group of keys (the noisy ones, the quiet ones) the spread of admitted-to-limit across keys,
 //! the worst keys by label (never the key), and per second the percentile bands of what each
-//! key was admitted. Computed from the per-key figures alone, so a merged run gets the same
-//! summary as one process would.
+//! key was admitted. Computed from the per-key figures and the fleet's seconds alone, both of
+//! which shards add up, so a merged run gets the same summary as one process would.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +33,40 @@ impl Spread {
     }
 }
 
+impl Spread {
+    /// Nearest-rank percentiles of `keys` values given as counts: `counts[c - 1]` keys had c,
+    /// the rest of the keys 0.
+    pub fn of_counts(keys: u64, counts: &[u64]) -> Spread {
+        let total = keys.max(counts.iter().sum());
+        if total == 0 {
+            return Spread::default();
+        }
+        let zeros = total - counts.iter().sum::<u64>();
+        // The value of the r-th smallest (1-based).
+        let at_rank = |r: u64| -> f64 {
+            let mut seen = zeros;
+            if r <= seen {
+                return 0.0;
+            }
+            for (i, n) in counts.iter().enumerate() {
+                seen += n;
+                if r <= seen {
+                    return (i + 1) as f64;
+                }
+            }
+            counts.len() as f64
+        };
+        let at = |q: f64| at_rank(((q * total as f64).ceil() as u64).clamp(1, total));
+        Spread {
+            min: at_rank(1),
+            p10: at(0.10),
+            p50: at(0.50),
+            p90: at(0.90),
+            max: at_rank(total),
+        }
+    }
+}
+
 /// Key labels as people read them: every one for a few keys, the first and last and the
 /// count for a fleet.
 pub fn labels(keys: &[String]) -> String {
@@ -44,10 +78,10 @@ pub fn labels(keys: &[String]) -> String {
     }
 }
 
-/// The summary of a scenario over more than `LISTED_KEYS` keys; None for fewer. `rate_of`
-/// gives each key's rate from its position in the scenario's keys.
+/// The summary of a fleet; None for a scenario of a few keys. `rate_of` gives each key's rate
+/// from its position in the scenario's keys.
 pub fn summarise(s: &ScenarioResult, rate_of: impl Fn(usize) -> f64) -> Option<FleetSummary> {
-    if s.keys.len() <= LISTED_KEYS {
+    if !s.is_fleet() {
         return None;
     }
     let mut groups: BTreeMap<u64, (f64, Vec<&KeyStats>)> = BTreeMap::new();
@@ -59,10 +93,7 @@ pub fn summarise(s: &ScenarioResult, rate_of: impl Fn(usize) -> f64) -> Option<F
             .1
             .push(k);
     }
-    let per_window = |k: &KeyStats| {
-        let windows = k.windows_loaded.max(f64::MIN_POSITIVE);
-        k.admitted as f64 / windows / s.limit.max(1) as f64
-    };
+    let per_window = |k: &KeyStats| admitted_to_limit(k, s.limit);
     let mut groups: Vec<Group> = groups
         .into_values()
         .map(|(rate, keys)| Group {
@@ -79,6 +110,14 @@ pub fn summarise(s: &ScenarioResult, rate_of: impl Fn(usize) -> f64) -> Option<F
         worst: worst(s, &rate_of),
         bands: bands(s),
     })
+}
+
+/// A key's admissions per window it was loaded, over the limit: 1 is a full window's worth.
+pub fn admitted_to_limit(k: &KeyStats, limit: u64) -> f64 {
+    // A key's admissions all fall in at least one window: a quiet key with one or two sends
+    // (a span of 0) is over one window, not over none.
+    let windows = k.windows_loaded.max(1.0);
+    k.admitted as f64 / windows / limit.max(1) as f64
 }
 
 /// Keys with failed rules (most first), then quiet keys throttled (most 429s first).
@@ -126,19 +165,15 @@ fn worst(s: &ScenarioResult, rate_of: &impl Fn(usize) -> f64) -> Vec<Worst> {
     scored.into_iter().take(WORST).map(|(_, _, w)| w).collect()
 }
 
-/// Per second, the spread across keys of each key's admitted count (keys with nothing due
+/// Per second, the spread across the fleet's keys of each key's admitted count (keys with none
 /// that second count as 0: the band is over the whole fleet).
 fn bands(s: &ScenarioResult) -> Vec<Band> {
-    let mut by_t: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    for sec in &s.seconds {
-        by_t.entry(sec.t).or_default().push(sec.admitted as f64);
-    }
-    by_t.into_iter()
-        .map(|(t, mut v)| {
-            v.resize(s.keys.len().max(v.len()), 0.0);
-            let sp = Spread::of(v);
+    s.fleet_seconds
+        .iter()
+        .map(|sec| {
+            let sp = Spread::of_counts(s.keys.len() as u64, &sec.admitting);
             Band {
-                t,
+                t: sec.t,
                 p10: sp.p10,
                 p50: sp.p50,
                 p90: sp.p90,
@@ -161,5 +196,16 @@ mod tests {
         );
         assert_eq!(Spread::of(vec![]), Spread::default());
         assert_eq!(Spread::of(vec![0.5]).p90, 0.5);
+    }
+
+    #[test]
+    fn spreads_from_counts_are_those_of_the_values() {
+        // 100 keys: 60 with none, 30 admitted once, 10 three times.
+        let mut v = vec![0.0; 60];
+        v.extend([1.0; 30]);
+        v.extend([3.0; 10]);
+        assert_eq!(Spread::of_counts(100, &[30, 0, 10]), Spread::of(v));
+        assert_eq!(Spread::of_counts(0, &[]), Spread::default());
+        assert_eq!(Spread::of_counts(5, &[]).max, 0.0);
     }
 }

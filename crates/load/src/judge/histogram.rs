@@ -21,6 +21,8 @@ const FINE: u8 = 3;
 /// Significant figures per second of a key: buckets under 1% wide, at a sixth of the memory
 /// (11 KiB against 64 KiB for latencies up to 100 ms).
 const COARSE: u8 = 2;
+/// Significant figures per key of a fleet: buckets under 7% wide, a few KiB a key.
+const SMALL: u8 = 1;
 /// Latencies above a day are counted as a day: it keeps every value recordable (auto-resize
 /// grows to the largest value recorded), and no run lasts that long.
 const MAX_US: u64 = 86_400 * 1_000_000;
@@ -59,9 +61,14 @@ impl Latencies {
         Latencies::with_sigfig(COARSE)
     }
 
+    /// One key of a fleet: 1 significant figure.
+    pub fn small() -> Latencies {
+        Latencies::with_sigfig(SMALL)
+    }
+
     fn with_sigfig(sigfig: u8) -> Latencies {
         // Auto-resizing, lowest value 1 µs: fails only for more than 5 significant figures.
-        let h = Histogram::new(sigfig).expect("2 or 3 significant figures are valid");
+        let h = Histogram::new(sigfig).expect("1 to 3 significant figures are valid");
         Latencies { h }
     }
 

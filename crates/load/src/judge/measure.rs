@@ -8,21 +8,23 @@
 //! Memory: counts, buckets (one per second), latency histograms and the send span are flat in
 //! the number of answers. The header trace keeps every `stride`-th 2xx or 429 of a key, the
 //! stride doubling whenever 2 x 600 points are kept (then every other point is dropped).
+//!
+//! A fleet's keys are summaries, not series: per key its figures, a small latency histogram and
+//! the second under way; per second, the fleet's tally and how many keys were admitted how
+//! often (`FleetSecond`), which is what its report draws. So a fleet costs per second of the
+//! run, plus a fixed few hundred bytes per key. Only a scenario of a few keys keeps seconds,
+//! lateness by due second and a header trace per key.
 
 use std::collections::BTreeMap;
 
 use super::histogram::Latencies;
 use super::lateness::{Lateness, SATURATION_SHARE};
-use super::result::{Generator, KeyStats, Percentiles, Second, TracePoint};
+use super::result::{FleetSecond, Generator, KeyStats, Percentiles, Second, TracePoint};
+use super::seconds::{Drawn, Observed, fleet_second, fold_fleet_past, spread_unsent, tally};
 use crate::record::Record;
 use crate::schedule::Summary;
 use linkcert_http::{FailureKind, REJECTIONS, clean_refusal};
-use linkcert_rate::headers as rate_headers;
 
-/// The trace keeps at most this many points per key.
-const TRACE_POINTS: usize = 600;
-
-/// Measurements under way: `observe` each answer, then `finish`.
 pub(super) struct Measure {
     schedule: Summary,
     wall0: f64,
@@ -47,6 +49,8 @@ pub(super) struct Measure {
     sends: Span,
     latency: Latencies,
     keys: Vec<KeyMeasure>,
+    /// A fleet's seconds, its keys together; None for a scenario of a few keys.
+    fleet: Option<Vec<FleetSecond>>,
 }
 
 /// Earliest and latest of a set of times.
@@ -70,20 +74,13 @@ impl Span {
     }
 }
 
-#[derive(Default)]
 struct KeyMeasure {
-    /// Buckets by the second a record was sent in (retries may run past the schedule:
-    /// folded into the last second at `finish`), and lateness by the second it was due in.
-    secs: Vec<Second>,
-    lat: Vec<Latencies>,
-    late_by_due: Vec<u64>,
     figures: KeyFigures,
     latencies: Latencies,
-    /// Answers with rate-limit headers, with their send times (the trace is in send order):
-    /// one of every `stride` of them.
-    trace: Vec<(f64, TracePoint)>,
-    stride: u64,
-    traced: u64,
+    /// What the report draws of a key of a few (none for a fleet's keys).
+    drawn: Option<Box<Drawn>>,
+    /// A fleet's key, in send order: the second under way and the key's admissions in it.
+    open: (usize, usize),
 }
 
 /// One key's figures, as rules and the report read them.
@@ -158,26 +155,22 @@ pub(super) struct Measurements {
     pub latency_histogram: String,
     pub keys: Vec<KeyFigures>,
     pub seconds: Vec<Second>,
+    pub fleet_seconds: Vec<FleetSecond>,
     pub trace: Vec<TracePoint>,
-}
-
-fn bucket(v: &mut Vec<Second>, lat: &mut Vec<Latencies>, key: usize, i: usize) -> usize {
-    while v.len() <= i {
-        v.push(Second {
-            t: v.len() as u64,
-            key,
-            ..Second::default()
-        });
-        lat.push(Latencies::per_second());
-    }
-    i
 }
 
 impl Measure {
     /// `schedule`: the run's schedule, summed up; `keys`: how many keys the scenario loads;
     /// `wall0`: UTC epoch seconds of t = 0; `lateness`: how late a send may be
     /// (`super::lateness`).
-    pub fn new(schedule: Summary, keys: usize, wall0: f64, lateness: Lateness) -> Measure {
+    /// `fleet`: a fleet's keys are summed up (`FleetSecond`), not kept second by second.
+    pub fn new(
+        schedule: Summary,
+        keys: usize,
+        fleet: bool,
+        wall0: f64,
+        lateness: Lateness,
+    ) -> Measure {
         let mut m = Measure {
             wall0,
             lateness,
@@ -193,12 +186,8 @@ impl Measure {
             local_refusals: 0,
             sends: Span::default(),
             latency: Latencies::new(),
-            keys: (0..keys)
-                .map(|_| KeyMeasure {
-                    stride: 1,
-                    ..KeyMeasure::default()
-                })
-                .collect(),
+            keys: (0..keys).map(|_| KeyMeasure::new(fleet)).collect(),
+            fleet: fleet.then(Vec::new),
             schedule,
         };
         for (key, k) in m.keys.iter_mut().enumerate() {
@@ -227,9 +216,15 @@ impl Measure {
             self.latency.record(o.latency_ms);
         }
         k.count(x, &o);
-        k.count_second(x, &o);
-        if x.admitted() || x.throttled() {
-            k.trace(x, wall0);
+        match (&mut k.drawn, &mut self.fleet) {
+            (Some(d), _) => {
+                d.count_second(x, &o);
+                if x.admitted() || x.throttled() {
+                    d.trace(x, wall0);
+                }
+            }
+            (None, Some(fleet)) => k.count_fleet_second(fleet, x, &o),
+            (None, None) => {}
         }
     }
 
@@ -272,18 +267,24 @@ impl Measure {
             latency_histogram: self.latency.serialize().unwrap_or_default(),
             keys: Vec::new(),
             seconds: Vec::new(),
+            fleet_seconds: Vec::new(),
             trace: Vec::new(),
         };
+        let mut fleet = self.fleet;
         for (key, k) in self.keys.into_iter().enumerate() {
             let offered = self
                 .schedule
                 .per_second
                 .get(key)
                 .map_or(&[][..], |v| &v[..]);
-            let (secs, trace, figures) = k.finish(key, seconds, offered);
+            let (secs, trace, figures) = k.finish(key, seconds, offered, fleet.as_mut());
             out.seconds.extend(secs);
             out.trace.extend(trace);
             out.keys.push(figures);
+        }
+        if let Some(mut v) = fleet {
+            fold_fleet_past(&mut v, seconds);
+            out.fleet_seconds = v;
         }
         out
     }
@@ -325,16 +326,21 @@ impl Measure {
     }
 }
 
-/// What `observe` works out once for a record and every count reads.
-struct Observed {
-    /// Sent later than the lateness allowed.
-    late: bool,
-    refused_here: bool,
-    /// Send to the answer's headers.
-    latency_ms: f64,
-}
-
 impl KeyMeasure {
+    fn new(fleet: bool) -> KeyMeasure {
+        KeyMeasure {
+            figures: KeyFigures::default(),
+            // A fleet's key: percentiles within about 6%, in a few KiB.
+            latencies: if fleet {
+                Latencies::small()
+            } else {
+                Latencies::new()
+            },
+            drawn: (!fleet).then(|| Box::new(Drawn::new())),
+            open: (0, 0),
+        }
+    }
+
     /// The key's figures: the record by outcome, and its send.
     fn count(&mut self, x: &Record, o: &Observed) {
         let f = &mut self.figures;
@@ -353,137 +359,126 @@ impl KeyMeasure {
         if !x.retry {
             f.sent += 1;
             f.late += u64::from(o.late);
-            if o.late {
-                let i = x.due.max(0.0) as usize;
-                if self.late_by_due.len() <= i {
-                    self.late_by_due.resize(i + 1, 0);
-                }
-                self.late_by_due[i] += 1;
-            }
         }
         if x.status.is_some() {
             self.latencies.record(o.latency_ms);
         }
     }
 
-    /// The bucket of the second the record was sent in.
-    fn count_second(&mut self, x: &Record, o: &Observed) {
-        let i = bucket(
-            &mut self.secs,
-            &mut self.lat,
-            x.key,
-            x.sent.max(0.0) as usize,
-        );
-        let b = &mut self.secs[i];
-        match x.status {
-            // Never reached the target: the chart's late/unsent line, once (a late send is
-            // there already, by its due second).
-            None if o.refused_here => b.failed_to_send += u64::from(x.retry || !o.late),
-            None => b.errors += 1,
-            Some(_) if x.admitted() => b.admitted += 1,
-            Some(429) => b.throttled += 1,
-            Some(_) => b.other += 1,
+    /// A fleet's key: the record in the fleet's second it was sent in (lateness in the one it
+    /// was due in), and the key's admissions in that second once it moves on (records come
+    /// in send order).
+    fn count_fleet_second(&mut self, fleet: &mut Vec<FleetSecond>, x: &Record, o: &Observed) {
+        let i = x.sent.max(0.0) as usize;
+        tally(&mut fleet_second(fleet, i).n, x, o);
+        if !x.retry && o.late {
+            fleet_second(fleet, x.due.max(0.0) as usize)
+                .n
+                .failed_to_send += 1;
         }
-        b.sent += 1;
-        if x.status.is_some() {
-            self.lat[i].record(o.latency_ms);
+        if x.admitted() {
+            if self.open.0 != i {
+                self.close_second(fleet);
+                self.open.0 = i;
+            }
+            self.open.1 += 1;
         }
     }
 
-    /// One of every `stride` answers with rate-limit headers, into the trace.
-    fn trace(&mut self, x: &Record, wall0: f64) {
-        self.traced += 1;
-        if !(self.traced - 1).is_multiple_of(self.stride) {
-            return;
+    /// The second under way is over for this key: its admissions, into the fleet's count.
+    fn close_second(&mut self, fleet: &mut Vec<FleetSecond>) {
+        let (i, count) = std::mem::take(&mut self.open);
+        if count > 0 {
+            fleet_second(fleet, i).admitting(count);
         }
-        if self.trace.len() >= 2 * TRACE_POINTS {
-            // Keep every other point, and from now on every other answer of those kept.
-            let mut i = 0;
-            self.trace.retain(|_| {
-                i += 1;
-                i % 2 == 1
-            });
-            self.stride *= 2;
-            if !(self.traced - 1).is_multiple_of(self.stride) {
-                return;
-            }
-        }
-        self.trace.push((
-            x.sent,
-            TracePoint {
-                t: x.recv,
-                key: x.key,
-                status: x.status.unwrap_or(0),
-                remaining: rate_headers::parse_count(x.remaining.as_deref()),
-                reset_in: x
-                    .quota_back(wall0)
-                    .spec_reset()
-                    .map(|v| v - (wall0 + x.recv)),
-            },
-        ));
     }
 
     /// The key's seconds (`seconds` of them, each with what was `offered` in it), its trace in
-    /// send order, and its figures.
+    /// send order, and its figures; a fleet's key puts its seconds into `fleet`.
     fn finish(
         mut self,
         key: usize,
         seconds: usize,
         offered: &[u64],
+        fleet: Option<&mut Vec<FleetSecond>>,
     ) -> (Vec<Second>, Vec<TracePoint>, KeyFigures) {
-        self.fold_past(key, seconds);
-        for (b, n) in self.secs.iter_mut().zip(offered) {
-            b.offered += n;
-        }
-        for (i, n) in self.late_by_due.iter().enumerate() {
-            if let Some(b) = self.secs.get_mut(i) {
-                b.failed_to_send += n;
-            }
-        }
         self.figures.unsent = self.figures.scheduled.saturating_sub(self.figures.sent);
-        self.count_unsent(offered);
-        for (b, l) in self.secs.iter_mut().zip(&self.lat) {
-            let p = l.percentiles();
-            (b.p50_ms, b.p99_ms) = (p.p50, p.p99);
-        }
         self.figures.latency_ms = self.latencies.percentiles();
-        // Trace of headers, in send order (at most TRACE_POINTS per key).
-        self.trace.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let step = (self.trace.len() / TRACE_POINTS).max(1);
-        let trace = self.trace.into_iter().step_by(step).map(|(_, p)| p);
-        (self.secs, trace.collect(), self.figures)
-    }
-
-    /// Exactly `seconds` buckets: records sent past the last second (retries) count in the
-    /// last one.
-    fn fold_past(&mut self, key: usize, seconds: usize) {
-        bucket(&mut self.secs, &mut self.lat, key, seconds - 1);
-        while self.secs.len() > seconds {
-            let (b, l) = (self.secs.pop(), self.lat.pop());
-            let (Some(b), Some(l)) = (b, l) else { break };
-            let last = &mut self.secs[seconds - 1];
-            last.errors += b.errors;
-            last.admitted += b.admitted;
-            last.throttled += b.throttled;
-            last.other += b.other;
-            last.sent += b.sent;
-            self.lat[seconds - 1].add(&l);
+        let unsent = self.figures.unsent;
+        match (self.drawn.take(), fleet) {
+            (Some(d), _) => {
+                let (secs, trace) = d.finish(key, seconds, offered, unsent);
+                (secs, trace, self.figures)
+            }
+            (None, Some(fleet)) => {
+                self.close_second(fleet);
+                for (i, n) in offered.iter().enumerate() {
+                    fleet_second(fleet, i).n.offered += n;
+                }
+                spread_unsent(offered, unsent, |i, n| {
+                    fleet_second(fleet, i).n.failed_to_send += n;
+                });
+                (Vec::new(), Vec::new(), self.figures)
+            }
+            (None, None) => (Vec::new(), Vec::new(), self.figures),
         }
     }
+}
 
-    /// Slots never sent, as late or unsent in the second they were offered in. Slots are
-    /// taken in order: the unsent ones are the last of the key's schedule.
-    fn count_unsent(&mut self, offered: &[u64]) {
-        let mut left = self.figures.unsent;
-        for (i, n) in offered.iter().enumerate().rev() {
-            if left == 0 {
-                break;
-            }
-            let here = left.min(*n);
-            if let Some(b) = self.secs.get_mut(i) {
-                b.failed_to_send += here;
-            }
-            left -= here;
+#[cfg(test)]
+mod tests {
+    use super::Measure;
+    use crate::judge::tests::{rec, slots};
+
+    /// A fleet's keys are summed up per second: the fleet's tally, and how many keys were admitted
+    /// how often in each second (what its bands are drawn from), no second or trace per key.
+    #[test]
+    fn a_fleets_seconds_count_keys_not_series() {
+        // Key 0: two admissions in second 0, one in second 1; key 1: one in second 0 and a 429;
+        // key 2: nothing admitted (a 429 in second 1). In send order, as the judge feeds them.
+        let at = |key: usize, t: f64, st: u16| crate::record::Record {
+            key,
+            ..rec(t, Some(st), None)
+        };
+        let records = [
+            at(0, 0.1, 200),
+            at(1, 0.2, 200),
+            at(0, 0.3, 200),
+            at(1, 0.6, 429),
+            at(0, 1.1, 200),
+            at(2, 1.2, 429),
+        ];
+        let mut sl = slots(&[0.1, 0.3, 1.1]);
+        sl.extend([0.2, 0.6].map(|d| crate::schedule::Slot {
+            due: std::time::Duration::from_secs_f64(d),
+            key: 1,
+            op: 0,
+        }));
+        sl.push(crate::schedule::Slot {
+            due: std::time::Duration::from_secs_f64(1.2),
+            key: 2,
+            op: 0,
+        });
+        let mut m = Measure::new(
+            crate::schedule::Summary::of(sl.iter().copied()),
+            3,
+            true,
+            0.0,
+            crate::judge::lateness(std::time::Duration::from_secs(1)),
+        );
+        for x in &records {
+            m.observe(x);
         }
+        let m = m.finish(3, 1, 6);
+        assert!(m.seconds.is_empty() && m.trace.is_empty());
+        let f = &m.fleet_seconds;
+        assert_eq!(f.len(), 2);
+        assert_eq!((f[0].n.sent, f[0].n.admitted, f[0].n.throttled), (4, 3, 1));
+        assert_eq!((f[1].n.sent, f[1].n.admitted, f[1].n.throttled), (2, 1, 1));
+        assert_eq!((f[0].n.offered, f[1].n.offered), (4, 2));
+        // Second 0: key 1 admitted once, key 0 twice; second 1: key 0 once.
+        assert_eq!(f[0].admitting, [1, 1]);
+        assert_eq!(f[1].admitting, [1]);
+        assert_eq!(m.keys[0].admitted, 3);
     }
 }

@@ -90,6 +90,7 @@ mod order;
 mod result;
 mod rolling;
 mod rule;
+mod seconds;
 mod windows;
 
 /// Declares each rule's module and lists the rule in `RULES`: a new rule is its file and one
@@ -206,7 +207,13 @@ impl Judging {
     /// how many keys the scenario loads.
     pub fn new(r: &Resolved, schedule: Summary, wall0: f64, keys: usize) -> Judging {
         Judging {
-            measure: Measure::new(schedule, keys, wall0, lateness(r.window)),
+            measure: Measure::new(
+                schedule,
+                keys,
+                r.scenario.shape == crate::scenario::Shape::Fleet,
+                wall0,
+                lateness(r.window),
+            ),
             order: order::SendOrder::default(),
             rules: (0..keys)
                 .map(|key| {
@@ -222,7 +229,6 @@ impl Judging {
     }
 
     pub fn observe(&mut self, x: Record) {
-        self.measure.observe(&x);
         self.order.push(x);
     }
 
@@ -234,6 +240,8 @@ impl Judging {
 
     fn feed(&mut self, ready: Vec<Record>) {
         for x in &ready {
+            // In send order: a fleet's keys count their admissions second by second.
+            self.measure.observe(x);
             for rule in self.rules.get_mut(x.key).into_iter().flatten() {
                 rule.observe(x);
             }
@@ -320,14 +328,10 @@ impl Judging {
         result.latency_ms = m.latency_ms;
         result.latency_histogram = m.latency_histogram;
         result.seconds = m.seconds;
+        result.fleet_seconds = m.fleet_seconds;
         result.trace = m.trace;
         result.roll_up(j.findings);
         result.fleet = fleet::summarise(&result, |i| r.key_rate(i));
-        if result.fleet.is_some() {
-            // A fleet's report draws no key's header trace; the first keys' is kept for
-            // whoever reads load.json.
-            result.trace.retain(|p| p.key < fleet::LISTED_KEYS);
-        }
         result
     }
 }

@@ -127,11 +127,9 @@ impl KeyStats {
     }
 }
 
-/// One second of one key.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Second {
-    pub t: u64,
-    pub key: usize,
+/// What one second (of a key, or of a fleet's keys together) counted.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Tally {
     pub offered: u64,
     pub sent: u64,
     pub admitted: u64,
@@ -140,9 +138,67 @@ pub struct Second {
     pub errors: u64,
     /// Offered in this second but sent late or never, or refused a socket by this machine.
     pub failed_to_send: u64,
+}
+
+impl Tally {
+    /// Both seconds' counts (shards of one run, or a retry past the run's last second).
+    pub fn add(&mut self, o: &Tally) {
+        self.offered += o.offered;
+        self.sent += o.sent;
+        self.admitted += o.admitted;
+        self.throttled += o.throttled;
+        self.other += o.other;
+        self.errors += o.errors;
+        self.failed_to_send += o.failed_to_send;
+    }
+}
+
+/// One second of one key (scenarios of a few keys: the report draws each).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Second {
+    pub t: u64,
+    pub key: usize,
+    #[serde(flatten)]
+    pub n: Tally,
     /// The target's latency (send to answer) of the answers sent in this second, ms.
     pub p50_ms: f64,
     pub p99_ms: f64,
+}
+
+/// One second of a fleet, its keys together: what the report draws, in a size that does not
+/// grow with the keys, and that shards add up exactly.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FleetSecond {
+    pub t: u64,
+    #[serde(flatten)]
+    pub n: Tally,
+    /// `admitting[c - 1]`: how many keys were admitted exactly c times in this second (the
+    /// rest of the fleet, none).
+    pub admitting: Vec<u64>,
+}
+
+impl FleetSecond {
+    /// Both seconds' counts and keys.
+    pub fn add(&mut self, o: &FleetSecond) {
+        self.n.add(&o.n);
+        if self.admitting.len() < o.admitting.len() {
+            self.admitting.resize(o.admitting.len(), 0);
+        }
+        for (a, b) in self.admitting.iter_mut().zip(&o.admitting) {
+            *a += b;
+        }
+    }
+
+    /// One more key admitted `count` times in this second.
+    pub fn admitting(&mut self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        if self.admitting.len() < count {
+            self.admitting.resize(count, 0);
+        }
+        self.admitting[count - 1] += 1;
+    }
 }
 
 /// One answer's rate-limit headers, for the trace chart.
@@ -265,7 +321,12 @@ pub struct ScenarioResult {
     /// The target's latency over the run's answers (send to answer), ms.
     pub latency_ms: Percentiles,
     pub keys: Vec<KeyStats>,
+    /// Per key and second, for a scenario of a few keys (none for a fleet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seconds: Vec<Second>,
+    /// A fleet's seconds, its keys together (none for a scenario of a few keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fleet_seconds: Vec<FleetSecond>,
     pub trace: Vec<TracePoint>,
     pub findings: Vec<Finding>,
     pub goose_reports: Vec<String>,
@@ -280,6 +341,11 @@ pub struct ScenarioResult {
 }
 
 impl ScenarioResult {
+    /// A fleet: its keys summed up (`FleetSecond`, `FleetSummary`), never drawn one by one.
+    pub fn is_fleet(&self) -> bool {
+        self.shape == crate::scenario::Shape::Fleet.as_str()
+    }
+
     /// A scenario before it is judged: what it is, no figures, no findings, verdict pass.
     pub fn of(r: &crate::scenario::Scenario, class: &str) -> ScenarioResult {
         ScenarioResult {
@@ -301,6 +367,7 @@ impl ScenarioResult {
             latency_ms: Percentiles::default(),
             keys: Vec::new(),
             seconds: Vec::new(),
+            fleet_seconds: Vec::new(),
             trace: Vec::new(),
             findings: Vec::new(),
             goose_reports: Vec::new(),

@@ -93,7 +93,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
 
 /// A record of key 0 due at `due`, sent on time, answered 1 ms later with `status`.
 #[cfg(test)]
-fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::record::Record {
+pub(super) fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::record::Record {
     crate::record::Record {
         key: 0,
         op: 0,
@@ -112,7 +112,7 @@ fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::record::Reco
     }
 }
 
-fn slots(dues: &[f64]) -> Vec<crate::schedule::Slot> {
+pub(super) fn slots(dues: &[f64]) -> Vec<crate::schedule::Slot> {
     dues.iter()
         .map(|d| crate::schedule::Slot {
             due: std::time::Duration::from_secs_f64(*d),
@@ -143,6 +143,7 @@ fn measurements_take_answers_one_at_a_time() {
     let mut m = Measure::new(
         crate::schedule::Summary::of(sl.iter().copied()),
         1,
+        false,
         wall0,
         super::lateness(std::time::Duration::from_secs(1)),
     );
@@ -175,11 +176,11 @@ fn measurements_take_answers_one_at_a_time() {
         .map(|s| {
             (
                 s.t,
-                s.offered,
-                s.sent,
-                s.admitted,
-                s.throttled,
-                s.failed_to_send,
+                s.n.offered,
+                s.n.sent,
+                s.n.admitted,
+                s.n.throttled,
+                s.n.failed_to_send,
             )
         })
         .collect();
@@ -187,7 +188,7 @@ fn measurements_take_answers_one_at_a_time() {
         per,
         [(0, 2, 2, 1, 1, 0), (1, 2, 2, 1, 0, 1), (2, 1, 0, 0, 0, 1)]
     );
-    assert_eq!(m.seconds[1].other, 1);
+    assert_eq!(m.seconds[1].n.other, 1);
     // The target's latency, from the send: 1 ms and 50 ms in second 1 (histogram: within 2%).
     assert!(
         (m.seconds[1].p99_ms - 50.0).abs() < 1.0,
@@ -233,6 +234,7 @@ fn a_send_loop_lagging_under_a_tenth_of_the_window_is_reported_not_withheld() {
         let mut m = Measure::new(
             crate::schedule::Summary::of(sl.iter().copied()),
             1,
+            false,
             0.0,
             lateness,
         );
@@ -279,6 +281,7 @@ fn the_trace_is_sampled_to_600_points() {
     let mut m = Measure::new(
         crate::schedule::Summary::of(sl.iter().copied()),
         1,
+        false,
         0.0,
         super::lateness(std::time::Duration::from_secs(1)),
     );
@@ -289,7 +292,11 @@ fn the_trace_is_sampled_to_600_points() {
     assert_eq!(m.trace.len(), 750);
     assert_eq!(m.trace[1].t, dues[2] + 0.001);
     assert_eq!(m.seconds.len(), 15);
-    assert!(m.seconds.iter().all(|s| s.sent == 100 && s.offered == 100));
+    assert!(
+        m.seconds
+            .iter()
+            .all(|s| s.n.sent == 100 && s.n.offered == 100)
+    );
 }
 
 /// The rolling-window count over a stream equals the count over the whole list.
@@ -494,8 +501,8 @@ fn sockets_refused_here_are_not_the_targets_failures() {
     let second = |r: &super::ScenarioResult, f: fn(&super::Second) -> u64| -> u64 {
         r.seconds.iter().map(f).sum()
     };
-    assert_eq!(second(&result, |s| s.errors), 0);
-    assert_eq!(second(&result, |s| s.failed_to_send), 1);
+    assert_eq!(second(&result, |s| s.n.errors), 0);
+    assert_eq!(second(&result, |s| s.n.failed_to_send), 1);
     // A connection the target reset is the target's.
     let reset = "connection error: Connection reset by peer (os error 104)";
     records[70].error = Some(Failure::new(FailureKind::Reset, reset));
@@ -505,8 +512,8 @@ fn sockets_refused_here_are_not_the_targets_failures() {
         (result.keys[0].errors, result.keys[0].refused_locally),
         (1, 0)
     );
-    assert_eq!(second(&result, |s| s.errors), 1);
-    assert_eq!(second(&result, |s| s.failed_to_send), 0);
+    assert_eq!(second(&result, |s| s.n.errors), 1);
+    assert_eq!(second(&result, |s| s.n.failed_to_send), 0);
 }
 
 /// A target that rejects a scenario's requests cleanly (422 in the envelope: a `size` whose

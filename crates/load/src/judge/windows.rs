@@ -73,7 +73,11 @@ pub(super) struct Breach {
 pub(super) struct Tiling {
     n: u64,
     w: f64,
+    /// Empty until the key has been admitted more than N times: before that no window can
+    /// hold more than N, so a fleet's quiet keys keep only their few admissions (`early`), not
+    /// `PHASES` alignments each.
     phases: Vec<Phase>,
+    early: Vec<(f64, f64)>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -96,7 +100,8 @@ impl Tiling {
         Tiling {
             n,
             w,
-            phases: vec![Phase::default(); PHASES],
+            phases: Vec::new(),
+            early: Vec::new(),
         }
     }
 
@@ -105,6 +110,20 @@ impl Tiling {
         if self.w <= 0.0 {
             return;
         }
+        if self.phases.is_empty() {
+            if (self.early.len() as u64) < self.n {
+                self.early.push((sent, recv));
+                return;
+            }
+            self.phases = vec![Phase::default(); PHASES];
+            for (s, r) in std::mem::take(&mut self.early) {
+                self.place(s, r);
+            }
+        }
+        self.place(sent, recv);
+    }
+
+    fn place(&mut self, sent: f64, recv: f64) {
         let (n, w) = (self.n, self.w);
         // Widened by half the step between alignments: at the tried alignment nearest the
         // target's own, every admission may still go to its own window.
@@ -126,7 +145,8 @@ impl Tiling {
         }
     }
 
-    /// The least excess over N at any alignment, where every alignment has one.
+    /// The least excess over N at any alignment, where every alignment has one (never, for a
+    /// key admitted N times or fewer).
     pub fn finish(mut self) -> Option<Breach> {
         let (n, w) = (self.n, self.w);
         let mut best: Option<(u64, f64)> = None;

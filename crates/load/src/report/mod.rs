@@ -26,7 +26,8 @@ use linkcert_spec::verdict::Verdict;
 #[template(path = "load.html", config = "askama.toml")]
 struct LoadPage<'a> {
     r: &'a LoadReport,
-    scenarios: Vec<(&'a ScenarioResult, String)>,
+    /// Each scenario, its charts, and (a fleet's) findings grouped alike.
+    scenarios: Vec<(&'a ScenarioResult, String, Vec<fleet::Alike<'a>>)>,
     coverage: report::CoverageHtml<'a>,
 }
 
@@ -313,7 +314,12 @@ impl LoadReport {
                 .iter()
                 .map(|s| {
                     let chart = s.skipped.is_none().then(|| super::chart::svg(s));
-                    (s, chart.unwrap_or_default())
+                    let groups = if s.fleet.is_some() {
+                        fleet::alike(&s.findings)
+                    } else {
+                        Vec::new()
+                    };
+                    (s, chart.unwrap_or_default(), groups)
                 })
                 .collect(),
             coverage: report::CoverageHtml::new(&self.coverage, Command::Load),

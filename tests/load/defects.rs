@@ -426,3 +426,37 @@ async fn a_limit_of_60_on_every_plan_fails_limit() {
     })
     .await;
 }
+
+/// A second X-RateLimit-Remaining on some answers, with another value (a cache or proxy in
+/// front adding its own): the first value is right, so only reading every value finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_field_given_twice_fails_headers() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                if let Some(v) = a.header_u64("x-ratelimit-remaining")
+                    && v % 7 == 3
+                {
+                    a.headers
+                        .append("x-ratelimit-remaining", http::HeaderValue::from(v + 1));
+                }
+            }),
+        )
+        .await;
+        let r = run(b.target(), vec![free_overload()], &format!("twice-{imp:?}")).await;
+        assert_fails(imp, &r, "free-overload", "load.headers");
+        let f = scenario_named(&r, "free-overload")
+            .findings
+            .iter()
+            .find(|f| f.check == "load.headers")
+            .map(|f| f.message.clone())
+            .unwrap_or_default();
+        assert!(
+            f.contains("more than once (x-ratelimit-remaining: "),
+            "{imp:?}: {f}"
+        );
+    })
+    .await;
+}

@@ -226,6 +226,7 @@ async fn send<A: Sink>(
         remaining: None,
         reset: None,
         retry_after: None,
+        repeated: None,
         code: None,
         error: None,
         retry,
@@ -264,6 +265,33 @@ async fn send<A: Sink>(
     rec.remaining = header(&r, rate_headers::REMAINING);
     rec.reset = header(&r, rate_headers::RESET);
     rec.retry_after = header(&r, rate_headers::RETRY_AFTER);
+    // Every value, not only the first: a field given twice leaves a client to guess (looked
+    // for without allocating; the rule and its words are `rate_headers::repeated`'s).
+    let h = &r.head.headers;
+    let names = rate_headers::ON_EVERY_ANSWER;
+    if names
+        .iter()
+        .chain(&[rate_headers::RETRY_AFTER])
+        .any(|n| h.get_all(*n).iter().nth(1).is_some())
+    {
+        let fields: Vec<(&str, String)> = h
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let fields = fields.iter().map(|(k, v)| (*k, v.as_str()));
+        rec.repeated = rate_headers::repeated(&names, fields).map(|(name, values)| {
+            let values: Vec<String> = values
+                .iter()
+                .map(|v| v.chars().take(MAX_HEADER).collect())
+                .collect();
+            format!("{name}: {}", values.join(", "))
+        });
+    }
     if (200..300).contains(&status) {
         // Drained, not kept (so the connection is reused), under the cap of what the spec
         // allows for it: a body that never ends or trickles is no answer.

@@ -27,6 +27,10 @@ pub struct Record {
     pub remaining: Option<String>,
     pub reset: Option<String>,
     pub retry_after: Option<String>,
+    /// A rate-limit field the answer carried more than once, with its values
+    /// (`rate_headers::repeated`): "x-ratelimit-remaining: 5, 4".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeated: Option<String>,
     /// The envelope's code, when the body is one (read for error statuses only).
     pub code: Option<String>,
     /// What the request ran into when it got no answer (or its answer broke off), as data.

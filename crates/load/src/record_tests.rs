@@ -44,6 +44,7 @@ fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
         remaining: Some("3".into()),
         reset: Some("1800000030".into()),
         retry_after: None,
+        repeated: None,
         code: None,
         error: None,
         retry: false,

@@ -495,6 +495,7 @@ mod tests {
             remaining: Some("0".into()),
             reset,
             retry_after: retry_after.map(str::to_string),
+            repeated: None,
             code: None,
             error: None,
             retry: false,

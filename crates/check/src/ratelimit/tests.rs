@@ -100,6 +100,7 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
             remaining: rem.clone(),
             reset: reset.clone(),
             retry_after: retry.clone(),
+            repeated: None,
             code: Some("rate_limit_exceeded".into()),
             error: None,
             retry: false,

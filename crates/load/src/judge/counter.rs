@@ -123,6 +123,7 @@ mod tests {
                     remaining: Some((60 - used[c]).to_string()),
                     reset: Some(format!("{}", WALL0 as u64 + 6)),
                     retry_after: (!ok).then(|| "6".into()),
+                    repeated: None,
                     code: None,
                     error: None,
                     retry: false,

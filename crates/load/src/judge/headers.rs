@@ -1,6 +1,7 @@
 //! load.retry-after, load.reset, load.remaining (what the headers mean: the rules `check`
 //! judges too, from `linkcert_rate::headers`) and load.headers (every 2xx and 429 carries them, as
-//! integers: `rate_headers::header_fault`, as `check` judges them).
+//! integers: `rate_headers::header_fault`; and no answer of any status carries one twice:
+//! `rate_headers::repeated`; as `check` judges them).
 //!
 //! `check` judges a short burst as one list; here answers come one at a time, in send order,
 //! and each is judged alone by the same `rate_headers` functions. What spans answers is kept
@@ -30,6 +31,9 @@ pub(super) struct State {
     absent: u64,
     not_integer: u64,
     not_integer_example: Option<String>,
+    /// Answers of any status carrying a rate-limit field more than once, and the first.
+    repeated: u64,
+    repeated_example: Option<String>,
     retry_after: RetryAfters,
     remaining: RemainingBefore429,
     reset: Resets,
@@ -78,6 +82,8 @@ impl State {
             absent: 0,
             not_integer: 0,
             not_integer_example: None,
+            repeated: 0,
+            repeated_example: None,
             retry_after: RetryAfters::default(),
             remaining: RemainingBefore429 {
                 first_429_recv: None,
@@ -90,6 +96,11 @@ impl State {
 
     /// Take the key's next answer in send order.
     pub fn observe(&mut self, x: &Record) {
+        // Any status: wherever a target puts the fields, each comes once.
+        if let Some(r) = &x.repeated {
+            self.repeated += 1;
+            self.repeated_example.get_or_insert_with(|| r.clone());
+        }
         if x.admitted() || x.throttled() {
             self.answered += 1;
             // Presence and integer form, judged as `check` judges them.
@@ -264,9 +275,16 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     for (rule, jd) in st.shared() {
         j.shared(rule, lbl, &jd);
     }
-    if st.absent + st.not_integer > 0 {
+    if st.absent + st.not_integer + st.repeated > 0 {
         let mut what = Vec::new();
         let mut actual = Vec::new();
+        if let Some(example) = &st.repeated_example {
+            what.push(format!(
+                "{} carry a rate-limit field more than once ({example})",
+                st.repeated
+            ));
+            actual.push(format!("{} repeated", st.repeated));
+        }
         if st.absent > 0 {
             what.push(format!("{} lack an X-RateLimit-* header", st.absent));
             actual.push(format!("{} without", st.absent));
@@ -282,7 +300,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
             rule_id!("load.headers"),
             lbl,
             format!("of {} answers, {}", st.answered, what.join(", ")),
-            "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429, each a non-negative integer".into(),
+            "X-RateLimit-Limit, -Remaining and -Reset on every 2xx and 429, each once and a non-negative integer".into(),
             actual.join(", "),
         );
     }

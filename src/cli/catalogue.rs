@@ -86,6 +86,12 @@ fn scenario_md(o: &mut String, s: &Scenario) {
                 "; every key of the plan given, a share {noisy} of them noisy, the others at {}",
                 times(r)
             );
+            if let Some(silence) = s.silence {
+                let _ = write!(
+                    o,
+                    "; the noisy keys come and go: each burst followed by {silence} of a window without a request"
+                );
+            }
         }
         (_, Some(r)) => {
             let _ = write!(o, "; the second key at {}", times(r));

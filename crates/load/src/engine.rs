@@ -47,8 +47,6 @@ use linkcert_spec::clock::now_epoch;
 
 /// Error bodies read at most this far (the envelope is small).
 const MAX_ERROR_BODY: usize = 64 * 1024;
-/// Header values kept at most this long.
-const MAX_HEADER: usize = 64;
 /// A Retry-After longer than this is not waited out by the retry shape.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(120);
 
@@ -131,12 +129,6 @@ impl Operation {
 
 fn secs_since(t0: Instant, t: Instant) -> f64 {
     t.saturating_duration_since(t0).as_secs_f64()
-}
-
-fn header(r: &BareAnswer, name: &str) -> Option<String> {
-    let v = r.head.headers.get(name)?;
-    let s = String::from_utf8_lossy(v.as_bytes());
-    Some(s.trim().chars().take(MAX_HEADER).collect())
 }
 
 /// Whether a body failure cost time (the target is then asked whether it is still there, as
@@ -261,37 +253,7 @@ async fn send<A: Sink>(
     };
     let status = r.status();
     rec.status = Some(status);
-    rec.limit = header(&r, rate_headers::LIMIT);
-    rec.remaining = header(&r, rate_headers::REMAINING);
-    rec.reset = header(&r, rate_headers::RESET);
-    rec.retry_after = header(&r, rate_headers::RETRY_AFTER);
-    // Every value, not only the first: a field given twice leaves a client to guess (looked
-    // for without allocating; the rule and its words are `rate_headers::repeated`'s).
-    let h = &r.head.headers;
-    let names = rate_headers::ON_EVERY_ANSWER;
-    if names
-        .iter()
-        .chain(&[rate_headers::RETRY_AFTER])
-        .any(|n| h.get_all(*n).iter().nth(1).is_some())
-    {
-        let fields: Vec<(&str, String)> = h
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let fields = fields.iter().map(|(k, v)| (*k, v.as_str()));
-        rec.repeated = rate_headers::repeated(&names, fields).map(|(name, values)| {
-            let values: Vec<String> = values
-                .iter()
-                .map(|v| v.chars().take(MAX_HEADER).collect())
-                .collect();
-            format!("{name}: {}", values.join(", "))
-        });
-    }
+    rec.read_rate_fields(&r.head.headers);
     if (200..300).contains(&status) {
         // Drained, not kept (so the connection is reused), under the cap of what the spec
         // allows for it: a body that never ends or trickles is no answer.

@@ -43,7 +43,52 @@ pub struct Record {
     pub claimed: f64,
 }
 
+/// Header values kept at most this long.
+const MAX_HEADER: usize = 64;
+
+/// A header's first value as kept: trimmed, at most `MAX_HEADER` characters.
+fn header(h: &http::HeaderMap, name: &str) -> Option<String> {
+    let v = h.get(name)?;
+    let s = String::from_utf8_lossy(v.as_bytes());
+    Some(s.trim().chars().take(MAX_HEADER).collect())
+}
+
 impl Record {
+    /// The rate-limit fields of an answer's headers: each one's first value, and every value
+    /// of one given more than once (a field given twice leaves a client to guess; looked for
+    /// without allocating, the rule and its words `rate_headers::repeated`'s).
+    pub fn read_rate_fields(&mut self, h: &http::HeaderMap) {
+        self.limit = header(h, rate_headers::LIMIT);
+        self.remaining = header(h, rate_headers::REMAINING);
+        self.reset = header(h, rate_headers::RESET);
+        self.retry_after = header(h, rate_headers::RETRY_AFTER);
+        let names = rate_headers::ON_EVERY_ANSWER;
+        if !names
+            .iter()
+            .chain(&[rate_headers::RETRY_AFTER])
+            .any(|n| h.get_all(*n).iter().nth(1).is_some())
+        {
+            return;
+        }
+        let fields: Vec<(&str, String)> = h
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let fields = fields.iter().map(|(k, v)| (*k, v.as_str()));
+        self.repeated = rate_headers::repeated(&names, fields).map(|(name, values)| {
+            let values: Vec<String> = values
+                .iter()
+                .map(|v| v.chars().take(MAX_HEADER).collect())
+                .collect();
+            format!("{name}: {}", values.join(", "))
+        });
+    }
+
     pub fn admitted(&self) -> bool {
         self.status.is_some_and(|s| (200..300).contains(&s))
     }

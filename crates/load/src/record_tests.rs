@@ -64,3 +64,39 @@ fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
     );
     assert_eq!(header_fault(&ON_EVERY_ANSWER, |_| Some("7")), None);
 }
+
+/// Every value of a rate-limit field given twice is kept with its name; a field given once is
+/// read as its first value, and leaves `repeated` empty.
+#[test]
+fn a_rate_field_given_twice_is_kept_with_every_value() {
+    let mut h = http::HeaderMap::new();
+    h.insert("x-ratelimit-limit", http::HeaderValue::from_static("60"));
+    h.append("x-ratelimit-remaining", http::HeaderValue::from_static("5"));
+    let mut r = Record {
+        key: 0,
+        op: 0,
+        due: 0.0,
+        sent: 0.0,
+        recv: 0.0,
+        status: Some(200),
+        limit: None,
+        remaining: None,
+        reset: None,
+        retry_after: None,
+        repeated: None,
+        code: None,
+        error: None,
+        retry: false,
+        claimed: 0.0,
+    };
+    r.read_rate_fields(&h);
+    assert_eq!(
+        (r.limit.as_deref(), r.remaining.as_deref()),
+        (Some("60"), Some("5"))
+    );
+    assert_eq!(r.repeated, None);
+    h.append("x-ratelimit-remaining", http::HeaderValue::from_static("4"));
+    r.read_rate_fields(&h);
+    assert_eq!(r.remaining.as_deref(), Some("5"));
+    assert_eq!(r.repeated.as_deref(), Some("x-ratelimit-remaining: 5, 4"));
+}

@@ -57,6 +57,7 @@ pub const BUILTIN: &[(&str, &str)] = builtin![
     "analytics-advanced-overload",
     "two-keys-isolation",
     "free-fleet",
+    "tenants-fleet",
 ];
 
 /// How arrivals are laid out over the run.
@@ -164,6 +165,11 @@ pub struct Scenario {
     /// fleet: the share of the plan's keys loaded at `rate` (noisy); at least one key.
     #[serde(default)]
     pub noisy: Option<f64>,
+    /// fleet: the noisy keys come and go: bursts of `burst` x N over `burst_span` x W, each
+    /// followed by `silence` x W without a request (below 1: a window still holds the burst
+    /// before), while the quiet keys are served.
+    #[serde(default)]
+    pub silence: Option<f64>,
     /// Run only when named (`--scenario`), not in the default run of every built-in.
     #[serde(default)]
     pub only_when_named: bool,
@@ -246,14 +252,34 @@ impl Scenario {
             .collect())
     }
 
-    /// The rate of the scenario's `key`-th key of `keys`, as a multiple of the limit.
+    /// The rate of the scenario's `key`-th key of `keys`, as a multiple of the limit (a key
+    /// that comes and goes: its average over a burst and the silence after it).
     pub fn key_rate(&self, key: usize, keys: usize) -> f64 {
         let other = self.other_key_rate.unwrap_or(0.5);
         match self.shape {
             Shape::TwoKeys if key == 1 => other,
             Shape::Fleet if !self.noisy_key(key, keys) => other,
+            Shape::Fleet if self.comes_and_goes(key, keys) => {
+                let (burst, span, silence) = self.bursts();
+                burst / (span + silence).max(f64::MIN_POSITIVE)
+            }
             _ => self.rate,
         }
+    }
+
+    /// fleet with `silence`: whether the `key`-th of `keys` comes and goes (the noisy ones).
+    pub fn comes_and_goes(&self, key: usize, keys: usize) -> bool {
+        self.shape == Shape::Fleet && self.silence.is_some() && self.noisy_key(key, keys)
+    }
+
+    /// A key that comes and goes: its burst (x N), the burst's span and the silence after it
+    /// (x W).
+    pub fn bursts(&self) -> (f64, f64, f64) {
+        (
+            self.burst.unwrap_or(1.0),
+            self.burst_span.unwrap_or(0.05),
+            self.silence.unwrap_or(0.0),
+        )
     }
 
     /// fleet: whether the `key`-th of `keys` is one of the noisy ones: `noisy` x keys of them
@@ -329,6 +355,7 @@ impl Scenario {
             ("burst", self.burst, 0.0, 100.0),
             ("burst_span", self.burst_span, 0.0, 1.0),
             ("other_key_rate", self.other_key_rate, 0.0, 100.0),
+            ("silence", self.silence, 0.01, 0.99),
         ] {
             if let Some(v) = v
                 && !finite(v, lo, hi)
@@ -345,6 +372,11 @@ impl Scenario {
         {
             return Err(self.bad(
                 "fleet needs other_key_rate below 1 (the quiet keys) and noisy, the share of keys at rate, in 0..=1",
+            ));
+        }
+        if self.silence.is_some() && self.shape != Shape::Fleet {
+            return Err(self.bad(
+                "silence is for fleet: its noisy keys come and go (burst, burst_span, silence)",
             ));
         }
         if self.operations.is_empty() || self.operations.iter().all(|o| o.weight == 0) {

@@ -74,6 +74,29 @@ fn steady(out: &mut Vec<Segment>, key: usize, start: f64, end: f64, rate: f64) {
     spread(out, key, start, count as f64 / rate, count);
 }
 
+/// A key that comes and goes: bursts of `burst` x N over `span` x W, each followed by
+/// `silence` x W, from its `share` of one burst's period (keys' bursts apart) to `end`.
+fn comes_and_goes(
+    out: &mut Vec<Segment>,
+    key: usize,
+    share: f64,
+    n: f64,
+    w: f64,
+    end: f64,
+    (burst, span, silence): (f64, f64, f64),
+) {
+    let period = (span + silence) * w;
+    let count = (burst * n).round().max(1.0) as u64;
+    let mut start = share * period;
+    while start < end {
+        // The last burst cut at the end of the run, its requests as dense as the others'.
+        let span_here = (span * w).min(end - start);
+        let here = ((count as f64) * span_here / (span * w).max(f64::MIN_POSITIVE)).floor() as u64;
+        spread(out, key, start, span_here, here.min(count));
+        start += period;
+    }
+}
+
 /// A resolved scenario's slots in due order, made one at a time: the segments of its shape
 /// merged by time (ties: the segment laid out first), each key's operations dealt by smooth
 /// weighted round robin so the mix holds over any stretch of the run.
@@ -128,7 +151,12 @@ impl Schedule {
                     // the whole fleet: thousands of keys do not all start at 0 (a burst no
                     // in-flight ceiling holds), and a shard lays out its keys as one process.
                     let (at, size) = r.fleet_position(key);
-                    let phase = (at as f64 + 0.5) / size.max(1) as f64 / rate;
+                    let share = (at as f64 + 0.5) / size.max(1) as f64;
+                    if s.comes_and_goes(at, size) {
+                        comes_and_goes(&mut t, key, share, n, w, end, s.bursts());
+                        continue;
+                    }
+                    let phase = share / rate;
                     let count = (end * rate).floor() as u64;
                     spread(&mut t, key, phase, count as f64 / rate, count);
                 }
@@ -369,6 +397,66 @@ mod tests {
         // At least one noisy key, however few keys.
         assert!(r.scenario.noisy_key(0, 1) && r.scenario.noisy_key(0, 3));
         assert!(!r.scenario.noisy_key(1, 3) && !r.scenario.noisy_key(2, 3));
+    }
+
+    /// Tenants that come and go: each noisy key's requests fall in bursts of 0.75N within
+    /// 5% of a window, a silence of 0.4 of a window after each, the keys' bursts apart; the
+    /// quiet keys are steady.
+    #[test]
+    fn tenants_come_and_go_in_bursts_and_silences() {
+        let spec = Spec::embedded().unwrap();
+        let t = Target {
+            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
+            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
+            keys: (0..20)
+                .map(|i| PlanKey {
+                    plan: "free".into(),
+                    key: format!("k{i}"),
+                })
+                .collect(),
+            ..Target::default()
+        };
+        let r = Scenario::load("tenants-fleet")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        let s = build(&r);
+        let w = 6.0;
+        for key in [0usize, 10] {
+            let at: Vec<f64> = s
+                .iter()
+                .filter(|x| x.key == key)
+                .map(|x| x.due.as_secs_f64())
+                .collect();
+            // Bursts: runs of sends closer than the silence.
+            let mut bursts: Vec<Vec<f64>> = Vec::new();
+            for t in &at {
+                match bursts.last_mut() {
+                    Some(b) if t - b[b.len() - 1] < 0.3 * w => b.push(*t),
+                    _ => bursts.push(vec![*t]),
+                }
+            }
+            // Two windows of a 0.45-window period: 4 or 5 bursts, each of 45 within 0.3 s.
+            assert!(
+                (4..=5).contains(&bursts.len()),
+                "key {key}: {}",
+                bursts.len()
+            );
+            for b in &bursts[..bursts.len() - 1] {
+                assert_eq!(b.len(), 45, "key {key}");
+                assert!(b[b.len() - 1] - b[0] < 0.05 * w, "key {key}");
+            }
+            for pair in bursts.windows(2) {
+                let gap = pair[1][0] - pair[0][pair[0].len() - 1];
+                assert!(gap > 0.39 * w && gap < w, "key {key}: silence {gap}");
+            }
+        }
+        // Keys 0 and 10 burst apart (each at its share of the period).
+        let first = |k: usize| s.iter().find(|x| x.key == k).map(|x| x.due.as_secs_f64());
+        assert!(first(10).unwrap() - first(0).unwrap() > 1.0);
+        // A quiet key: steady at 0.5x (5 a second at 60 per 6 s) for 2 windows: 60.
+        assert_eq!(s.iter().filter(|x| x.key == 1).count(), 60);
+        assert!(r.scenario.comes_and_goes(0, 20) && !r.scenario.comes_and_goes(1, 20));
     }
 
     /// The peak over any 100 ms, counted the plain way.

@@ -49,9 +49,14 @@ impl Setup<'_> {
     }
 }
 
-/// The scenario keeps its `key`-th key over its limit for the whole run.
+/// The scenario keeps its `key`-th key over its limit for the whole run. A key that comes and
+/// goes is not: its silences are its own, and only what a window may hold at most (upper
+/// bounds) is judged of it.
 pub(super) fn overloaded(r: &Resolved, key: usize) -> bool {
-    r.scenario.shape.sustained_overload() && r.key_rate(key) > 1.0
+    let (at, size) = r.fleet_position(key);
+    r.scenario.shape.sustained_overload()
+        && r.key_rate(key) > 1.0
+        && !r.scenario.comes_and_goes(at, size)
 }
 
 /// What the rules judged for one key leave for the rules after them and for the key's figures.

@@ -460,3 +460,90 @@ async fn a_rate_field_given_twice_fails_headers() {
     })
     .await;
 }
+
+/// A fixed window of 60 per 4 s kept by the proxy for lk_free_1 (its requests go on to the
+/// Enterprise key, which the implementation never throttles), naming each window in
+/// X-RateLimit-Reset; `every` > 0: every `every`-th admission costs two.
+fn proxy_fixed_window(every: u64) -> Defect {
+    const W: f64 = 4.0;
+    let state = std::sync::Mutex::new((None::<f64>, 0u64, 0u64));
+    Defect {
+        before: Some(Box::new(|i| {
+            if i.headers.get("authorization").map(|v| v.as_bytes()) == Some(b"Bearer lk_free_1") {
+                i.headers.insert(
+                    "authorization",
+                    http::HeaderValue::from_static("Bearer lk_enterprise_1"),
+                );
+            }
+        })),
+        after: Some(Box::new(move |i, a| {
+            if i.headers.get("authorization").map(|v| v.as_bytes())
+                != Some(b"Bearer lk_enterprise_1")
+                || !(200..300).contains(&a.status)
+            {
+                return;
+            }
+            let now = linkcert::clock::now_epoch();
+            let mut s = state.lock().unwrap();
+            let start = match s.0 {
+                Some(t) if now < t + W => t,
+                _ => {
+                    *s = (Some(now), 0, s.2);
+                    now
+                }
+            };
+            let cost = if every > 0 && (s.2 + 1).is_multiple_of(every) {
+                2
+            } else {
+                1
+            };
+            let reset = (start + W).ceil() as u64;
+            a.set_header("x-ratelimit-limit", 60);
+            a.set_header("x-ratelimit-reset", reset);
+            if s.1 + cost <= 60 {
+                s.1 += cost;
+                s.2 += 1;
+                a.set_header("x-ratelimit-remaining", 60 - s.1);
+            } else {
+                a.status = 429;
+                a.body =
+                    br#"{"error":{"code":"rate_limit_exceeded","message":"rate limit exceeded"}}"#
+                        .to_vec();
+                a.set_header("content-type", "application/json");
+                a.set_header("x-ratelimit-remaining", 0);
+                a.set_header("retry-after", (reset as f64 - now).ceil().max(1.0) as u64);
+            }
+        })),
+        hold: None,
+    }
+}
+
+/// Once the run has learned a fixed window that names its windows, each window is judged
+/// exactly: a limiter that charges every 5th request twice (50 admitted of a window's 60)
+/// fails load.admitted, where the three-quarter floor kept for sliding counters let it pass;
+/// the same fixed window charging one each passes. In front of both implementations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixed_window_charging_some_requests_twice_fails_admitted() {
+    side_by_side(|imp| async move {
+        let s = || {
+            scenario(
+                "name='fixed'\nplan='free'\nrate=2\nwindows=3\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+            )
+        };
+        let clean = broken_on(imp, 4.0, proxy_fixed_window(0)).await;
+        let r = run(clean.target(), vec![s()], &format!("fixed-clean-{imp:?}")).await;
+        let sc = scenario_named(&r, "fixed");
+        assert_eq!(r.verdict.as_str(), "pass", "{imp:?}: {:#?}", sc.findings);
+        let admitted = sc
+            .findings
+            .iter()
+            .find(|f| f.check == "load.admitted")
+            .map(|f| f.message.clone())
+            .unwrap_or_default();
+        assert!(admitted.contains("a fixed window naming its windows"), "{imp:?}: {admitted}");
+        let twice = broken_on(imp, 4.0, proxy_fixed_window(5)).await;
+        let r = run(twice.target(), vec![s()], &format!("fixed-twice-{imp:?}")).await;
+        assert_fails(imp, &r, "fixed", "load.admitted");
+    })
+    .await;
+}

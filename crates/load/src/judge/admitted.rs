@@ -6,7 +6,7 @@ use linkcert_registry::rule_id;
 use super::bounds::Bounds;
 use super::rolling::RollingMax;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
-use super::windows::{Breach, Persistent, ResetWindows, Tiling};
+use super::windows::{Breach, NamedFixed, NamedWindows, Persistent, ResetWindows, Tiling};
 use crate::record::Record;
 use linkcert_rate::headers as rate_headers;
 use linkcert_spec::verdict::Verdict;
@@ -17,8 +17,10 @@ pub(super) struct State {
     sends: SendBins,
     tiling: Tiling,
     resets: ResetWindows,
+    named: NamedWindows,
     /// Under sustained overload only.
     persistent: Option<Persistent>,
+    n: u64,
 }
 
 /// What `State::finish` hands the judge.
@@ -31,6 +33,7 @@ pub(super) struct Counted {
     tiling: Option<Breach>,
     /// The most admissions naming one Reset within one window, and that Reset.
     reset_most: (u64, u64),
+    named: NamedFixed,
     persistent: Option<Persistent>,
 }
 
@@ -42,7 +45,9 @@ impl State {
             sends: SendBins::new(n, w),
             tiling: Tiling::new(n, w),
             resets: ResetWindows::new(w),
+            named: NamedWindows::new(w),
             persistent: overloaded.then(|| Persistent::new(n, w)),
+            n,
         }
     }
     pub fn observe(&mut self, x: &Record) {
@@ -50,12 +55,23 @@ impl State {
         if let Some(p) = &mut self.persistent {
             p.observe(x.sent, x.recv, x.admitted());
         }
+        let named = x
+            .reset
+            .as_deref()
+            .map(rate_headers::reset_unit)
+            .and_then(|u| match u {
+                rate_headers::ResetUnit::EpochSeconds(v) => Some(v),
+                _ => None,
+            });
+        if let Some(v) = named
+            && (x.admitted() || x.throttled())
+        {
+            self.named.observe(x.sent, x.admitted(), v);
+        }
         if x.admitted() {
             self.rolling.observe(x.sent, x.recv);
             self.tiling.observe(x.sent, x.recv);
-            if let Some(rate_headers::ResetUnit::EpochSeconds(v)) =
-                x.reset.as_deref().map(rate_headers::reset_unit)
-            {
+            if let Some(v) = named {
                 self.resets.observe(x.sent, x.recv, v);
             }
         }
@@ -66,6 +82,7 @@ impl State {
             sent_overload: self.sends.finish(),
             tiling: self.tiling.finish(),
             reset_most: self.resets.finish(),
+            named: self.named.finish(self.n),
             persistent: self.persistent.map(Persistent::finish),
         }
     }
@@ -106,6 +123,28 @@ fn per_window(view: &KeyView, c: &Counted, reset_trusted: bool) -> (Option<Failu
         } else {
             judged.push(format!("at most {most} naming one Reset"));
         }
+    }
+    // A fixed window that names its windows, once learned: exact, window by window.
+    if let (true, NamedFixed::Fixed { judged: count, short }) = (reset_trusted, c.named) {
+        match short {
+            Some(s) if fail.is_none() => {
+                fail = Some(Failure {
+                    msg: format!(
+                        "a fixed window that names its windows admitted fewer than it had room for: of {} requests naming X-RateLimit-Reset {}, {} admitted (a fixed window refuses only once {n} are in; some requests cost more than one, or refusals use quota)",
+                        s.answers, s.reset, s.admitted
+                    ),
+                    expected: format!(
+                        "min({n}, requests naming it) = {} admitted in each window after the first",
+                        n.min(s.answers)
+                    ),
+                    actual: format!("{} admitted naming Reset {}", s.admitted, s.reset),
+                });
+            }
+            _ => judged.push(format!(
+                "a fixed window naming its windows: each of {count} after the first admitted what it had room for"
+            )),
+        }
+        return (fail, judged);
     }
     if let Some(p) = &c.persistent
         && let Some(s) = p.worst

@@ -20,7 +20,10 @@
 //!   limiter look stingy). Other shapes: the upper
 //!   bound only. Window by window (`windows.rs`), every key: at most N in each window of W at
 //!   some alignment, each admission anywhere between its send and its answer; at most N naming
-//!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); under
+//!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); once the
+//!   run has learned the target a fixed window that names its windows (`NamedWindows`), every
+//!   window after
+//!   the first admits exactly min(N, the requests naming its Reset); else, under
 //!   sustained overload, every window of W from one window after the first send admits 3/4 of
 //!   what a fixed window would of the real sends, less max(3, 2% of N) and twice the most
 //!   requests in flight at once.

@@ -243,6 +243,111 @@ impl ResetWindows {
     }
 }
 
+/// A fixed window that names its windows: the answers of a key by the X-RateLimit-Reset (epoch
+/// seconds) they name. Once the run has learned that the target is such a limiter (each Reset a
+/// window or more after the one before, each named only by sends within one window), a window
+/// is judged exactly: it admits what it had room for, min(N, the requests it decided), since a
+/// fixed window refuses only once N are in. The target's own Reset places each answer, so no
+/// slack for timing is left; the first window is not judged (what came before the run may have
+/// used it).
+pub(super) struct NamedWindows {
+    w: f64,
+    /// Reset -> its answers; emptied once the Resets show another limiter.
+    windows: BTreeMap<u64, Named>,
+    last: Option<u64>,
+    other: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Named {
+    answers: u64,
+    admitted: u64,
+    first_sent: f64,
+    last_sent: f64,
+}
+
+/// A named window that admitted fewer than it had room for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Short {
+    pub reset: u64,
+    pub answers: u64,
+    pub admitted: u64,
+}
+
+/// What `NamedWindows::finish` found: not a named fixed window, or one (with the window short
+/// of its room the most, if any, and how many windows were judged).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum NamedFixed {
+    Unknown,
+    Fixed { judged: usize, short: Option<Short> },
+}
+
+impl NamedWindows {
+    pub fn new(w: f64) -> NamedWindows {
+        NamedWindows {
+            w,
+            windows: BTreeMap::new(),
+            last: None,
+            other: false,
+        }
+    }
+
+    /// A 2xx or 429 naming Reset `reset`, in send order.
+    pub fn observe(&mut self, sent: f64, admitted: bool, reset: u64) {
+        if self.other {
+            return;
+        }
+        // A new Reset comes a window after the last (rounded to whole seconds either way).
+        if let Some(last) = self.last
+            && reset > last
+            && ((reset - last) as f64) < self.w - 1.0
+        {
+            self.other = true;
+            self.windows.clear();
+            return;
+        }
+        self.last = Some(self.last.map_or(reset, |l| l.max(reset)));
+        let e = self.windows.entry(reset).or_insert(Named {
+            answers: 0,
+            admitted: 0,
+            first_sent: sent,
+            last_sent: sent,
+        });
+        e.answers += 1;
+        e.admitted += u64::from(admitted);
+        e.last_sent = sent;
+    }
+
+    pub fn finish(self, n: u64) -> NamedFixed {
+        let slack = linkcert_rate::headers::SLACK_SECS;
+        let fixed = !self.other
+            && self.w >= 3.0
+            && self.windows.len() >= 2
+            && self
+                .windows
+                .values()
+                .all(|x| x.last_sent - x.first_sent <= self.w + slack);
+        if !fixed {
+            return NamedFixed::Unknown;
+        }
+        let mut short: Option<Short> = None;
+        let judged = self.windows.len() - 1;
+        for (reset, x) in self.windows.into_iter().skip(1) {
+            let room = n.min(x.answers);
+            if x.admitted < room
+                && short.is_none_or(|s| room - x.admitted > n.min(s.answers) - s.admitted)
+            {
+                short = Some(Short {
+                    reset,
+                    answers: x.answers,
+                    admitted: x.admitted,
+                });
+            }
+        }
+        NamedFixed::Fixed { judged, short }
+    }
+}
+
 /// The fewest admitted in one window against what a fixed window would have admitted there.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Shortfall {

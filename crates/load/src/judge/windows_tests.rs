@@ -366,3 +366,70 @@ fn a_dense_burst_across_a_fixed_windows_boundary_fits_at_its_alignment() {
         }
     }
 }
+
+/// A fixed window that names its windows is judged exactly once learned: each window after
+/// the first admits min(N, the requests naming it); a limiter charging some requests twice
+/// (50 of 60) is short; Resets that move in small steps (a sliding log) are no named fixed
+/// window; the first window's room may have been used before the run.
+#[test]
+fn a_named_fixed_window_is_judged_exactly() {
+    use super::windows::{NamedFixed, NamedWindows, Short};
+    let (n, w) = (60u64, 6.0);
+    // 120 requests per window of 6 s at 1,000 + 6i; `admit(i, k)`: the k-th of window i is.
+    let run = |admit: &dyn Fn(usize, u64) -> bool| {
+        let mut nw = NamedWindows::new(w);
+        for i in 0..3usize {
+            for k in 0..120u64 {
+                let sent = 6.0 * i as f64 + k as f64 * 0.05;
+                nw.observe(sent, admit(i, k), 1006 + 6 * i as u64);
+            }
+        }
+        nw.finish(n)
+    };
+    assert_eq!(
+        run(&|_, k| k < 60),
+        NamedFixed::Fixed {
+            judged: 2,
+            short: None
+        }
+    );
+    // Every 5th admission costs two: 50 fit in 60.
+    let twice = run(&|_, k| k < 50);
+    assert_eq!(
+        twice,
+        NamedFixed::Fixed {
+            judged: 2,
+            short: Some(Short {
+                reset: 1012,
+                answers: 120,
+                admitted: 50
+            })
+        }
+    );
+    // The first window short: used before the run, not judged.
+    assert_eq!(
+        run(&|i, k| k < if i == 0 { 10 } else { 60 }),
+        NamedFixed::Fixed {
+            judged: 2,
+            short: None
+        }
+    );
+    // A window that got fewer requests than N admits them all: its room is what came.
+    let mut nw = NamedWindows::new(w);
+    for (sent, reset) in [(0.0, 1006), (6.1, 1012), (6.2, 1012)] {
+        nw.observe(sent, true, reset);
+    }
+    assert_eq!(
+        nw.finish(n),
+        NamedFixed::Fixed {
+            judged: 1,
+            short: None
+        }
+    );
+    // A sliding log: Reset moves with the oldest admission, a second at a time.
+    let mut nw = NamedWindows::new(w);
+    for i in 0..30u64 {
+        nw.observe(i as f64 * 0.5, i % 2 == 0, 1006 + i / 2);
+    }
+    assert_eq!(nw.finish(n), NamedFixed::Unknown);
+}

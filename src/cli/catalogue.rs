@@ -93,6 +93,13 @@ fn scenario_md(o: &mut String, s: &Scenario) {
                 );
             }
         }
+        (Shape::Plans, Some(r)) => {
+            let _ = write!(
+                o,
+                "; one key of every plan given, each at its own plan's limit; a custom limit's key (Enterprise) at {} of what it states, no faster than the fastest other",
+                times(r)
+            );
+        }
         (_, Some(r)) => {
             let _ = write!(o, "; the second key at {}", times(r));
         }

@@ -518,10 +518,10 @@ fn proxy_fixed_window(every: u64) -> Defect {
     }
 }
 
-/// Once the run has learned a fixed window that names its windows, each window is judged
-/// exactly: a limiter that charges every 5th request twice (50 admitted of a window's 60)
-/// fails load.admitted, where the three-quarter floor kept for sliding counters let it pass;
-/// the same fixed window charging one each passes. In front of both implementations.
+/// A window the target names and says began fresh is judged exactly: a fixed window that
+/// charges every 5th request twice (50 admitted of a window's 60) fails load.admitted, where
+/// the three-quarter floor kept for sliding counters let it pass; the same fixed window
+/// charging one each passes. In front of both implementations.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fixed_window_charging_some_requests_twice_fails_admitted() {
     side_by_side(|imp| async move {
@@ -540,10 +540,56 @@ async fn a_fixed_window_charging_some_requests_twice_fails_admitted() {
             .find(|f| f.check == "load.admitted")
             .map(|f| f.message.clone())
             .unwrap_or_default();
-        assert!(admitted.contains("a fixed window naming its windows"), "{imp:?}: {admitted}");
+        assert!(
+            admitted.contains("windows it named and began fresh each admitted"),
+            "{imp:?}: {admitted}"
+        );
         let twice = broken_on(imp, 4.0, proxy_fixed_window(5)).await;
         let r = run(twice.target(), vec![s()], &format!("fixed-twice-{imp:?}")).await;
         assert_fails(imp, &r, "fixed", "load.admitted");
+    })
+    .await;
+}
+
+/// One key of every plan at once (Free, Pro, and Enterprise at half the limit it states): a
+/// counter Enterprise shares with Pro (its requests counted on Pro's key) throttles the key
+/// under its limit while Pro is overloaded, and load.isolation names it; fault-free, each key
+/// is judged against its own plan's limit and passes. One plan at a time cannot see it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_counter_enterprise_shares_with_another_plan_fails_isolation() {
+    side_by_side(|imp| async move {
+        let s = || {
+            scenario(
+                "name='plans-small'\nplan='every'\nshape='plans'\nrate=1.25\nother_key_rate=0.5\nwindows=1.5\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}",
+            )
+        };
+        let keys = |mut t: Target| {
+            t.keys.retain(|k| ["lk_free_1", "lk_pro_1", "lk_enterprise_1"].contains(&k.key.as_str()));
+            t
+        };
+        let clean = broken_on(imp, 4.0, Defect::none()).await;
+        let r = run(keys(clean.target()), vec![s()], &format!("plans-clean-{imp:?}")).await;
+        let sc = scenario_named(&r, "plans-small");
+        assert_eq!(r.verdict.as_str(), "pass", "{imp:?}: {:#?}", sc.findings);
+        let limits: Vec<(String, u64)> = sc.keys.iter().map(|k| (k.label.clone(), k.limit)).collect();
+        assert_eq!(limits.len(), 3, "{imp:?}: {limits:?}");
+        assert_eq!((limits[0].1, limits[1].1), (60, 600), "{imp:?}: each plan's own limit");
+        assert!(limits[2].1 > 0, "{imp:?}: Enterprise's stated limit read: {limits:?}");
+        let shared = broken_on(
+            imp,
+            4.0,
+            Defect::before(|i| {
+                if i.headers.get("authorization").map(|v| v.as_bytes())
+                    == Some(b"Bearer lk_enterprise_1")
+                {
+                    i.headers
+                        .insert("authorization", http::HeaderValue::from_static("Bearer lk_pro_1"));
+                }
+            }),
+        )
+        .await;
+        let r = run(keys(shared.target()), vec![s()], &format!("plans-shared-{imp:?}")).await;
+        assert_fails(imp, &r, "plans-small", "load.isolation");
     })
     .await;
 }

@@ -160,7 +160,9 @@ pub fn svg(r: &ScenarioResult) -> String {
             r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{}" font-family="sans-serif">"##,
             3.0 * H + 20.0
         );
-        answers(&mut out, r, &k.label, &secs, t_max);
+        // Each key's own limit (`plans`: its plan's); the scenario's where none was kept.
+        let limit = if k.limit > 0 { k.limit } else { r.limit };
+        answers(&mut out, r, (&k.label, limit), &secs, t_max);
         trace(&mut out, r, key, t_max);
         latency(&mut out, &secs, t_max);
         out.push_str("</svg>");
@@ -171,9 +173,15 @@ pub fn svg(r: &ScenarioResult) -> String {
 }
 
 /// Answers per second by outcome, against what was offered and the plan's limit.
-fn answers(out: &mut String, r: &ScenarioResult, label: &str, secs: &[&Second], t_max: f64) {
+fn answers(
+    out: &mut String,
+    r: &ScenarioResult,
+    (label, limit): (&str, u64),
+    secs: &[&Second],
+    t_max: f64,
+) {
     let limit_per_sec = if r.window_secs > 0.0 {
-        r.limit as f64 / r.window_secs
+        limit as f64 / r.window_secs
     } else {
         0.0
     };
@@ -513,6 +521,7 @@ mod tests {
             rolling_max: 2,
             admitted_bounds: [0.0, 60.0],
             first_throttled_at: None,
+            limit: 60,
             rate: 1.0,
         });
         for t in 0..2 {

@@ -180,6 +180,19 @@ pub async fn execute(
     let mut prepared = prepared;
     for r in prepared.resolved.iter_mut().flatten() {
         r.clock_offset = offset;
+        // A custom limit (`plans`' Enterprise key): as its key states it, once, before the run.
+        // A key that states none is not loaded (its rate stays 0) and says so in its report.
+        for key in r.custom.clone() {
+            let (Some(k), Some((path, _))) = (r.keys.get(key), r.requests.first()) else {
+                continue;
+            };
+            if let (Some(n), Some(slot)) = (
+                target.stated_limit(&k.key, path).await,
+                r.limits.get_mut(key),
+            ) {
+                *slot = n;
+            }
+        }
     }
     std::fs::create_dir_all(&opts.out).map_err(|source| LoadError::Io {
         path: opts.out.display().to_string(),

@@ -298,6 +298,7 @@ mod tests {
             rolling_max: admitted.min(60),
             admitted_bounds: [0.0, 200.0],
             first_throttled_at: None,
+            limit: 60,
             rate,
         }
     }

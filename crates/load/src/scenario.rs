@@ -58,6 +58,7 @@ pub const BUILTIN: &[(&str, &str)] = builtin![
     "two-keys-isolation",
     "free-fleet",
     "tenants-fleet",
+    "every-plan",
 ];
 
 /// How arrivals are laid out over the run.
@@ -80,6 +81,9 @@ pub enum Shape {
     /// Every key of the plan given, each at its own rate: a share `noisy` of them at `rate`,
     /// the others at `other_key_rate` (under their limit).
     Fleet,
+    /// One key of every plan given, at once, each at `rate` times its own plan's limit; a plan
+    /// of custom limit (Enterprise) at `other_key_rate` times the limit its key states.
+    Plans,
 }
 
 impl Shape {
@@ -91,6 +95,7 @@ impl Shape {
             Shape::TwoKeys => "two-keys",
             Shape::RetryAfter => "retry-after",
             Shape::Fleet => "fleet",
+            Shape::Plans => "plans",
         }
     }
     /// The shape `as_str` names.
@@ -102,6 +107,7 @@ impl Shape {
             Shape::TwoKeys,
             Shape::RetryAfter,
             Shape::Fleet,
+            Shape::Plans,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -110,7 +116,7 @@ impl Shape {
     pub fn sustained_overload(self) -> bool {
         matches!(
             self,
-            Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys | Shape::Fleet
+            Shape::Steady | Shape::BurstThenSteady | Shape::TwoKeys | Shape::Fleet | Shape::Plans
         )
     }
 }
@@ -138,7 +144,7 @@ pub struct Scenario {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// Plan whose key is loaded.
+    /// Plan whose key is loaded (`plans`: every plan, `"every"`).
     pub plan: String,
     /// Rate class (default: the spec's default class).
     #[serde(default)]
@@ -181,8 +187,14 @@ pub struct Scenario {
 pub struct Resolved {
     pub scenario: Scenario,
     pub class: String,
-    /// N: requests per window.
+    /// N: requests per window (`plans`: the first key's; each key's is `key_limit`).
     pub limit: u64,
+    /// Each key's N (the plan's limit; a custom one as its key states it, read as the run
+    /// begins: 0 until then).
+    pub limits: Vec<u64>,
+    /// The keys whose plan's limit is custom (`plans`): loaded at `other_key_rate` of what
+    /// they state.
+    pub custom: Vec<usize>,
     pub window: Duration,
     /// One key, two for `two-keys`, every key of the plan for `fleet`.
     pub keys: Vec<PlanKey>,
@@ -203,8 +215,16 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// The rate of the `key`-th key, as a multiple of the limit.
+    /// The `key`-th key's N.
+    pub fn key_limit(&self, key: usize) -> u64 {
+        self.limits.get(key).copied().unwrap_or(self.limit)
+    }
+
+    /// The rate of the `key`-th key, as a multiple of its limit.
     pub fn key_rate(&self, key: usize) -> f64 {
+        if self.custom.contains(&key) {
+            return self.scenario.other_key_rate.unwrap_or(0.5);
+        }
         let (at, size) = self.fleet_position(key);
         self.scenario.key_rate(at, size)
     }
@@ -337,8 +357,18 @@ impl Scenario {
         {
             return Err(self.bad("name must be letters, digits, - or _"));
         }
-        if spec.plan(&self.plan).is_none() {
+        if (self.shape == Shape::Plans) != (self.plan == EVERY_PLAN) {
+            return Err(self.bad(format!(
+                "plan = \"{EVERY_PLAN}\" goes with shape = \"plans\" (one key of every plan), and only with it"
+            )));
+        }
+        if self.shape != Shape::Plans && spec.plan(&self.plan).is_none() {
             return Err(self.bad(format!("unknown plan {:?}", self.plan)));
+        }
+        if self.shape == Shape::Plans && self.other_key_rate.is_none_or(|r| r >= 1.0) {
+            return Err(self.bad(
+                "plans needs other_key_rate below 1: a custom limit's key is loaded under what it states",
+            ));
         }
         let class = self.class(spec);
         if spec.window(&class).is_none() {
@@ -416,10 +446,64 @@ impl Scenario {
     /// Make it concrete for a target, or say why it cannot run there.
     pub fn resolve(&self, spec: &Spec, target: &Target) -> Result<Resolved, String> {
         let class = self.class(spec);
+        let (keys, limits, custom) = if self.shape == Shape::Plans {
+            self.every_plan(spec, target, &class)?
+        } else {
+            self.plan_keys(spec, target, &class)?
+        };
+        let plan_name = if self.shape == Shape::Plans {
+            EVERY_PLAN
+        } else {
+            self.plan.as_str()
+        };
+        let mut requests = Vec::new();
+        let mut extension_only = true;
+        for o in &self.operations {
+            let op = spec
+                .operation(&o.operation)
+                .ok_or_else(|| format!("unknown operation {}", o.operation))?;
+            extension_only &= op.extension;
+            let mut q = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in &o.query {
+                q.append_pair(k, v);
+            }
+            let q = q.finish();
+            let path = if q.is_empty() {
+                op.path.clone()
+            } else {
+                format!("{}?{q}", op.path)
+            };
+            requests.push((path, format!("{plan_name} {}", op.label())));
+        }
+        Ok(Resolved {
+            scenario: self.clone(),
+            class: class.clone(),
+            limit: limits.iter().copied().find(|n| *n > 0).unwrap_or(0),
+            limits,
+            custom,
+            window: target.window(spec, &class),
+            keys,
+            requests,
+            extension_only,
+            throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
+            standard: class == spec.default_rate_class,
+            fleet_share: None,
+            clock_offset: None,
+        })
+    }
+}
+
+/// Keys, their limits and the custom ones, as `resolve` makes them.
+type Keyed = (Vec<PlanKey>, Vec<u64>, Vec<usize>);
+
+impl Scenario {
+    /// The keys of the scenario's plan: one (two for `two-keys`, every one for `fleet`), each
+    /// with the plan's limit.
+    fn plan_keys(&self, spec: &Spec, target: &Target, class: &str) -> Result<Keyed, String> {
         let plan = spec
             .plan(&self.plan)
             .ok_or_else(|| format!("unknown plan {}", self.plan))?;
-        let limit = match plan.limit(&class) {
+        let limit = match plan.limit(class) {
             Limit::Fixed(n) if n > 0 => n,
             Limit::Fixed(_) | Limit::Unavailable => {
                 return Err(format!("the {} plan has no {class} access", plan.name));
@@ -448,86 +532,44 @@ impl Scenario {
                 plan.name
             ));
         }
-        let mut requests = Vec::new();
-        let mut extension_only = true;
-        for o in &self.operations {
-            let op = spec
-                .operation(&o.operation)
-                .ok_or_else(|| format!("unknown operation {}", o.operation))?;
-            extension_only &= op.extension;
-            let mut q = url::form_urlencoded::Serializer::new(String::new());
-            for (k, v) in &o.query {
-                q.append_pair(k, v);
-            }
-            let q = q.finish();
-            let path = if q.is_empty() {
-                op.path.clone()
-            } else {
-                format!("{}?{q}", op.path)
+        let limits = vec![limit; keys.len()];
+        Ok((keys, limits, Vec::new()))
+    }
+
+    /// `plans`: the first key of every plan given with access to the class, in rank order; a
+    /// custom limit is 0 here, read from what its key states as the run begins.
+    fn every_plan(&self, spec: &Spec, target: &Target, class: &str) -> Result<Keyed, String> {
+        let mut plans: Vec<_> = spec.plans.iter().collect();
+        plans.sort_by_key(|p| p.rank);
+        let (mut keys, mut limits, mut custom) = (Vec::new(), Vec::new(), Vec::new());
+        for plan in plans {
+            let limit = match plan.limit(class) {
+                Limit::Fixed(n) if n > 0 => n,
+                Limit::Custom => 0,
+                Limit::Fixed(_) | Limit::Unavailable => continue,
             };
-            requests.push((path, format!("{} {}", plan.name, op.label())));
+            let Some(key) = target.keys_of(&plan.name).next() else {
+                continue;
+            };
+            if limit == 0 {
+                custom.push(keys.len());
+            }
+            keys.push(key.clone());
+            limits.push(limit);
         }
-        Ok(Resolved {
-            scenario: self.clone(),
-            class: class.clone(),
-            limit,
-            window: target.window(spec, &class),
-            keys,
-            requests,
-            extension_only,
-            throttled_code: spec.errors.code(429).unwrap_or_default().to_string(),
-            standard: class == spec.default_rate_class,
-            fleet_share: None,
-            clock_offset: None,
-        })
+        if keys.len() < 2 {
+            return Err(format!(
+                "needs keys of two plans or more with {class} access, {} given",
+                keys.len()
+            ));
+        }
+        Ok((keys, limits, custom))
     }
 }
+
+/// The `plan` of a `plans` scenario: every plan given.
+pub const EVERY_PLAN: &str = "every";
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_builtin_parses_and_validates() {
-        let spec = Spec::embedded().unwrap();
-        let all = Scenario::builtin().unwrap();
-        assert_eq!(all.len(), BUILTIN.len());
-        for (s, (name, _)) in all.iter().zip(BUILTIN) {
-            assert_eq!(&s.name, name);
-            s.validate(&spec).unwrap();
-        }
-    }
-
-    #[test]
-    fn mistakes_are_named() {
-        let spec = Spec::embedded().unwrap();
-        let e = Scenario::from_toml(
-            "name='x'\nplan='free'\nrate=1\nwindows=1\noperations=[]\ntypo=1",
-            "t",
-        );
-        assert!(e.is_err());
-        let s = Scenario::from_toml(
-            "name='x'\nplan='gold'\nrate=1\nwindows=1\n[[operations]]\noperation='getTags'",
-            "t",
-        )
-        .unwrap();
-        assert!(
-            s.validate(&spec)
-                .unwrap_err()
-                .to_string()
-                .contains("unknown plan")
-        );
-        let s = Scenario::from_toml(
-            "name='x'\nplan='pro'\nclass='analytics'\nrate=1\nwindows=1\n[[operations]]\noperation='getTags'",
-            "t",
-        )
-        .unwrap();
-        assert!(
-            s.validate(&spec)
-                .unwrap_err()
-                .to_string()
-                .contains("counts against")
-        );
-        assert!(Scenario::load("no-such-scenario").is_err());
-    }
-}
+#[path = "scenario_tests.rs"]
+mod tests;

@@ -162,6 +162,27 @@ impl Schedule {
                 }
             }
             Shape::RetryAfter => spread(&mut t, 0, 0.0, span, burst),
+            Shape::Plans => {
+                // Each key steady at its rate of its own plan's limit, from its own phase; a
+                // custom limit's key no faster than the fastest other (a rate the run can
+                // send, whatever limit the key states).
+                let rate_of = |key: usize| r.key_rate(key) * r.key_limit(key) as f64 / w;
+                let fastest = (0..r.keys.len())
+                    .filter(|k| !r.custom.contains(k))
+                    .map(rate_of)
+                    .fold(0.0, f64::max);
+                for key in 0..r.keys.len() {
+                    let rate = if r.custom.contains(&key) {
+                        rate_of(key).min(fastest)
+                    } else {
+                        rate_of(key)
+                    };
+                    if rate > 0.0 {
+                        let phase = (key as f64 + 0.5) / r.keys.len() as f64 / rate;
+                        steady(&mut t, key, phase, end, rate);
+                    }
+                }
+            }
         }
         let weights: Vec<i64> = s.operations.iter().map(|o| i64::from(o.weight)).collect();
         let keys = t.iter().map(|seg| seg.key + 1).max().unwrap_or(1);

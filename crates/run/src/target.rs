@@ -345,6 +345,21 @@ impl Target {
         linkcert_rate::headers::clock_offset([(before, after, date)])
     }
 
+    /// The limit a key states (X-RateLimit-Limit, a whole number above 0) on one GET of `path`:
+    /// how a plan of custom limit (Enterprise) is loaded under what its key says. None when it
+    /// states none.
+    pub async fn stated_limit(&self, key: &str, path: &str) -> Option<u64> {
+        let client = self.client(Duration::from_secs(10), 1).ok()?;
+        let answer = client
+            .get(self.base_url.join(path))
+            .bearer_auth(key)
+            .send()
+            .await
+            .ok()?;
+        let v = answer.headers().get(linkcert_rate::headers::LIMIT)?;
+        v.to_str().ok()?.trim().parse().ok().filter(|n| *n > 0)
+    }
+
     /// The client `check` sends with.
     pub fn client(&self, timeout: Duration, pool: usize) -> Result<reqwest::Client, TargetError> {
         Ok(self.client_config(timeout, pool).build()?)

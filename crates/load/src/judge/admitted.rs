@@ -66,7 +66,8 @@ impl State {
         if let Some(v) = named
             && (x.admitted() || x.throttled())
         {
-            self.named.observe(x.sent, x.admitted(), v);
+            let remaining = rate_headers::parse_count(x.remaining.as_deref());
+            self.named.observe(x.sent, x.admitted(), v, remaining);
         }
         if x.admitted() {
             self.rolling.observe(x.sent, x.recv);
@@ -124,27 +125,30 @@ fn per_window(view: &KeyView, c: &Counted, reset_trusted: bool) -> (Option<Failu
             judged.push(format!("at most {most} naming one Reset"));
         }
     }
-    // A fixed window that names its windows, once learned: exact, window by window.
-    if let (true, NamedFixed::Fixed { judged: count, short }) = (reset_trusted, c.named) {
-        match short {
+    // Windows the target named and said were fresh: exact, window by window.
+    if reset_trusted && c.named.judged > 0 {
+        match c.named.short {
             Some(s) if fail.is_none() => {
                 fail = Some(Failure {
                     msg: format!(
-                        "a fixed window that names its windows admitted fewer than it had room for: of {} requests naming X-RateLimit-Reset {}, {} admitted (a fixed window refuses only once {n} are in; some requests cost more than one, or refusals use quota)",
-                        s.answers, s.reset, s.admitted
+                        "a window that began with its whole quota (X-RateLimit-Remaining {} on its first admission) admitted fewer than it had room for: of {} requests naming X-RateLimit-Reset {}, {} admitted (some requests cost more than one, or refusals use quota)",
+                        n - 1,
+                        s.answers,
+                        s.reset,
+                        s.admitted
                     ),
                     expected: format!(
-                        "min({n}, requests naming it) = {} admitted in each window after the first",
+                        "min({n}, requests naming it) = {} admitted",
                         n.min(s.answers)
                     ),
                     actual: format!("{} admitted naming Reset {}", s.admitted, s.reset),
                 });
             }
             _ => judged.push(format!(
-                "a fixed window naming its windows: each of {count} after the first admitted what it had room for"
+                "{} windows it named and began fresh each admitted what it had room for",
+                c.named.judged
             )),
         }
-        return (fail, judged);
     }
     if let Some(p) = &c.persistent
         && let Some(s) = p.worst
@@ -331,7 +335,7 @@ pub(super) struct Admitted;
 impl Rule for Admitted {
     fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
         let w = s.r.window.as_secs_f64();
-        Some(Box::new(State::new(s.r.limit, w, s.overloaded())))
+        Some(Box::new(State::new(s.r.key_limit(s.key), w, s.overloaded())))
     }
 }
 

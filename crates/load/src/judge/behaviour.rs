@@ -205,7 +205,7 @@ pub(super) struct Behaviour;
 impl Rule for Behaviour {
     fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
         let w = s.r.window.as_secs_f64();
-        let rate = s.r.scenario.rate * s.r.limit as f64 / w;
+        let rate = s.r.key_rate(s.key) * s.r.key_limit(s.key) as f64 / w;
         (s.key == 0).then(|| Box::new(State::new(w, rate)) as Box<dyn KeyRule>)
     }
 }

@@ -68,10 +68,11 @@ pub(super) struct Counter;
 
 impl Rule for Counter {
     fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
-        (s.r.limit > 0).then(|| {
+        let n = s.r.key_limit(s.key);
+        (n > 0).then(|| {
             Box::new(State {
                 wall0: s.wall0,
-                history: History::new(s.r.limit, s.r.window.as_secs_f64()),
+                history: History::new(n, s.r.window.as_secs_f64()),
             }) as Box<dyn KeyRule>
         })
     }

@@ -1,11 +1,11 @@
-//! load.isolation (two-keys, fleet): no key under its limit gets a 429 while others are
+//! load.isolation (two-keys, fleet, plans): no key under its limit gets a 429 while others are
 //! overloaded. Judged from each key's own figures, so a fleet of thousands costs one pass.
 
 use linkcert_registry::rule_id;
 use super::rule::{Across, Judge, Rule};
 use crate::scenario::Shape;
 
-/// load.isolation, across the keys of a two-keys or fleet scenario.
+/// load.isolation, across the keys of a two-keys, fleet or plans scenario.
 pub(super) struct Isolation;
 
 /// The worst quiet keys named in a failure, at most.
@@ -13,7 +13,7 @@ const WORST: usize = 5;
 
 impl Rule for Isolation {
     fn across(&self, s: &Across, j: &mut Judge) {
-        if !matches!(s.shape(), Shape::TwoKeys | Shape::Fleet) {
+        if !matches!(s.shape(), Shape::TwoKeys | Shape::Fleet | Shape::Plans) {
             return;
         }
         // The keys kept under their limit.

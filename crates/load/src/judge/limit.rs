@@ -99,11 +99,8 @@ pub(super) struct Limit;
 
 impl Rule for Limit {
     fn for_key(&self, s: &Setup) -> Option<Box<dyn KeyRule>> {
-        Some(Box::new(State::new(
-            &s.r.scenario.plan,
-            s.r.limit,
-            s.r.standard,
-        )))
+        let plan = s.r.keys.get(s.key).map_or(&s.r.scenario.plan, |k| &k.plan);
+        Some(Box::new(State::new(plan, s.r.key_limit(s.key), s.r.standard)))
     }
 }
 

@@ -119,8 +119,10 @@ impl KeyFigures {
         b: &super::bounds::Bounds,
         rolling_max: u64,
         rate: f64,
+        limit: u64,
     ) -> KeyStats {
         KeyStats {
+            limit,
             label: label.to_string(),
             target_key,
             scheduled: self.scheduled,

@@ -20,11 +20,10 @@
 //!   limiter look stingy). Other shapes: the upper
 //!   bound only. Window by window (`windows.rs`), every key: at most N in each window of W at
 //!   some alignment, each admission anywhere between its send and its answer; at most N naming
-//!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); once the
-//!   run has learned the target a fixed window that names its windows (`NamedWindows`), every
-//!   window after
-//!   the first admits exactly min(N, the requests naming its Reset); else, under
-//!   sustained overload, every window of W from one window after the first send admits 3/4 of
+//!   one Reset within W (epoch seconds, W of 3 s or more, load.reset not failed); every window
+//!   the target names and says began fresh (Remaining N - 1 on its first admission;
+//!   `NamedWindows`), after the first, admits exactly min(N, the requests naming its Reset);
+//!   under sustained overload, every window of W from one window after the first send admits 3/4 of
 //!   what a fixed window would of the real sends, less max(3, 2% of N) and twice the most
 //!   requests in flight at once.
 //! - load.limit: X-RateLimit-Limit on every 2xx and 429 is N (60N, the per-hour reading, is
@@ -297,6 +296,8 @@ impl Judging {
         for (key, ((label, target_key), rules)) in labels.iter().zip(self.rules).enumerate() {
             let Some(f) = m.keys.get(key) else { continue };
             let overloaded = overloaded(r, key);
+            // Each key's own plan's limit (`plans`); one limit for the others.
+            let n = r.key_limit(key);
             let bounds = bounds::Bounds::of(f.sends.secs(), n, w, overloaded);
             let view = KeyView {
                 label: Some(label.as_str()),
@@ -316,9 +317,14 @@ impl Judging {
                 result.limiter = Some(limiter);
                 result.behaviour = Some(text);
             }
-            result
-                .keys
-                .push(f.stats(label, *target_key, &bounds, notes.rolling, r.key_rate(key)));
+            result.keys.push(f.stats(
+                label,
+                *target_key,
+                &bounds,
+                notes.rolling,
+                r.key_rate(key),
+                n,
+            ));
         }
         let across = Across {
             shape: s.shape,

@@ -113,6 +113,10 @@ pub struct KeyStats {
     /// The rate the scenario offered this key, as a multiple of the limit.
     #[serde(default)]
     pub rate: f64,
+    /// The key's limit per window (its plan's; a custom one as the key stated it). 0 in
+    /// records written before it was kept: the scenario's.
+    #[serde(default)]
+    pub limit: u64,
 }
 
 impl KeyStats {

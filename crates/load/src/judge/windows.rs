@@ -243,30 +243,32 @@ impl ResetWindows {
     }
 }
 
-/// A fixed window that names its windows: the answers of a key by the X-RateLimit-Reset (epoch
-/// seconds) they name. Once the run has learned that the target is such a limiter (each Reset a
-/// window or more after the one before, each named only by sends within one window), a window
-/// is judged exactly: it admits what it had room for, min(N, the requests it decided), since a
-/// fixed window refuses only once N are in. The target's own Reset places each answer, so no
-/// slack for timing is left; the first window is not judged (what came before the run may have
-/// used it).
+/// Windows the target names and says are fresh: a key's answers by the X-RateLimit-Reset (epoch
+/// seconds) they name. A window whose admissions say X-RateLimit-Remaining N - 1 at their
+/// highest began with the whole quota, by the target's own word; from then on any limiter that
+/// says so (a fixed window; a sliding log or counter whose earlier admissions have all gone)
+/// refuses only once N are in. So such a window admits exactly min(N, the requests naming it):
+/// the target's Reset places each answer, and no slack for timing is left. A window that did
+/// not start fresh (a sliding log's Reset moving on with one slot back, a sliding counter still
+/// weighing the window before) is not judged so: the three-quarter floor is its measure. The
+/// first window is not judged either (what came before the run may have used it).
 pub(super) struct NamedWindows {
     w: f64,
-    /// Reset -> its answers; emptied once the Resets show another limiter.
+    /// Reset -> its answers.
     windows: BTreeMap<u64, Named>,
-    last: Option<u64>,
-    other: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Named {
     answers: u64,
     admitted: u64,
+    /// The highest Remaining an admission naming it said.
+    most_remaining: Option<u64>,
     first_sent: f64,
     last_sent: f64,
 }
 
-/// A named window that admitted fewer than it had room for.
+/// A fresh named window that admitted fewer than it had room for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Short {
     pub reset: u64,
@@ -274,12 +276,12 @@ pub(super) struct Short {
     pub admitted: u64,
 }
 
-/// What `NamedWindows::finish` found: not a named fixed window, or one (with the window short
-/// of its room the most, if any, and how many windows were judged).
+/// What `NamedWindows::finish` found: how many fresh named windows were judged exactly, and
+/// the one short of its room the most, if any.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum NamedFixed {
-    Unknown,
-    Fixed { judged: usize, short: Option<Short> },
+pub(super) struct NamedFixed {
+    pub judged: usize,
+    pub short: Option<Short>,
 }
 
 impl NamedWindows {
@@ -287,64 +289,52 @@ impl NamedWindows {
         NamedWindows {
             w,
             windows: BTreeMap::new(),
-            last: None,
-            other: false,
         }
     }
 
-    /// A 2xx or 429 naming Reset `reset`, in send order.
-    pub fn observe(&mut self, sent: f64, admitted: bool, reset: u64) {
-        if self.other {
-            return;
-        }
-        // A new Reset comes a window after the last (rounded to whole seconds either way).
-        if let Some(last) = self.last
-            && reset > last
-            && ((reset - last) as f64) < self.w - 1.0
-        {
-            self.other = true;
-            self.windows.clear();
-            return;
-        }
-        self.last = Some(self.last.map_or(reset, |l| l.max(reset)));
+    /// A 2xx or 429 naming Reset `reset` (with the Remaining it said), in send order.
+    pub fn observe(&mut self, sent: f64, admitted: bool, reset: u64, remaining: Option<u64>) {
         let e = self.windows.entry(reset).or_insert(Named {
             answers: 0,
             admitted: 0,
+            most_remaining: None,
             first_sent: sent,
             last_sent: sent,
         });
         e.answers += 1;
-        e.admitted += u64::from(admitted);
+        if admitted {
+            e.admitted += 1;
+            e.most_remaining = e.most_remaining.max(remaining);
+        }
         e.last_sent = sent;
     }
 
     pub fn finish(self, n: u64) -> NamedFixed {
         let slack = linkcert_rate::headers::SLACK_SECS;
-        let fixed = !self.other
-            && self.w >= 3.0
-            && self.windows.len() >= 2
-            && self
-                .windows
-                .values()
-                .all(|x| x.last_sent - x.first_sent <= self.w + slack);
-        if !fixed {
-            return NamedFixed::Unknown;
+        let mut out = NamedFixed {
+            judged: 0,
+            short: None,
+        };
+        if self.w < 3.0 || n == 0 {
+            return out;
         }
-        let mut short: Option<Short> = None;
-        let judged = self.windows.len() - 1;
-        for (reset, x) in self.windows.into_iter().skip(1) {
+        let fresh = |x: &Named| {
+            x.most_remaining.is_some_and(|r| r + 1 >= n)
+                && x.last_sent - x.first_sent <= self.w + slack
+        };
+        for (reset, x) in self.windows.into_iter().skip(1).filter(|(_, x)| fresh(x)) {
+            out.judged += 1;
             let room = n.min(x.answers);
-            if x.admitted < room
-                && short.is_none_or(|s| room - x.admitted > n.min(s.answers) - s.admitted)
-            {
-                short = Some(Short {
+            let gap = |s: &Short| n.min(s.answers) - s.admitted;
+            if x.admitted < room && out.short.is_none_or(|s| room - x.admitted > gap(&s)) {
+                out.short = Some(Short {
                     reset,
                     answers: x.answers,
                     admitted: x.admitted,
                 });
             }
         }
-        NamedFixed::Fixed { judged, short }
+        out
     }
 }
 

@@ -367,69 +367,94 @@ fn a_dense_burst_across_a_fixed_windows_boundary_fits_at_its_alignment() {
     }
 }
 
-/// A fixed window that names its windows is judged exactly once learned: each window after
-/// the first admits min(N, the requests naming it); a limiter charging some requests twice
-/// (50 of 60) is short; Resets that move in small steps (a sliding log) are no named fixed
-/// window; the first window's room may have been used before the run.
+/// A window the target names and says began fresh (Remaining N - 1 on its first admission) is
+/// judged exactly: it admits min(N, the requests naming it). A fixed window charging some
+/// requests twice (50 of 60) is short; a sliding log whose Reset moves on with one slot back
+/// (the boundary-straddle shape: 1 admitted of 60, Remaining 0) did not begin fresh and is not
+/// judged so; the first window's room may have been used before the run.
 #[test]
-fn a_named_fixed_window_is_judged_exactly() {
+fn a_fresh_named_window_is_judged_exactly() {
     use super::windows::{NamedFixed, NamedWindows, Short};
     let (n, w) = (60u64, 6.0);
-    // 120 requests per window of 6 s at 1,000 + 6i; `admit(i, k)`: the k-th of window i is.
-    let run = |admit: &dyn Fn(usize, u64) -> bool| {
+    // 120 requests per window of 6 s at 1,000 + 6i; the first `admit(i)` of window i are
+    // admitted, saying the Remaining of a counter charged `cost(k)` for the k-th.
+    let run = |admit: &dyn Fn(usize) -> u64, cost: &dyn Fn(u64) -> u64| {
         let mut nw = NamedWindows::new(w);
         for i in 0..3usize {
+            let mut used = 0;
             for k in 0..120u64 {
                 let sent = 6.0 * i as f64 + k as f64 * 0.05;
-                nw.observe(sent, admit(i, k), 1006 + 6 * i as u64);
+                let ok = k < admit(i);
+                if ok {
+                    used += cost(k);
+                }
+                nw.observe(sent, ok, 1006 + 6 * i as u64, Some(n.saturating_sub(used)));
             }
         }
         nw.finish(n)
     };
+    let one = |_| 1;
     assert_eq!(
-        run(&|_, k| k < 60),
-        NamedFixed::Fixed {
+        run(&|_| 60, &one),
+        NamedFixed {
             judged: 2,
             short: None
         }
     );
     // Every 5th admission costs two: 50 fit in 60.
-    let twice = run(&|_, k| k < 50);
+    let twice = run(&|_| 50, &|k| if k % 5 == 4 { 2 } else { 1 });
+    let short = Short {
+        reset: 1012,
+        answers: 120,
+        admitted: 50,
+    };
     assert_eq!(
         twice,
-        NamedFixed::Fixed {
+        NamedFixed {
             judged: 2,
-            short: Some(Short {
-                reset: 1012,
-                answers: 120,
-                admitted: 50
-            })
+            short: Some(short)
         }
     );
     // The first window short: used before the run, not judged.
     assert_eq!(
-        run(&|i, k| k < if i == 0 { 10 } else { 60 }),
-        NamedFixed::Fixed {
+        run(&|i| if i == 0 { 10 } else { 60 }, &one),
+        NamedFixed {
             judged: 2,
             short: None
         }
     );
     // A window that got fewer requests than N admits them all: its room is what came.
     let mut nw = NamedWindows::new(w);
-    for (sent, reset) in [(0.0, 1006), (6.1, 1012), (6.2, 1012)] {
-        nw.observe(sent, true, reset);
+    for (sent, reset, rem) in [(0.0, 1006, 59), (6.1, 1012, 59), (6.2, 1012, 58)] {
+        nw.observe(sent, true, reset, Some(rem));
     }
     assert_eq!(
         nw.finish(n),
-        NamedFixed::Fixed {
+        NamedFixed {
             judged: 1,
             short: None
         }
     );
-    // A sliding log: Reset moves with the oldest admission, a second at a time.
+    // A sliding log across a boundary: one admission at 0 and 59 of a burst at 5.5 s name
+    // 1006; after it the burst at 6.2 s gets the one slot back, naming 1012 with Remaining 0.
     let mut nw = NamedWindows::new(w);
-    for i in 0..30u64 {
-        nw.observe(i as f64 * 0.5, i % 2 == 0, 1006 + i / 2);
+    nw.observe(0.0, true, 1006, Some(59));
+    for k in 0..60u64 {
+        nw.observe(
+            5.5 + k as f64 * 0.001,
+            k < 59,
+            1006,
+            Some(58u64.saturating_sub(k)),
+        );
     }
-    assert_eq!(nw.finish(n), NamedFixed::Unknown);
+    for k in 0..60u64 {
+        nw.observe(6.2 + k as f64 * 0.001, k == 0, 1012, Some(0));
+    }
+    assert_eq!(
+        nw.finish(n),
+        NamedFixed {
+            judged: 0,
+            short: None
+        }
+    );
 }

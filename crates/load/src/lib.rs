@@ -186,11 +186,9 @@ pub async fn execute(
             let (Some(k), Some((path, _))) = (r.keys.get(key), r.requests.first()) else {
                 continue;
             };
-            if let (Some(n), Some(slot)) = (
-                target.stated_limit(&k.key, path).await,
-                r.limits.get_mut(key),
-            ) {
-                *slot = n;
+            let stated = target.stated_limit(&k.key, path).await;
+            if let Some(slot) = r.limits.get_mut(key) {
+                *slot = stated.unwrap_or(0);
             }
         }
     }

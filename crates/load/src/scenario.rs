@@ -190,7 +190,7 @@ pub struct Resolved {
     /// N: requests per window (`plans`: the first key's; each key's is `key_limit`).
     pub limit: u64,
     /// Each key's N (the plan's limit; a custom one as its key states it, read as the run
-    /// begins: 0 until then).
+    /// begins: until then the highest fixed one, and 0 if its key states none).
     pub limits: Vec<u64>,
     /// The keys whose plan's limit is custom (`plans`): loaded at `other_key_rate` of what
     /// they state.
@@ -537,7 +537,7 @@ impl Scenario {
     }
 
     /// `plans`: the first key of every plan given with access to the class, in rank order; a
-    /// custom limit is 0 here, read from what its key states as the run begins.
+    /// custom limit is read from what its key states as the run begins.
     fn every_plan(&self, spec: &Spec, target: &Target, class: &str) -> Result<Keyed, String> {
         let mut plans: Vec<_> = spec.plans.iter().collect();
         plans.sort_by_key(|p| p.rank);
@@ -562,6 +562,12 @@ impl Scenario {
                 "needs keys of two plans or more with {class} access, {} given",
                 keys.len()
             ));
+        }
+        // Until its key states its own, a custom limit is taken as the highest fixed one: the
+        // plan's estimate counts its requests (loaded no faster than the fastest other key).
+        let highest = limits.iter().copied().max().unwrap_or(0);
+        for k in &custom {
+            limits[*k] = highest;
         }
         Ok((keys, limits, custom))
     }

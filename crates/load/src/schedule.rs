@@ -420,6 +420,58 @@ mod tests {
         assert!(!r.scenario.noisy_key(1, 3) && !r.scenario.noisy_key(2, 3));
     }
 
+    /// Every plan at once: the first key of each plan in rank order, each steady at its rate
+    /// of its own plan's limit; Enterprise (custom) at 0.5 of its limit (until its key states
+    /// one, the highest fixed), no faster than the fastest other.
+    #[test]
+    fn every_plan_loads_each_key_at_its_own_plans_limit() {
+        let spec = Spec::embedded().unwrap();
+        let plans = ["enterprise", "free", "pro", "business", "advanced", "free"];
+        let t = Target {
+            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
+            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
+            keys: plans
+                .iter()
+                .enumerate()
+                .map(|(i, p)| PlanKey {
+                    plan: p.to_string(),
+                    key: format!("k{i}"),
+                })
+                .collect(),
+            ..Target::default()
+        };
+        let mut r = Scenario::load("every-plan")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        let keys: Vec<&str> = r.keys.iter().map(|k| k.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["k1", "k2", "k3", "k4", "k0"],
+            "one key per plan, by rank"
+        );
+        assert_eq!(r.limits, [60, 600, 1200, 3000, 3000]);
+        assert_eq!(r.custom, [4]);
+        assert_eq!((r.key_rate(0), r.key_rate(4)), (1.25, 0.5));
+        // Its key states 100,000: still no faster than Advanced (1.25 x 3,000 per 6 s).
+        r.limits[4] = 100_000;
+        let s = build(&r);
+        let count = |k: usize| s.iter().filter(|x| x.key == k).count() as f64;
+        // 2.25 windows: each fixed plan about 1.25 x 2.25 x its limit.
+        for (k, n) in [(0, 60.0), (1, 600.0), (2, 1200.0), (3, 3000.0)] {
+            assert!(
+                (count(k) - 2.8125 * n).abs() <= 2.0,
+                "key {k}: {}",
+                count(k)
+            );
+        }
+        assert_eq!(
+            count(4),
+            count(3),
+            "Enterprise as fast as Advanced, no faster"
+        );
+    }
+
     /// Tenants that come and go: each noisy key's requests fall in bursts of 0.75N within
     /// 5% of a window, a silence of 0.4 of a window after each, the keys' bursts apart; the
     /// quiet keys are steady.

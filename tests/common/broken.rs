@@ -24,6 +24,20 @@ pub struct Incoming {
     pub body: Vec<u8>,
 }
 
+impl Incoming {
+    /// Whether the request carries `Bearer key`.
+    pub fn key_is(&self, key: &str) -> bool {
+        self.headers
+            .get("authorization")
+            .is_some_and(|v| v.as_bytes() == format!("Bearer {key}").as_bytes())
+    }
+    /// The request goes on carrying `Bearer key` instead.
+    pub fn use_key(&mut self, key: &str) {
+        let v = HeaderValue::from_str(&format!("Bearer {key}")).unwrap();
+        self.headers.insert("authorization", v);
+    }
+}
+
 /// The reference's answer; a defect may rewrite it before the runner sees it.
 pub struct Answer {
     pub status: u16,

@@ -11,13 +11,8 @@ async fn no_limiting_fails_admitted() {
             imp,
             WINDOW,
             Defect::before(|i| {
-                if let Some(v) = i.headers.get("authorization")
-                    && v.as_bytes() == b"Bearer lk_free_1"
-                {
-                    i.headers.insert(
-                        "authorization",
-                        http::HeaderValue::from_static("Bearer lk_enterprise_1"),
-                    );
+                if i.key_is("lk_free_1") {
+                    i.use_key("lk_enterprise_1");
                 }
             }),
         )
@@ -42,17 +37,12 @@ async fn twice_the_limit_fails_admitted() {
             imp,
             WINDOW,
             Defect::before(move |i| {
-                if i.headers
-                    .get("authorization")
-                    .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_1")
+                if i.key_is("lk_free_1")
                     && !flip
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
                         .is_multiple_of(2)
                 {
-                    i.headers.insert(
-                        "authorization",
-                        http::HeaderValue::from_static("Bearer lk_free_2"),
-                    );
+                    i.use_key("lk_free_2");
                 }
             }),
         )
@@ -71,14 +61,9 @@ async fn every_plan_at_the_free_rate_fails_under_served() {
             imp,
             4.0,
             Defect::before(|i| {
-                if i.headers
-                    .get("authorization")
-                    .is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1")
+                if i.key_is("lk_pro_1")
                 {
-                    i.headers.insert(
-                        "authorization",
-                        http::HeaderValue::from_static("Bearer lk_free_1"),
-                    );
+                    i.use_key("lk_free_1");
                 }
             }),
         )
@@ -102,14 +87,8 @@ async fn a_counter_shared_by_keys_fails_isolation() {
             imp,
             WINDOW,
             Defect::before(|i| {
-                if i.headers
-                    .get("authorization")
-                    .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2")
-                {
-                    i.headers.insert(
-                        "authorization",
-                        http::HeaderValue::from_static("Bearer lk_free_1"),
-                    );
+                if i.key_is("lk_free_2") {
+                    i.use_key("lk_free_1");
                 }
             }),
         )
@@ -269,14 +248,9 @@ async fn a_plan_admitted_at_another_plans_rate_fails_admitted() {
             4.0,
             Defect {
                 before: Some(Box::new(|i| {
-                    if i.headers
-                        .get("authorization")
-                        .is_some_and(|v| v.as_bytes() == b"Bearer lk_pro_1")
+                    if i.key_is("lk_pro_1")
                     {
-                        i.headers.insert(
-                            "authorization",
-                            http::HeaderValue::from_static("Bearer lk_business_1"),
-                        );
+                        i.use_key("lk_business_1");
                     }
                 })),
                 after: Some(Box::new(|_, a| {
@@ -314,9 +288,7 @@ async fn a_few_more_than_the_limit_per_window_fails_admitted() {
             WINDOW,
             Defect {
                 before: Some(Box::new(move |i| {
-                    if i.headers.get("authorization").map(|v| v.as_bytes())
-                        != Some(b"Bearer lk_free_1")
-                    {
+                    if !i.key_is("lk_free_1") {
                         return;
                     }
                     let mut c = cell.lock().unwrap();
@@ -327,18 +299,12 @@ async fn a_few_more_than_the_limit_per_window_fails_admitted() {
                     }
                     c.1 += 1;
                     if (61..=65).contains(&c.1) {
-                        i.headers.insert(
-                            "authorization",
-                            http::HeaderValue::from_static("Bearer lk_free_2"),
-                        );
+                        i.use_key("lk_free_2");
                     }
                 })),
                 // What the other key says of its own quota is not this key's.
                 after: Some(Box::new(|i, a| {
-                    if i.headers
-                        .get("authorization")
-                        .is_some_and(|v| v.as_bytes() == b"Bearer lk_free_2")
-                    {
+                    if i.key_is("lk_free_2") {
                         a.set_header("x-ratelimit-remaining", 0);
                     }
                 })),
@@ -364,8 +330,7 @@ async fn rejected_requests_using_up_quota_fail_admitted() {
             imp,
             WINDOW,
             Defect::after(move |i, a| {
-                if i.headers.get("authorization").map(|v| v.as_bytes())
-                    != Some(b"Bearer lk_free_1")
+                if !i.key_is("lk_free_1")
                 {
                     return;
                 }
@@ -469,18 +434,12 @@ fn proxy_fixed_window(every: u64) -> Defect {
     let state = std::sync::Mutex::new((None::<f64>, 0u64, 0u64));
     Defect {
         before: Some(Box::new(|i| {
-            if i.headers.get("authorization").map(|v| v.as_bytes()) == Some(b"Bearer lk_free_1") {
-                i.headers.insert(
-                    "authorization",
-                    http::HeaderValue::from_static("Bearer lk_enterprise_1"),
-                );
+            if i.key_is("lk_free_1") {
+                i.use_key("lk_enterprise_1");
             }
         })),
         after: Some(Box::new(move |i, a| {
-            if i.headers.get("authorization").map(|v| v.as_bytes())
-                != Some(b"Bearer lk_enterprise_1")
-                || !(200..300).contains(&a.status)
-            {
+            if !i.key_is("lk_enterprise_1") || !(200..300).contains(&a.status) {
                 return;
             }
             let now = linkcert::clock::now_epoch();
@@ -564,7 +523,8 @@ async fn a_counter_enterprise_shares_with_another_plan_fails_isolation() {
             )
         };
         let keys = |mut t: Target| {
-            t.keys.retain(|k| ["lk_free_1", "lk_pro_1", "lk_enterprise_1"].contains(&k.key.as_str()));
+            let kept = ["lk_free_1", "lk_pro_1", "lk_enterprise_1"];
+            t.keys.retain(|k| kept.contains(&k.key.as_str()));
             t
         };
         let clean = broken_on(imp, 4.0, Defect::none()).await;
@@ -579,11 +539,9 @@ async fn a_counter_enterprise_shares_with_another_plan_fails_isolation() {
             imp,
             4.0,
             Defect::before(|i| {
-                if i.headers.get("authorization").map(|v| v.as_bytes())
-                    == Some(b"Bearer lk_enterprise_1")
+                if i.key_is("lk_enterprise_1")
                 {
-                    i.headers
-                        .insert("authorization", http::HeaderValue::from_static("Bearer lk_pro_1"));
+                    i.use_key("lk_pro_1");
                 }
             }),
         )

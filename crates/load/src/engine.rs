@@ -208,21 +208,9 @@ async fn send<A: Sink>(
 ) -> Record {
     let op = &s.requests[slot.op];
     let mut rec = Record {
-        key: slot.key,
-        op: slot.op,
-        due,
-        sent: 0.0,
-        recv: 0.0,
-        status: None,
-        limit: None,
-        remaining: None,
-        reset: None,
-        retry_after: None,
-        repeated: None,
-        code: None,
-        error: None,
         retry,
         claimed,
+        ..Record::slot(slot.key, slot.op, due)
     };
     let (Ok(uri), Some(Some(auth))) = (&op.uri, s.auth.get(slot.key)) else {
         rec.error = Some(Failure::new(

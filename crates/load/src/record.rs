@@ -54,6 +54,27 @@ fn header(h: &http::HeaderMap, name: &str) -> Option<String> {
 }
 
 impl Record {
+    /// A request of slot (`key`, `op`) due at `due`, not sent yet: no times, no answer.
+    pub fn slot(key: usize, op: usize, due: f64) -> Record {
+        Record {
+            key,
+            op,
+            due,
+            sent: 0.0,
+            recv: 0.0,
+            status: None,
+            limit: None,
+            remaining: None,
+            reset: None,
+            retry_after: None,
+            repeated: None,
+            code: None,
+            error: None,
+            retry: false,
+            claimed: 0.0,
+        }
+    }
+
     /// The rate-limit fields of an answer's headers: each one's first value, and every value
     /// of one given more than once (a field given twice leaves a client to guess; looked for
     /// without allocating, the rule and its words `rate_headers::repeated`'s).

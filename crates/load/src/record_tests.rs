@@ -34,21 +34,11 @@ fn a_limit_of_abc_is_a_fault_for_check_and_for_load_alike() {
     let by_check = header_fault(&spec.rate_headers, |n| resp.header(n));
     // `load`: the answer as the engine recorded it.
     let rec = Record {
-        key: 0,
-        op: 0,
-        due: 0.0,
-        sent: 0.0,
-        recv: 0.0,
         status: Some(200),
         limit: Some("abc".into()),
         remaining: Some("3".into()),
         reset: Some("1800000030".into()),
-        retry_after: None,
-        repeated: None,
-        code: None,
-        error: None,
-        retry: false,
-        claimed: 0.0,
+        ..Record::slot(0, 0, 0.0)
     };
     let by_load = header_fault(&ON_EVERY_ANSWER, |n| rec.rate_header(n));
     let fault = |name: &str| HeaderFault::NotInteger {
@@ -73,21 +63,8 @@ fn a_rate_field_given_twice_is_kept_with_every_value() {
     h.insert("x-ratelimit-limit", http::HeaderValue::from_static("60"));
     h.append("x-ratelimit-remaining", http::HeaderValue::from_static("5"));
     let mut r = Record {
-        key: 0,
-        op: 0,
-        due: 0.0,
-        sent: 0.0,
-        recv: 0.0,
         status: Some(200),
-        limit: None,
-        remaining: None,
-        reset: None,
-        retry_after: None,
-        repeated: None,
-        code: None,
-        error: None,
-        retry: false,
-        claimed: 0.0,
+        ..Record::slot(0, 0, 0.0)
     };
     r.read_rate_fields(&h);
     assert_eq!(

@@ -300,17 +300,14 @@ pub fn peak_rate(slots: &[Slot]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Scenario;
-    use linkcert_run::target::{PlanKey, Target};
-    use linkcert_spec::Spec;
 
-    fn resolved(name: &str) -> Resolved {
-        let spec = Spec::embedded().unwrap();
-        let t = Target {
+    /// A target with a 6 s window and one key per plan named, `k0`, `k1`, ... in that order.
+    fn target<'a>(plans: impl IntoIterator<Item = &'a str>) -> Target {
+        Target {
             base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
             rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
-            keys: ["free", "free", "pro", "business", "advanced"]
-                .iter()
+            keys: plans
+                .into_iter()
                 .enumerate()
                 .map(|(i, p)| PlanKey {
                     plan: p.to_string(),
@@ -318,7 +315,15 @@ mod tests {
                 })
                 .collect(),
             ..Target::default()
-        };
+        }
+    }
+    use crate::scenario::Scenario;
+    use linkcert_run::target::{PlanKey, Target};
+    use linkcert_spec::Spec;
+
+    fn resolved(name: &str) -> Resolved {
+        let spec = Spec::embedded().unwrap();
+        let t = target(["free", "free", "pro", "business", "advanced"]);
         Scenario::load(name).unwrap().resolve(&spec, &t).unwrap()
     }
 
@@ -387,17 +392,7 @@ mod tests {
     #[test]
     fn a_fleet_loads_every_key_at_its_own_rate() {
         let spec = Spec::embedded().unwrap();
-        let t = Target {
-            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
-            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
-            keys: (0..40)
-                .map(|i| PlanKey {
-                    plan: if i % 2 == 0 { "free" } else { "pro" }.into(),
-                    key: format!("k{i}"),
-                })
-                .collect(),
-            ..Target::default()
-        };
+        let t = target((0..40).map(|i| if i % 2 == 0 { "free" } else { "pro" }));
         let r = Scenario::load("free-fleet")
             .unwrap()
             .resolve(&spec, &t)
@@ -427,19 +422,7 @@ mod tests {
     fn every_plan_loads_each_key_at_its_own_plans_limit() {
         let spec = Spec::embedded().unwrap();
         let plans = ["enterprise", "free", "pro", "business", "advanced", "free"];
-        let t = Target {
-            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
-            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
-            keys: plans
-                .iter()
-                .enumerate()
-                .map(|(i, p)| PlanKey {
-                    plan: p.to_string(),
-                    key: format!("k{i}"),
-                })
-                .collect(),
-            ..Target::default()
-        };
+        let t = target(plans);
         let mut r = Scenario::load("every-plan")
             .unwrap()
             .resolve(&spec, &t)
@@ -478,17 +461,7 @@ mod tests {
     #[test]
     fn tenants_come_and_go_in_bursts_and_silences() {
         let spec = Spec::embedded().unwrap();
-        let t = Target {
-            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
-            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
-            keys: (0..20)
-                .map(|i| PlanKey {
-                    plan: "free".into(),
-                    key: format!("k{i}"),
-                })
-                .collect(),
-            ..Target::default()
-        };
+        let t = target(["free"; 20]);
         let r = Scenario::load("tenants-fleet")
             .unwrap()
             .resolve(&spec, &t)

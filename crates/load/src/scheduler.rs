@@ -485,9 +485,6 @@ mod tests {
 
     fn answer(recv: f64, status: u16, reset: Option<String>, retry_after: Option<&str>) -> Record {
         Record {
-            key: 0,
-            op: 0,
-            due: recv,
             sent: recv,
             recv,
             status: Some(status),
@@ -495,11 +492,8 @@ mod tests {
             remaining: Some("0".into()),
             reset,
             retry_after: retry_after.map(str::to_string),
-            repeated: None,
-            code: None,
-            error: None,
-            retry: false,
             claimed: recv,
+            ..Record::slot(0, 0, recv)
         }
     }
 

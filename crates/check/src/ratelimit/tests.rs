@@ -90,9 +90,6 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
     let records: Vec<Record> = rows
         .iter()
         .map(|(t, status, rem, reset, retry)| Record {
-            key: 0,
-            op: 0,
-            due: *t - 0.005,
             sent: *t - 0.005,
             recv: *t,
             status: Some(*status),
@@ -100,11 +97,8 @@ fn load_verdicts(rows: &[Row]) -> Vec<(&'static str, Verdict)> {
             remaining: rem.clone(),
             reset: reset.clone(),
             retry_after: retry.clone(),
-            repeated: None,
             code: Some("rate_limit_exceeded".into()),
-            error: None,
-            retry: false,
-            claimed: 0.0,
+            ..Record::slot(0, 0, *t - 0.005)
         })
         .collect();
     let run = Run {

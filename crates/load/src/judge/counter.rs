@@ -114,9 +114,6 @@ mod tests {
                 let ok = used[c] < 60;
                 used[c] += u64::from(ok);
                 Record {
-                    key: 0,
-                    op,
-                    due: sent,
                     sent,
                     recv: sent + 0.003,
                     status: Some(if ok { 200 } else { 429 }),
@@ -124,11 +121,7 @@ mod tests {
                     remaining: Some((60 - used[c]).to_string()),
                     reset: Some(format!("{}", WALL0 as u64 + 6)),
                     retry_after: (!ok).then(|| "6".into()),
-                    repeated: None,
-                    code: None,
-                    error: None,
-                    retry: false,
-                    claimed: 0.0,
+                    ..Record::slot(0, op, sent)
                 }
             })
             .collect();

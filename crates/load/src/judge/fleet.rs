@@ -186,6 +186,35 @@ fn bands(s: &ScenarioResult) -> Vec<Band> {
 mod tests {
     use super::*;
 
+    /// Admitted per window loaded, over the limit: 90 over 1.5 windows of 60 is 1; a quiet
+    /// key's two admissions (a span of no window) are over one window, not over none.
+    #[test]
+    fn admitted_to_limit_is_per_window_loaded() {
+        let key = |admitted: u64, windows: f64| KeyStats {
+            label: "free#1".into(),
+            target_key: 0,
+            scheduled: admitted,
+            sent: admitted,
+            admitted,
+            throttled: 0,
+            other: Default::default(),
+            errors: 0,
+            refused_locally: 0,
+            late: 0,
+            unsent: 0,
+            latency_ms: Default::default(),
+            windows_loaded: windows,
+            rolling_max: admitted,
+            admitted_bounds: [0.0, 0.0],
+            first_throttled_at: None,
+            rate: 1.0,
+            limit: 60,
+        };
+        assert_eq!(admitted_to_limit(&key(90, 1.5), 60), 1.0);
+        assert_eq!(admitted_to_limit(&key(120, 3.0), 60), 120.0 / 3.0 / 60.0);
+        assert_eq!(admitted_to_limit(&key(2, 0.0), 60), 2.0 / 60.0);
+    }
+
     #[test]
     fn spreads_are_nearest_rank_percentiles() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();

@@ -483,4 +483,30 @@ mod tests {
         assert_eq!(f[1].admitting, [1]);
         assert_eq!(m.keys[0].admitted, 3);
     }
+
+    /// A fleet's send that went out late counts, as it does for a key of a few, in the second
+    /// it was due in (the chart's late/unsent line), and in the second it was sent in; a slot
+    /// never sent counts in the second it was offered in.
+    #[test]
+    fn a_fleets_late_send_counts_where_it_was_due() {
+        let mut late = rec(0.5, Some(200), None);
+        (late.sent, late.recv) = (1.5, 1.501);
+        // A second slot, due at 2.2 s, is never sent: unsent, where it was due.
+        let mut m = Measure::new(
+            crate::schedule::Summary::of(slots(&[0.5, 2.2])),
+            1,
+            true,
+            0.0,
+            crate::judge::lateness(std::time::Duration::from_secs(1)),
+        );
+        m.observe(&late);
+        let m = m.finish(1, 1, 1);
+        let f = &m.fleet_seconds;
+        assert_eq!((f[0].n.failed_to_send, f[0].n.sent), (1, 0));
+        assert_eq!(
+            (f[1].n.failed_to_send, f[1].n.sent, f[1].n.admitted),
+            (0, 1, 1)
+        );
+        assert_eq!(f[1].admitting, [1]);
+    }
 }

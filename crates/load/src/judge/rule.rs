@@ -145,3 +145,52 @@ pub(super) struct KeyView<'a> {
     /// The admitted count's bounds over the windows the key was loaded.
     pub bounds: &'a Bounds,
 }
+
+#[cfg(test)]
+mod tests {
+    /// Which keys are judged as persistent clients over their limit: an overload scenario's key;
+    /// not a fleet's quiet key, not a key that comes and goes (its silences are its own), not a
+    /// custom limit's key loaded under what it states, not a burst that ends.
+    #[test]
+    fn overloaded_keys_are_those_kept_over_their_limit() {
+        use crate::scenario::Scenario;
+        use linkcert_run::target::{PlanKey, Target};
+        let spec = linkcert_spec::Spec::embedded().unwrap();
+        let plans = [
+            "free",
+            "free",
+            "free",
+            "pro",
+            "business",
+            "advanced",
+            "enterprise",
+        ];
+        let t = Target {
+            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
+            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
+            keys: plans
+                .iter()
+                .enumerate()
+                .map(|(i, p)| PlanKey {
+                    plan: p.to_string(),
+                    key: format!("k{i}"),
+                })
+                .collect(),
+            ..Target::default()
+        };
+        let over = |name: &str| -> Vec<bool> {
+            let r = Scenario::load(name).unwrap().resolve(&spec, &t).unwrap();
+            (0..r.keys.len())
+                .map(|k| super::overloaded(&r, k))
+                .collect()
+        };
+        assert_eq!(over("free-overload"), [true]);
+        assert_eq!(over("retry-after-honesty"), [false]);
+        assert_eq!(over("two-keys-isolation"), [true, false]);
+        // Three Free keys: the first noisy (3x), the others quiet.
+        assert_eq!(over("free-fleet"), [true, false, false]);
+        // The first comes and goes: over its limit on average, but not a persistent client.
+        assert_eq!(over("tenants-fleet"), [false, false, false]);
+        assert_eq!(over("every-plan"), [true, true, true, true, false]);
+    }
+}

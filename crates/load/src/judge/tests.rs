@@ -60,21 +60,13 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
                 boundary + 6.0
             };
             Record {
-                key: 0,
-                op: 0,
-                due: t,
                 sent: t,
                 recv: t + 0.001,
                 status: Some(200),
                 limit: Some("60".into()),
                 remaining: Some("1".into()),
                 reset: Some(format!("{}", (wall0 + end).ceil() as u64)),
-                retry_after: None,
-                repeated: None,
-                code: None,
-                error: None,
-                retry: false,
-                claimed: 0.0,
+                ..Record::slot(0, 0, t)
             }
         })
         .collect();
@@ -96,21 +88,13 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
 #[cfg(test)]
 pub(super) fn rec(due: f64, status: Option<u16>, reset: Option<u64>) -> crate::record::Record {
     crate::record::Record {
-        key: 0,
-        op: 0,
-        due,
         sent: due,
         recv: due + 0.001,
         status,
         limit: Some("2".into()),
         remaining: Some("0".into()),
         reset: reset.map(|r| r.to_string()),
-        retry_after: None,
-        repeated: None,
-        code: None,
-        error: None,
-        retry: false,
-        claimed: 0.0,
+        ..crate::record::Record::slot(0, 0, due)
     }
 }
 

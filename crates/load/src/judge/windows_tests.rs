@@ -435,6 +435,38 @@ fn a_fresh_named_window_is_judged_exactly() {
             short: None
         }
     );
+    // Of two short windows the one furthest short of its room is named (40 of 60 before 50).
+    let worse = run(&|i| [60, 50, 40][i], &one);
+    assert_eq!(worse.short.map(|s| (s.reset, s.admitted)), Some((1018, 40)));
+}
+
+/// Windows not judged exactly: answers of one Reset sent further apart than a window and the
+/// rounding, windows under 3 s or without a limit, and a sliding log's Reset moving on with one
+/// slot back (it did not begin fresh).
+#[test]
+fn named_windows_not_fresh_or_not_one_window_are_not_judged() {
+    use super::windows::{NamedFixed, NamedWindows};
+    let (n, w) = (60u64, 6.0);
+    // Answers naming one Reset sent further apart than a window and the rounding (10 s of a
+    // 6 s window): not one window, not judged.
+    let mut nw = NamedWindows::new(w);
+    for (sent, reset, rem) in [(0.0, 1006, 59), (6.0, 1012, 59), (16.0, 1012, 58)] {
+        nw.observe(sent, rem == 59, reset, Some(rem));
+    }
+    let none = NamedFixed {
+        judged: 0,
+        short: None,
+    };
+    assert_eq!(nw.finish(n), none);
+    // Windows under 3 s (a Reset rounded to whole seconds cannot tell them apart), or no
+    // limit: not judged.
+    for (w, n) in [(2.0, 60), (6.0, 0)] {
+        let mut nw = NamedWindows::new(w);
+        for (sent, reset) in [(0.0, 1002), (2.1, 1004), (2.2, 1004)] {
+            nw.observe(sent, true, reset, Some(59));
+        }
+        assert_eq!(nw.finish(n), none, "{w} {n}");
+    }
     // A sliding log across a boundary: one admission at 0 and 59 of a burst at 5.5 s name
     // 1006; after it the burst at 6.2 s gets the one slot back, naming 1012 with Remaining 0.
     let mut nw = NamedWindows::new(w);

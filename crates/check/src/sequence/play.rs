@@ -258,8 +258,9 @@ async fn send(
 /// The owner's deactivation in `form`, `AT_ONCE` times at the same moment. The target served
 /// them in some order it does not say: the answers hold if, in some order, one is the first
 /// deactivation's and the others repeats' (the model judges each order from its state before
-/// them). When no order holds, the order the target's answers came in is judged, and its
-/// failure says the requests went at once. None when this play cannot send the form.
+/// them). When no order holds, the order the target's answers came in is judged (the first to
+/// come as the first deactivation), and its failure says the requests went at once. None when
+/// this play cannot send the form.
 async fn send_at_once(
     ctx: &Ctx,
     s: &Setup<'_>,
@@ -268,12 +269,15 @@ async fn send_at_once(
     form: Form,
 ) -> Option<(Vec<Exchange>, Vec<Judged>)> {
     let (op, req) = request(s, cast, model, Step::AtOnce(form))?;
-    let sends = (0..AT_ONCE).map(|_| ctx.exchange(op, req.clone(), Expect::Any));
-    let xs: Vec<Exchange> = futures::future::join_all(sends)
-        .await
-        .into_iter()
-        .map(|(x, _)| x)
+    // Kept in the order the answers came: where no order holds, the answer that came first
+    // is judged as the first deactivation (the target most likely served it first).
+    let mut sends: futures::stream::FuturesUnordered<_> = (0..AT_ONCE)
+        .map(|_| ctx.exchange(op, req.clone(), Expect::Any))
         .collect();
+    let mut xs: Vec<Exchange> = Vec::with_capacity(AT_ONCE);
+    while let Some((x, _)) = futures::StreamExt::next(&mut sends).await {
+        xs.push(x);
+    }
     let mut answers = Vec::with_capacity(xs.len());
     for x in &xs {
         match x.resp() {
@@ -291,7 +295,7 @@ async fn send_at_once(
         }
     }
     let step = Step::AtOnce(form);
-    let mut fallback: Option<(Model, Vec<Judged>)> = None;
+    let mut fallback: Option<(OrderRank, Model, Vec<Judged>)> = None;
     for first in 0..answers.len() {
         let mut m = model.clone();
         let order = std::iter::once(first).chain((0..answers.len()).filter(|&i| i != first));
@@ -332,19 +336,34 @@ async fn send_at_once(
             }
             return Some((xs, judged));
         }
-        // An order that could not be judged beats one that fails; the first order the
-        // answers came in beats the others.
-        if fallback
-            .as_ref()
-            .is_none_or(|(_, j)| !failed && j.iter().any(|j| matches!(j, Judged::Fail(_))))
-        {
-            fallback = Some((m, judged));
+        let rank = order_rank(&judged, &answers, first);
+        if fallback.as_ref().is_none_or(|(r, _, _)| rank < *r) {
+            fallback = Some((rank, m, judged));
         }
     }
-    let (m, mut judged) = fallback?;
+    let (_, m, mut judged) = fallback?;
     *model = m;
     mark_at_once(&mut judged);
     Some((xs, judged))
+}
+
+/// How an order of answers to requests sent at once ranks where none holds (lower first): one
+/// that could not be judged beats one that fails; then the fewest failures; then the one that
+/// takes as the first deactivation the answer unlike every other (the first differs from the
+/// repeats); then the order the answers came in (the earlier `first`).
+type OrderRank = (bool, usize, bool);
+
+fn order_rank(judged: &[Judged], answers: &[&Resp], first: usize) -> OrderRank {
+    let fails = judged
+        .iter()
+        .filter(|j| matches!(j, Judged::Fail(_)))
+        .count();
+    let a = answers[first];
+    let odd = answers
+        .iter()
+        .enumerate()
+        .all(|(i, b)| i == first || (b.status, &b.body) != (a.status, &a.body));
+    (fails > 0, fails, !odd)
 }
 
 /// A failure among answers to requests sent at once says so.

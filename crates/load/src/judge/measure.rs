@@ -481,6 +481,8 @@ mod tests {
         // Second 0: key 1 admitted once, key 0 twice; second 1: key 0 once.
         assert_eq!(f[0].admitting, [1, 1]);
         assert_eq!(f[1].admitting, [1]);
+        // Nothing late, nothing unsent: no second counts a failure to send.
+        assert!(f.iter().all(|s| s.n.failed_to_send == 0));
         assert_eq!(m.keys[0].admitted, 3);
     }
 
@@ -508,5 +510,10 @@ mod tests {
             (0, 1, 1)
         );
         assert_eq!(f[1].admitting, [1]);
+        assert_eq!(
+            (f[2].n.offered, f[2].n.failed_to_send, f[2].n.sent),
+            (1, 1, 0)
+        );
+        assert_eq!(m.keys[0].unsent, 1);
     }
 }

@@ -192,5 +192,14 @@ mod tests {
         // The first comes and goes: over its limit on average, but not a persistent client.
         assert_eq!(over("tenants-fleet"), [false, false, false]);
         assert_eq!(over("every-plan"), [true, true, true, true, false]);
+        // At its limit exactly, a key is not over it.
+        let at_limit = Scenario::from_toml(
+            "name='x'\nplan='free'\nrate=1\nwindows=2\n[[operations]]\noperation='getTags'",
+            "t",
+        )
+        .unwrap()
+        .resolve(&spec, &t)
+        .unwrap();
+        assert!(!super::overloaded(&at_limit, 0));
     }
 }

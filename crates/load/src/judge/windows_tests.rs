@@ -460,13 +460,19 @@ fn named_windows_not_fresh_or_not_one_window_are_not_judged() {
     assert_eq!(nw.finish(n), none);
     // Windows under 3 s (a Reset rounded to whole seconds cannot tell them apart), or no
     // limit: not judged.
-    for (w, n) in [(2.0, 60), (6.0, 0)] {
+    for (w, n) in [(2.0, 60), (2.99, 60), (6.0, 0)] {
         let mut nw = NamedWindows::new(w);
         for (sent, reset) in [(0.0, 1002), (2.1, 1004), (2.2, 1004)] {
             nw.observe(sent, true, reset, Some(59));
         }
         assert_eq!(nw.finish(n), none, "{w} {n}");
     }
+    // From 3 s on, judged.
+    let mut nw = NamedWindows::new(3.0);
+    for (sent, reset) in [(0.0, 1003), (3.1, 1006), (3.2, 1006)] {
+        nw.observe(sent, true, reset, Some(59));
+    }
+    assert_eq!(nw.finish(n).judged, 1);
     // A sliding log across a boundary: one admission at 0 and 59 of a burst at 5.5 s name
     // 1006; after it the burst at 6.2 s gets the one slot back, naming 1012 with Remaining 0.
     let mut nw = NamedWindows::new(w);

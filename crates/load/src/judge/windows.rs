@@ -123,6 +123,12 @@ impl Tiling {
         self.place(sent, recv);
     }
 
+    /// Whether the window alignments are kept yet (a key admitted more than N times).
+    #[cfg(test)]
+    pub fn holds_alignments(&self) -> bool {
+        !self.phases.is_empty()
+    }
+
     fn place(&mut self, sent: f64, recv: f64) {
         let (n, w) = (self.n, self.w);
         // Widened by half the step between alignments: at the tried alignment nearest the

@@ -496,3 +496,28 @@ fn named_windows_not_fresh_or_not_one_window_are_not_judged() {
         }
     );
 }
+
+/// A key admitted N times or fewer keeps its few admissions, not 400 window alignments (a
+/// fleet's quiet keys, most of a fleet); the (N+1)-th admission makes the alignments, with the
+/// earlier admissions placed in them, so a breach is found as if they had been kept from the
+/// start.
+#[test]
+fn window_alignments_are_kept_only_past_the_limit() {
+    let (n, w) = (60u64, 6.0);
+    let mut t = Tiling::new(n, w);
+    for k in 0..n {
+        t.observe(6.0 + k as f64 * 0.01, 6.0 + k as f64 * 0.01 + 0.001);
+    }
+    assert!(!t.holds_alignments());
+    // One admission at 0, then 130 spread over the next 6 s: at every alignment one window
+    // after the first holds more than 60.
+    let mut t = Tiling::new(n, w);
+    t.observe(0.0, 0.001);
+    for k in 0..130u32 {
+        let at = 7.0 + f64::from(k) * 6.0 / 130.0;
+        t.observe(at, at + 0.001);
+        // The alignments come with the (N+1)-th admission, not before.
+        assert_eq!(t.holds_alignments(), u64::from(k) + 2 > n, "{k}");
+    }
+    assert!(t.finish().is_some_and(|b| b.admitted > n));
+}

@@ -390,9 +390,8 @@ impl KeyMeasure {
     /// The second under way is over for this key: its admissions, into the fleet's count.
     fn close_second(&mut self, fleet: &mut Vec<FleetSecond>) {
         let (i, count) = std::mem::take(&mut self.open);
-        if count > 0 {
-            fleet_second(fleet, i).admitting(count);
-        }
+        // A key with none admitted yet closes second 0, which every run has.
+        fleet_second(fleet, i).admitting(count);
     }
 
     /// The key's seconds (`seconds` of them, each with what was `offered` in it), its trace in

@@ -477,7 +477,7 @@ fn distribution_svg(r: &ScenarioResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::{KeyStats, Percentiles, ScenarioResult, Second};
+    use crate::judge::{KeyStats, ScenarioResult, Second};
 
     /// Labels at round steps, none alike, at any scale: a fleet's quiet keys, admitted about
     /// once a second, read 0, 0.25, 0.5, 0.75, 1 (they read 1, 1, 1, 0, 0 before).
@@ -504,26 +504,7 @@ mod tests {
         let mut r = ScenarioResult::of(&s, "standard");
         r.limit = 60;
         r.window_secs = 6.0;
-        r.keys.push(KeyStats {
-            label: "free#1".into(),
-            target_key: 0,
-            scheduled: 2,
-            sent: 2,
-            admitted: 2,
-            throttled: 0,
-            other: Default::default(),
-            errors: 0,
-            refused_locally: 0,
-            late: 0,
-            unsent: 0,
-            latency_ms: Percentiles::default(),
-            windows_loaded: 1.0,
-            rolling_max: 2,
-            admitted_bounds: [0.0, 60.0],
-            first_throttled_at: None,
-            limit: 60,
-            rate: 1.0,
-        });
+        r.keys.push(KeyStats::of_test("free#1", 2, 2, 1.0, 1.0));
         for t in 0..2 {
             r.seconds.push(Second {
                 t,

@@ -282,24 +282,9 @@ mod tests {
 
     fn key(label: &str, target_key: usize, rate: f64, admitted: u64, throttled: u64) -> KeyStats {
         KeyStats {
-            label: label.into(),
             target_key,
-            scheduled: admitted + throttled,
-            sent: admitted + throttled,
-            admitted,
-            throttled,
-            other: Default::default(),
-            errors: 0,
-            refused_locally: 0,
-            late: 0,
-            unsent: 0,
-            latency_ms: Default::default(),
-            windows_loaded: 1.5,
-            rolling_max: admitted.min(60),
             admitted_bounds: [0.0, 200.0],
-            first_throttled_at: None,
-            limit: 60,
-            rate,
+            ..KeyStats::of_test(label, admitted + throttled, admitted, 1.5, rate)
         }
     }
 

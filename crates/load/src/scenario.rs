@@ -576,6 +576,24 @@ impl Scenario {
 /// The `plan` of a `plans` scenario: every plan given.
 pub const EVERY_PLAN: &str = "every";
 
+/// A target of a test: a 6 s window and one key per plan named, `k0`, `k1`, ... in order.
+#[cfg(test)]
+pub(crate) fn test_target<'a>(plans: impl IntoIterator<Item = &'a str>) -> Target {
+    Target {
+        base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
+        rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
+        keys: plans
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| PlanKey {
+                plan: p.to_string(),
+                key: format!("k{i}"),
+            })
+            .collect(),
+        ..Target::default()
+    }
+}
+
 #[cfg(test)]
 #[path = "scenario_tests.rs"]
 mod tests;

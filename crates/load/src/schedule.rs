@@ -301,24 +301,8 @@ pub fn peak_rate(slots: &[Slot]) -> f64 {
 mod tests {
     use super::*;
 
-    /// A target with a 6 s window and one key per plan named, `k0`, `k1`, ... in that order.
-    fn target<'a>(plans: impl IntoIterator<Item = &'a str>) -> Target {
-        Target {
-            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
-            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
-            keys: plans
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| PlanKey {
-                    plan: p.to_string(),
-                    key: format!("k{i}"),
-                })
-                .collect(),
-            ..Target::default()
-        }
-    }
     use crate::scenario::Scenario;
-    use linkcert_run::target::{PlanKey, Target};
+    use crate::scenario::test_target as target;
     use linkcert_spec::Spec;
 
     fn resolved(name: &str) -> Resolved {

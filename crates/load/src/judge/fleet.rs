@@ -190,25 +190,8 @@ mod tests {
     /// key's two admissions (a span of no window) are over one window, not over none.
     #[test]
     fn admitted_to_limit_is_per_window_loaded() {
-        let key = |admitted: u64, windows: f64| KeyStats {
-            label: "free#1".into(),
-            target_key: 0,
-            scheduled: admitted,
-            sent: admitted,
-            admitted,
-            throttled: 0,
-            other: Default::default(),
-            errors: 0,
-            refused_locally: 0,
-            late: 0,
-            unsent: 0,
-            latency_ms: Default::default(),
-            windows_loaded: windows,
-            rolling_max: admitted,
-            admitted_bounds: [0.0, 0.0],
-            first_throttled_at: None,
-            rate: 1.0,
-            limit: 60,
+        let key = |admitted: u64, windows: f64| {
+            KeyStats::of_test("free#1", admitted, admitted, windows, 1.0)
         };
         assert_eq!(admitted_to_limit(&key(90, 1.5), 60), 1.0);
         assert_eq!(admitted_to_limit(&key(120, 3.0), 60), 120.0 / 3.0 / 60.0);

@@ -119,6 +119,34 @@ pub struct KeyStats {
     pub limit: u64,
 }
 
+#[cfg(test)]
+impl KeyStats {
+    /// A key of a test: `label`, `admitted` of `sent` over `windows` windows of a limit of 60,
+    /// offered `rate` times it, nothing else.
+    pub fn of_test(label: &str, sent: u64, admitted: u64, windows: f64, rate: f64) -> KeyStats {
+        KeyStats {
+            label: label.into(),
+            target_key: 0,
+            scheduled: sent,
+            sent,
+            admitted,
+            throttled: sent - admitted,
+            other: Default::default(),
+            errors: 0,
+            refused_locally: 0,
+            late: 0,
+            unsent: 0,
+            latency_ms: Percentiles::default(),
+            windows_loaded: windows,
+            rolling_max: admitted.min(60),
+            admitted_bounds: [0.0, 60.0],
+            first_throttled_at: None,
+            rate,
+            limit: 60,
+        }
+    }
+}
+
 impl KeyStats {
     /// Answers and failures of this key, retries included (every status, no answer, refused
     /// locally).

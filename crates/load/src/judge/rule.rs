@@ -154,7 +154,6 @@ mod tests {
     #[test]
     fn overloaded_keys_are_those_kept_over_their_limit() {
         use crate::scenario::Scenario;
-        use linkcert_run::target::{PlanKey, Target};
         let spec = linkcert_spec::Spec::embedded().unwrap();
         let plans = [
             "free",
@@ -165,19 +164,7 @@ mod tests {
             "advanced",
             "enterprise",
         ];
-        let t = Target {
-            base_url: linkcert_http::BaseUrl::parse("https://x").unwrap(),
-            rate_window: linkcert_spec::window::RateWindow::from_secs(6.0).unwrap(),
-            keys: plans
-                .iter()
-                .enumerate()
-                .map(|(i, p)| PlanKey {
-                    plan: p.to_string(),
-                    key: format!("k{i}"),
-                })
-                .collect(),
-            ..Target::default()
-        };
+        let t = crate::scenario::test_target(plans);
         let over = |name: &str| -> Vec<bool> {
             let r = Scenario::load(name).unwrap().resolve(&spec, &t).unwrap();
             (0..r.keys.len())

@@ -548,6 +548,28 @@ async fn a_counter_enterprise_shares_with_another_plan_fails_isolation() {
         .await;
         let r = run(keys(shared.target()), vec![s()], &format!("plans-shared-{imp:?}")).await;
         assert_fails(imp, &r, "plans-small", "load.isolation");
+        // An Enterprise key that states no limit is not loaded, and its report says why.
+        let silent = broken_on(
+            imp,
+            4.0,
+            Defect::after(|i, a| {
+                if i.key_is("lk_enterprise_1") {
+                    a.headers.remove("x-ratelimit-limit");
+                }
+            }),
+        )
+        .await;
+        let r = run(keys(silent.target()), vec![s()], &format!("plans-silent-{imp:?}")).await;
+        let sc = scenario_named(&r, "plans-small");
+        let ent = sc.keys.iter().find(|k| k.label.starts_with("enterprise"));
+        assert_eq!(ent.map(|k| (k.sent, k.limit)), Some((0, 0)), "{imp:?}");
+        let said = sc.findings.iter().find(|f| {
+            f.check == "load.limit" && f.key.as_deref().is_some_and(|k| k.starts_with("enterprise"))
+        });
+        assert!(
+            said.is_some_and(|f| f.verdict == Verdict::Skipped && f.message.contains("states none")),
+            "{imp:?}: {said:?}"
+        );
     })
     .await;
 }

@@ -181,7 +181,7 @@ pub async fn execute(
     for r in prepared.resolved.iter_mut().flatten() {
         r.clock_offset = offset;
         // A custom limit (`plans`' Enterprise key): as its key states it, once, before the run.
-        // A key that states none is not loaded (its rate stays 0) and says so in its report.
+        // A key that states none is not loaded (its rate stays 0); its load.limit says so.
         for key in r.custom.clone() {
             let (Some(k), Some((path, _))) = (r.keys.get(key), r.requests.first()) else {
                 continue;

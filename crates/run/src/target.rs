@@ -357,7 +357,7 @@ impl Target {
             .await
             .ok()?;
         let v = answer.headers().get(linkcert_rate::headers::LIMIT)?;
-        v.to_str().ok()?.trim().parse().ok().filter(|n| *n > 0)
+        linkcert_rate::headers::parse_count(v.to_str().ok()).filter(|n| *n > 0)
     }
 
     /// The client `check` sends with.

@@ -31,9 +31,7 @@ impl Spread {
             max: v[v.len() - 1],
         }
     }
-}
 
-impl Spread {
     /// Nearest-rank percentiles of `keys` values given as counts: `counts[c - 1]` keys had c,
     /// the rest of the keys 0.
     pub fn of_counts(keys: u64, counts: &[u64]) -> Spread {
@@ -112,11 +110,13 @@ pub fn summarise(s: &ScenarioResult, rate_of: impl Fn(usize) -> f64) -> Option<F
     })
 }
 
-/// A key's admissions per window it was loaded, over the limit: 1 is a full window's worth.
-pub fn admitted_to_limit(k: &KeyStats, limit: u64) -> f64 {
+/// A key's admissions per window it was loaded, over its limit (`scenario`'s where the key kept
+/// none): 1 is a full window's worth.
+pub fn admitted_to_limit(k: &KeyStats, scenario: u64) -> f64 {
     // A key's admissions all fall in at least one window: a quiet key with one or two sends
     // (a span of 0) is over one window, not over none.
     let windows = k.windows_loaded.max(1.0);
+    let limit = if k.limit > 0 { k.limit } else { scenario };
     k.admitted as f64 / windows / limit.max(1) as f64
 }
 

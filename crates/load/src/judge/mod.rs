@@ -298,6 +298,7 @@ impl Judging {
             let overloaded = overloaded(r, key);
             // Each key's own plan's limit (`plans`); one limit for the others.
             let n = r.key_limit(key);
+            unloaded_custom(&mut j, r, key, label);
             let bounds = bounds::Bounds::of(f.sends.secs(), n, w, overloaded);
             let view = KeyView {
                 label: Some(label.as_str()),
@@ -342,6 +343,21 @@ impl Judging {
         result.roll_up(j.findings);
         result.fleet = fleet::summarise(&result, |i| r.key_rate(i));
         result
+    }
+}
+
+/// load.limit for a key of custom limit that stated none as the run began: not loaded, and
+/// said so (skipped), rather than a key that sent nothing without a word.
+fn unloaded_custom(j: &mut Judge, r: &Resolved, key: usize, label: &str) {
+    if r.key_limit(key) == 0 && r.custom.contains(&key) {
+        j.add(
+            rule_id!("load.limit"),
+            Verdict::Skipped,
+            Some(label),
+            "its plan's limit is custom and its key states none (no X-RateLimit-Limit as the run began): not loaded".into(),
+            "X-RateLimit-Limit, a whole number, on the key's answer".into(),
+            "none".into(),
+        );
     }
 }
 

@@ -428,7 +428,8 @@ async fn a_rate_field_given_twice_fails_headers() {
 
 /// A fixed window of 60 per 4 s kept by the proxy for lk_free_1 (its requests go on to the
 /// Enterprise key, which the implementation never throttles), naming each window in
-/// X-RateLimit-Reset; `every` > 0: every `every`-th admission costs two.
+/// X-RateLimit-Reset, limiting first (a refusal uses quota, as in both implementations);
+/// `every` > 0: every `every`-th admission costs two.
 fn proxy_fixed_window(every: u64) -> Defect {
     const W: f64 = 4.0;
     let state = std::sync::Mutex::new((None::<f64>, 0u64, 0u64));
@@ -439,7 +440,8 @@ fn proxy_fixed_window(every: u64) -> Defect {
             }
         })),
         after: Some(Box::new(move |i, a| {
-            if !i.key_is("lk_enterprise_1") || !(200..300).contains(&a.status) {
+            let refusal = matches!(a.status, 400 | 422);
+            if !i.key_is("lk_enterprise_1") || !((200..300).contains(&a.status) || refusal) {
                 return;
             }
             let now = linkcert::clock::now_epoch();
@@ -451,7 +453,9 @@ fn proxy_fixed_window(every: u64) -> Defect {
                     now
                 }
             };
-            let cost = if every > 0 && (s.2 + 1).is_multiple_of(every) {
+            let cost = if refusal {
+                1
+            } else if every > 0 && (s.2 + 1).is_multiple_of(every) {
                 2
             } else {
                 1
@@ -461,7 +465,7 @@ fn proxy_fixed_window(every: u64) -> Defect {
             a.set_header("x-ratelimit-reset", reset);
             if s.1 + cost <= 60 {
                 s.1 += cost;
-                s.2 += 1;
+                s.2 += u64::from(!refusal);
                 a.set_header("x-ratelimit-remaining", 60 - s.1);
             } else {
                 a.status = 429;
@@ -569,6 +573,77 @@ async fn a_counter_enterprise_shares_with_another_plan_fails_isolation() {
         assert!(
             said.is_some_and(|f| f.verdict == Verdict::Skipped && f.message.contains("states none")),
             "{imp:?}: {said:?}"
+        );
+    })
+    .await;
+}
+
+/// A gateway that answers the requests the spec forbids from a counter of its own: each
+/// refusal says the whole quota is left (59 of 60) whatever the key has spent. Their fields
+/// follow from the key's history like any other answer's: load.counter fails, in front of
+/// both implementations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_that_says_the_whole_quota_is_left_fails_counter() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|i, a| {
+                if i.key_is("lk_free_1") && matches!(a.status, 400 | 422) {
+                    a.set_header("x-ratelimit-remaining", 59);
+                }
+            }),
+        )
+        .await;
+        let r = run(
+            b.target(),
+            vec![free_overload()],
+            &format!("fresh-refusal-{imp:?}"),
+        )
+        .await;
+        assert_fails(imp, &r, "free-overload", "load.counter");
+        let counter = finding(&r, "free-overload", "load.counter");
+        assert!(counter.contains("on a refusal (4"), "{imp:?}: {counter}");
+    })
+    .await;
+}
+
+/// A gateway's own page for the requests the spec forbids (400 in HTML, not the error
+/// envelope): load.refusals fails, naming the request and what came back; load.answers,
+/// which judges the requests the spec allows, does not. In front of both implementations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_outside_the_envelope_fails_refusals() {
+    side_by_side(|imp| async move {
+        let b = broken_on(
+            imp,
+            WINDOW,
+            Defect::after(|_, a| {
+                if matches!(a.status, 400 | 422) {
+                    a.status = 400;
+                    a.body = b"<html><body>Bad Request</body></html>".to_vec();
+                    a.set_header("content-type", "text/html");
+                }
+            }),
+        )
+        .await;
+        let r = run(
+            b.target(),
+            vec![free_overload()],
+            &format!("html-refusal-{imp:?}"),
+        )
+        .await;
+        assert_fails(imp, &r, "free-overload", "load.refusals");
+        assert!(
+            !r.failed_checks("free-overload")
+                .iter()
+                .any(|c| c == "load.answers"),
+            "{imp:?}: {}",
+            r.summary()
+        );
+        let refusals = finding(&r, "free-overload", "load.refusals");
+        assert!(
+            refusals.contains("answered 400 with no error envelope"),
+            "{imp:?}: {refusals}"
         );
     })
     .await;

@@ -254,8 +254,9 @@ async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placemen
         }
     }
     // Our admitted count is the implementation's own, but for requests whose answer never
-    // came back (a timeout: the server may have admitted them). `sent` leaves out the
-    // retry-after shape's retry while `admitted` counts it: one more request that may be
+    // came back (a timeout: the server may have admitted them) and the forbidden requests
+    // refused (both implementations count them: their limiter comes first). `sent` leaves out
+    // the retry-after shape's retry while `admitted` counts it: one more request that may be
     // unanswered on that key.
     for (i, k) in target.keys.iter().enumerate() {
         let retries = report
@@ -263,15 +264,16 @@ async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placemen
             .iter()
             .filter(|s| s.shape == "retry-after" && s.keys.iter().any(|k| k.target_key == i))
             .count() as u64;
-        let (ours, unanswered) =
+        let (ours, refused, unanswered) =
             report
                 .keys
                 .iter()
                 .find(|r| r.target_key == i)
-                .map_or((0, 0), |r| {
+                .map_or((0, 0, 0), |r| {
                     (
                         r.admitted,
-                        (r.sent + retries).saturating_sub(r.admitted + r.throttled),
+                        r.refused,
+                        (r.sent + retries).saturating_sub(r.admitted + r.throttled + r.refused),
                     )
                 });
         let theirs = match &up {
@@ -279,8 +281,8 @@ async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placemen
             Upstream::Variant(v) => v.admitted(&k.key),
         };
         assert!(
-            ours <= theirs && theirs <= ours + unanswered,
-            "{imp:?} key #{i}: {ours} admitted, {unanswered} unanswered, the target counted {theirs}\n{}",
+            ours <= theirs && theirs <= ours + refused + unanswered,
+            "{imp:?} key #{i}: {ours} admitted, {refused} refused, {unanswered} unanswered, the target counted {theirs}\n{}",
             report.summary()
         );
     }
@@ -367,6 +369,16 @@ fn scenario_named<'a>(report: &'a LoadReport, name: &str) -> &'a load::ScenarioR
         .iter()
         .find(|s| s.name == name)
         .expect("ran")
+}
+
+/// The message of the first failing finding of `check` in scenario `name` (empty if none).
+fn finding(report: &LoadReport, name: &str, check: &str) -> String {
+    scenario_named(report, name)
+        .findings
+        .iter()
+        .find(|f| f.check == check && f.verdict == Verdict::Fail)
+        .map(|f| format!("{} (expected {}, got {})", f.message, f.expected, f.actual))
+        .unwrap_or_default()
 }
 
 /// The verdict of every throttling rule a scenario was judged on (the worst per rule). The

@@ -34,7 +34,8 @@ use super::dispatch::{Dispatch, Ticket, micros};
 use super::error::LoadError;
 use super::live::Live;
 use super::record::{Record, Run, Sink};
-use super::scenario::{Resolved, Shape};
+use super::resolved::Resolved;
+use super::scenario::Shape;
 use super::schedule::{Schedule, Slot, Summary};
 pub use super::sending::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, Sending, Timing};
 use linkcert_http::{
@@ -109,12 +110,14 @@ fn envelope_code(body: &[u8]) -> Option<String> {
 struct Operation {
     uri: Result<http::Uri, String>,
     name: String,
+    /// Its query is one the spec forbids (`Resolved::forbidden`).
+    forbidden: bool,
 }
 
 impl Operation {
     /// The URL is the base URL with the path appended, as `check` makes it (a base URL with a
     /// path of its own, `https://host/v1`, keeps it), normalised as reqwest would send it.
-    fn new(base_url: &BaseUrl, path: &str, name: &str) -> Operation {
+    fn new(base_url: &BaseUrl, path: &str, name: &str, forbidden: bool) -> Operation {
         let url = base_url.join(path);
         let uri = url::Url::parse(&url)
             .map_err(|e| e.to_string())
@@ -123,6 +126,7 @@ impl Operation {
         Operation {
             uri,
             name: name.to_string(),
+            forbidden,
         }
     }
 }
@@ -210,6 +214,7 @@ async fn send<A: Sink>(
     let mut rec = Record {
         retry,
         claimed,
+        forbidden: op.forbidden,
         ..Record::slot(slot.key, slot.op, due)
     };
     let (Ok(uri), Some(Some(auth))) = (&op.uri, s.auth.get(slot.key)) else {
@@ -494,7 +499,11 @@ impl Attack<'_> {
             requests: r
                 .requests
                 .iter()
-                .map(|(path, name)| Operation::new(&target.base_url, path, name))
+                .enumerate()
+                .map(|(i, (path, name))| {
+                    let forbidden = r.forbidden.contains(&Some(i));
+                    Operation::new(&target.base_url, path, name, forbidden)
+                })
                 .collect(),
             retry_shape: r.scenario.shape == Shape::RetryAfter,
             retry_claimed: AtomicBool::new(false),

@@ -13,6 +13,7 @@ pub mod live;
 pub mod merge;
 pub mod record;
 pub mod report;
+pub mod resolved;
 pub mod scenario;
 pub mod schedule;
 pub mod scheduler;
@@ -31,8 +32,9 @@ pub use error::LoadError;
 pub use judge::{ScenarioResult, ScenarioVerdict};
 use live::Progress;
 pub use report::LoadReport;
+use resolved::Resolved;
 pub use scenario::Scenario;
-use scenario::{Resolved, Skip};
+use scenario::Skip;
 use scheduler::{Job, Mode, Plan, Step};
 
 use linkcert_run::target::Target;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::scenario::Resolved;
+use super::resolved::Resolved;
 
 /// A running scenario's figures, for the progress line (read while the run goes on).
 #[derive(Debug, Default)]

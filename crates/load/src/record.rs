@@ -38,6 +38,10 @@ pub struct Record {
     pub error: Option<Failure>,
     /// The retry of the retry-after shape (not a slot of the schedule).
     pub retry: bool,
+    /// The request carries a parameter the spec forbids (`Resolved::forbidden`): a clean
+    /// refusal is its expected answer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forbidden: bool,
     /// Seconds from t = 0 to when a user was free to take this slot: after `due`, every user
     /// was busy when it fell due (the in-flight ceiling held the send back).
     pub claimed: f64,
@@ -71,6 +75,7 @@ impl Record {
             code: None,
             error: None,
             retry: false,
+            forbidden: false,
             claimed: 0.0,
         }
     }
@@ -115,6 +120,17 @@ impl Record {
     }
     pub fn throttled(&self) -> bool {
         self.status == Some(429)
+    }
+    /// A request the spec forbids, cleanly refused: 400 or 422 in the error envelope.
+    pub fn refused(&self) -> bool {
+        self.forbidden && matches!(self.status, Some(400 | 422)) && self.code.is_some()
+    }
+    /// What the key's quota may have been spent on: an admission, or a clean refusal (counting
+    /// a refused request against the key is the target's choice). What a window must admit at
+    /// least is judged on these; what it may admit at most, on admissions alone: both sound
+    /// whichever the target chose.
+    pub fn spent(&self) -> bool {
+        self.admitted() || self.refused()
     }
     /// A rate-limit header as recorded, by its name in `rate_headers`.
     pub fn rate_header(&self, name: &str) -> Option<&str> {

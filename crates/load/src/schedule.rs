@@ -7,7 +7,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use super::scenario::{Resolved, Shape};
+use super::resolved::Resolved;
+use super::scenario::Shape;
 
 /// One planned request.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,6 +108,13 @@ pub struct Schedule {
     total: i64,
     /// Round-robin state per key.
     current: Vec<Vec<i64>>,
+    /// Per operation of the mix, its forbidden form's index (`Resolved::forbidden`); every
+    /// `forbidden_every`-th request of a key and operation, from the middle of the first
+    /// stretch, takes it (per operation, so each one's form is sent whatever the mix).
+    forbidden: Vec<Option<usize>>,
+    forbidden_every: u64,
+    /// Requests dealt per key and operation.
+    dealt: Vec<Vec<u64>>,
     /// Each segment's next arrival, earliest first (ties: the segment laid out first), so a
     /// fleet of thousands of keys costs a heap step per slot, not a scan.
     next: BinaryHeap<Reverse<(Due, usize)>>,
@@ -197,6 +205,9 @@ impl Schedule {
             current: vec![vec![0; weights.len()]; keys],
             weights,
             next,
+            forbidden: r.forbidden.clone(),
+            forbidden_every: s.forbidden_every(),
+            dealt: vec![vec![0; r.forbidden.len()]; keys],
         }
     }
 }
@@ -223,10 +234,21 @@ impl Iterator for Schedule {
         if let Some(c) = cur.get_mut(best) {
             *c -= self.total;
         }
+        // The forbidden request takes its operation's turn: the mix holds.
+        let every = self.forbidden_every;
+        let mut op = best;
+        if let (Some(Some(f)), Some(dealt)) =
+            (self.forbidden.get(best), self.dealt[key].get_mut(best))
+        {
+            if every > 0 && *dealt % every == every / 2 {
+                op = *f;
+            }
+            *dealt += 1;
+        }
         Some(Slot {
             due: Duration::from_secs_f64(secs.max(0.0)),
             key,
-            op: best,
+            op,
         })
     }
 }
@@ -318,8 +340,13 @@ mod tests {
         // 2 x 60 per 6 s for 3 windows = 360 requests, 20 per second.
         assert_eq!(s.len(), 360);
         assert!((peak_rate(&s) - 20.0).abs() <= 10.0);
-        let qr = s.iter().filter(|x| x.op == 1).count();
-        assert_eq!(qr, 90, "weights 3:1");
+        // Each operation's forbidden form takes one in 50 of its turns, from its 26th.
+        let ops = |op: usize| s.iter().filter(|x| x.op == op).count();
+        assert_eq!(r.forbidden, [Some(2), Some(3)]);
+        assert_eq!((ops(0) + ops(2), ops(1) + ops(3)), (270, 90), "weights 3:1");
+        assert_eq!((ops(2), ops(3)), (5, 2), "forbidden: 1 in 50");
+        let first = s.iter().position(|x| x.op == 2).unwrap();
+        assert_eq!(s[..first].iter().filter(|x| x.op == 0).count(), 25);
         assert!(s.windows(2).all(|w| w[0].due <= w[1].due));
     }
 

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use super::scenario::{Resolved, Shape};
+use super::resolved::Resolved;
+use super::scenario::Shape;
 use super::schedule::Summary;
 
 /// How the generator sends: the request timeout, and the ceiling on requests in flight.

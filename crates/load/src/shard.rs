@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use super::scenario::{Resolved, Shape, Skip};
+use super::resolved::Resolved;
+use super::scenario::{Shape, Skip};
 use linkcert_run::target::{PlanKey, Target};
 
 /// The environment variable Kubernetes Indexed Jobs set to the pod's index (0-based).

@@ -101,6 +101,13 @@ pub const RULES: &[RuleDef] = &[
         ]),
     },
     RuleDef {
+        id: "load.refusals",
+        title: "requests the spec forbids (a share of every scenario's) are refused cleanly or honoured, and refusals are counted against the key the same way all run",
+        level: Fail,
+        shape: None,
+        enforces: Enforces::Clauses(&["endpoints.errors", "limits.headers.remaining"]),
+    },
+    RuleDef {
         id: "load.retry-honesty",
         title: "the first throttled request, retried Retry-After later, is admitted",
         level: Fail,

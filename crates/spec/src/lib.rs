@@ -178,6 +178,34 @@ impl Spec {
 mod tests {
     use super::*;
 
+    /// The one change the spec forbids of a valid query: what `load` sends as its share of
+    /// requests every target must refuse (a required parameter left out first, then a bound,
+    /// never a parameter whose name the spec does not show).
+    #[test]
+    fn a_forbidden_query_breaks_what_the_spec_states() {
+        let spec = Spec::embedded().unwrap();
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let qr = spec.operation("getQRCode").unwrap();
+        let f = qr
+            .forbidden_query(&q(&[("url", "https://e.com"), ("level", "M")]))
+            .unwrap();
+        assert_eq!(f.query, q(&[("level", "M")]));
+        assert_eq!(f.why, "url missing (required)");
+        let tags = spec.operation("getTags").unwrap();
+        let f = tags.forbidden_query(&q(&[("pageSize", "1")])).unwrap();
+        assert_eq!(f.query, q(&[("pageSize", "101")]));
+        assert_eq!(f.why, "pageSize above its maximum 100");
+        // sortBy's name is not shown: a target may ignore it, so it is never the one broken.
+        assert!(tags.param("sortBy").unwrap().name_unshown());
+        let analytics = spec.operation("retrieveAnalytics").unwrap();
+        assert_eq!(analytics.forbidden_query(&[]), None);
+    }
+
     #[test]
     fn embedded_spec_loads_with_the_spec_s_numbers() {
         let spec = Spec::embedded().expect("embedded spec loads");

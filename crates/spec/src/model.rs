@@ -115,6 +115,26 @@ impl Param {
         let values = s.get("enum")?.as_array()?;
         Some(values.iter().filter_map(Value::as_str).collect())
     }
+    /// The spec does not show the parameter's name ("GET /tags: the exact query-parameter
+    /// names of the sort field, order, search term and id filter: not shown"). Our spec names
+    /// them as the real service does, but a target may call them otherwise: for it they are
+    /// unknown parameters, which the spec neither requires tolerating nor rejecting.
+    pub fn name_unshown(&self) -> bool {
+        self.pagination
+            .as_deref()
+            .is_some_and(|r| UNNAMED_ROLES.contains(&r))
+    }
+}
+
+/// Roles whose query-parameter names the spec does not show (`Param::name_unshown`).
+const UNNAMED_ROLES: &[&str] = &["sort-by", "sort-order", "search", "ids"];
+
+/// A request's query made into one the spec forbids (`Operation::forbidden_query`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Forbidden {
+    pub query: Vec<(String, String)>,
+    /// What makes it forbidden, in words ("url missing (required)").
+    pub why: String,
 }
 
 #[derive(Clone, Debug)]
@@ -175,5 +195,57 @@ impl Operation {
     /// `GET /tags`-style label used in reports.
     pub fn label(&self) -> String {
         format!("{} {}", self.method, self.path)
+    }
+
+    /// `query` (a valid request's) with one change the spec forbids, every target bound to
+    /// refuse: a required query parameter left out, else a named numeric one past a bound the
+    /// spec states, else a named enumerated one given a value outside it. None when the spec
+    /// forbids nothing of the operation's query.
+    pub fn forbidden_query(&self, query: &[(String, String)]) -> Option<Forbidden> {
+        let named = || {
+            self.params
+                .iter()
+                .filter(|p| p.location == Location::Query && !p.name_unshown())
+        };
+        let without = |name: &str| -> Vec<(String, String)> {
+            query.iter().filter(|(k, _)| k != name).cloned().collect()
+        };
+        let with = |name: &str, v: String| {
+            let mut q = without(name);
+            q.push((name.to_string(), v));
+            q
+        };
+        if let Some(p) = named().find(|p| p.required && query.iter().any(|(k, _)| *k == p.name)) {
+            return Some(Forbidden {
+                query: without(&p.name),
+                why: format!("{} missing (required)", p.name),
+            });
+        }
+        let numeric = |p: &&Param| matches!(p.kind, ParamKind::Integer | ParamKind::Number);
+        if let Some(p) = named()
+            .filter(numeric)
+            .find(|p| p.bound("maximum").is_some())
+        {
+            let hi = p.bound("maximum").unwrap_or_default();
+            return Some(Forbidden {
+                query: with(&p.name, format!("{}", hi + 1.0)),
+                why: format!("{} above its maximum {hi}", p.name),
+            });
+        }
+        if let Some(p) = named()
+            .filter(numeric)
+            .find(|p| p.bound("minimum").is_some())
+        {
+            let lo = p.bound("minimum").unwrap_or_default();
+            return Some(Forbidden {
+                query: with(&p.name, format!("{}", lo - 1.0)),
+                why: format!("{} below its minimum {lo}", p.name),
+            });
+        }
+        let p = named().find(|p| p.kind == ParamKind::String && p.enum_values().is_some())?;
+        Some(Forbidden {
+            query: with(&p.name, "not-one-of-its-values".into()),
+            why: format!("{} outside its values", p.name),
+        })
     }
 }

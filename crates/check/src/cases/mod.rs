@@ -36,12 +36,6 @@ use hostile::*;
 pub use invalid::*;
 pub use valid::*;
 
-/// Roles whose query-parameter names the spec does not show ("GET /tags: the exact
-/// query-parameter names of the sort field, order, search term and id filter: not shown").
-/// Our spec names them as the real service does, but a target may call them otherwise: for it
-/// they are unknown parameters, which the spec neither requires tolerating nor rejecting.
-const UNNAMED_ROLES: &[&str] = &["sort-by", "sort-order", "search", "ids"];
-
 /// How often an optional parameter (or body field) appears in a generated case.
 const OPTIONAL_WEIGHT: f64 = 0.5;
 
@@ -176,9 +170,7 @@ pub(crate) fn generated(p: &Param) -> bool {
 }
 
 fn unnamed(p: &Param) -> bool {
-    p.pagination
-        .as_deref()
-        .is_some_and(|r| UNNAMED_ROLES.contains(&r))
+    p.name_unshown()
 }
 
 /// Operations the spec does not shape (`x-linkcert-extension`: ours): only observed.

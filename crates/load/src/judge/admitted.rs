@@ -53,7 +53,8 @@ impl State {
     pub fn observe(&mut self, x: &Record) {
         self.sends.observe(x.sent, x.recv);
         if let Some(p) = &mut self.persistent {
-            p.observe(x.sent, x.recv, x.admitted());
+            // What a window owes at least is judged on what the quota may have been spent on.
+            p.observe(x.sent, x.recv, x.spent());
         }
         let named = x
             .reset
@@ -63,11 +64,13 @@ impl State {
                 rate_headers::ResetUnit::EpochSeconds(v) => Some(v),
                 _ => None,
             });
-        if let Some(v) = named
-            && (x.admitted() || x.throttled())
-        {
-            let remaining = rate_headers::parse_count(x.remaining.as_deref());
-            self.named.observe(x.sent, x.admitted(), v, remaining);
+        if let Some(v) = named {
+            if x.refused() {
+                self.named.refusal(x.sent, v);
+            } else if x.admitted() || x.throttled() {
+                let remaining = rate_headers::parse_count(x.remaining.as_deref());
+                self.named.observe(x.sent, x.admitted(), v, remaining);
+            }
         }
         if x.admitted() {
             self.rolling.observe(x.sent, x.recv);
@@ -203,8 +206,10 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
     // Window by window, what was really sent decides what is owed: a total short of the
     // bounds because the client sent too little is then no reason to skip.
     let persistent_judged = c.persistent.as_ref().is_some_and(|p| p.judged > 0);
-    // Admitted over the windows loaded.
+    // Admitted over the windows loaded: at most what the upper bound allows; at least, with the
+    // clean refusals (they may have used quota), what the lower one does.
     let a = f.admitted as f64;
+    let spent = (f.admitted + f.refused) as f64;
     let bounds = format!("[{lower:.0}, {upper:.0}] over {k:.2} windows of {n} (slack {slack:.0})");
     if a > upper {
         j.fail(
@@ -216,7 +221,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
         );
     } else if let Some(x) = window_fail {
         j.fail(rule_id!("load.admitted"), lbl, x.msg, x.expected, x.actual);
-    } else if a < lower && sent_overload {
+    } else if spent < lower && sent_overload {
         j.fail(
             rule_id!("load.admitted"),
             lbl,
@@ -224,7 +229,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
             bounds,
             format!("{a:.0} admitted"),
         );
-    } else if a < lower && !persistent_judged {
+    } else if spent < lower && !persistent_judged {
         j.add(
             rule_id!("load.admitted"),
             Verdict::Skipped,
@@ -240,7 +245,7 @@ pub(super) fn judge(j: &mut Judge, view: &KeyView, b: &Bounds, c: &Counted, rese
             lbl,
             format!(
                 "{a:.0} admitted, {} {bounds}; {}",
-                if a < lower {
+                if spent < lower {
                     "fewer than the limit sent in some window, below"
                 } else {
                     "within"

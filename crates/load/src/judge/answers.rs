@@ -12,6 +12,9 @@ pub(super) struct State {
     /// The code the spec's error table gives 429.
     code: String,
     first_err: Option<String>,
+    /// Answers other than 2xx and 429 to requests the spec allows, by status (a forbidden
+    /// request's are load.refusals').
+    other: std::collections::BTreeMap<u16, u64>,
     bad_envelope: u64,
     example: Option<Option<String>>,
 }
@@ -21,6 +24,7 @@ impl State {
         State {
             code: code.to_string(),
             first_err: None,
+            other: Default::default(),
             bad_envelope: 0,
             example: None,
         }
@@ -37,6 +41,13 @@ impl State {
         {
             self.first_err = Some(crate::record::redact_error(&e.to_string()));
         }
+        if let Some(st) = x.status
+            && !x.forbidden
+            && !x.admitted()
+            && !x.throttled()
+        {
+            *self.other.entry(st).or_insert(0) += 1;
+        }
         if x.throttled() && x.code.as_deref() != Some(self.code.as_str()) {
             self.bad_envelope += 1;
             self.example.get_or_insert_with(|| x.code.clone());
@@ -46,7 +57,7 @@ impl State {
 
 pub(super) fn judge(j: &mut Judge, view: &KeyView, st: &State) {
     let KeyView { label: lbl, f, .. } = *view;
-    let (other, errors) = (&f.other, f.errors);
+    let (other, errors) = (&st.other, f.errors);
     // Answers other than 2xx/429, and no answers: the target failing under load.
     if errors > 0 || !other.is_empty() {
         let first_err = st

@@ -22,8 +22,9 @@ impl KeyRule for State {
             x.reset.as_deref(),
         ));
     }
-    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, _: &mut KeyNotes) {
+    fn judge(self: Box<Self>, j: &mut Judge, view: &KeyView, notes: &mut KeyNotes) {
         let verdict = self.history.finish();
+        notes.quiet_refusals = (verdict.quiet_refusals, verdict.lowered_by_refusals);
         if verdict.judged == 0 {
             return;
         }

@@ -94,18 +94,23 @@ impl State {
         }
     }
 
-    /// Take the key's next answer in send order.
-    pub fn observe(&mut self, x: &Record) {
+    /// Each field once, on any status; present and an integer on every 2xx and 429, an
+    /// integer on a clean refusal that carries it.
+    fn fields(&mut self, x: &Record) {
         // Any status: wherever a target puts the fields, each comes once.
         if let Some(r) = &x.repeated {
             self.repeated += 1;
             self.repeated_example.get_or_insert_with(|| r.clone());
         }
-        if x.admitted() || x.throttled() {
-            self.answered += 1;
+        // A clean refusal need not carry the fields (the spec does not say); where it does,
+        // they are judged as the others'.
+        let judged = x.admitted() || x.throttled();
+        if judged || x.refused() {
+            self.answered += u64::from(judged);
             // Presence and integer form, judged as `check` judges them.
             match rate_headers::header_fault(&rate_headers::ON_EVERY_ANSWER, |n| x.rate_header(n)) {
-                Some(HeaderFault::Absent { .. }) => self.absent += 1,
+                Some(HeaderFault::Absent { .. }) if judged => self.absent += 1,
+                Some(HeaderFault::Absent { .. }) => {}
                 Some(HeaderFault::NotInteger { name, value }) => {
                     self.not_integer += 1;
                     self.not_integer_example
@@ -114,6 +119,11 @@ impl State {
                 None => {}
             }
         }
+    }
+
+    /// Take the key's next answer in send order.
+    pub fn observe(&mut self, x: &Record) {
+        self.fields(x);
         let Some(status) = x.status else { return };
         let a = Answer {
             sent: self.wall0 + x.sent,
@@ -155,7 +165,10 @@ impl State {
             rs.in_flight.pop();
             rs.highest = Some(rs.highest.map_or(v, |h| h.max(v)));
         }
-        let Some(raw) = a.reset.filter(|_| x.admitted() || x.throttled()) else {
+        let Some(raw) = a
+            .reset
+            .filter(|_| x.admitted() || x.throttled() || x.refused())
+        else {
             return;
         };
         let Some(jd) = rate_headers::judge_resets_within(&one, self.window, self.slack) else {

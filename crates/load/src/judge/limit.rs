@@ -36,7 +36,8 @@ impl State {
     }
 
     pub fn observe(&mut self, x: &Record) {
-        if !(x.admitted() || x.throttled()) {
+        // A clean refusal need not carry the field; where it does, it says the plan's limit.
+        if !(x.admitted() || x.throttled() || x.refused()) {
             return;
         }
         let Some(v) = rate_headers::parse_count(x.limit.as_deref()) else {

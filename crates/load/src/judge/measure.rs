@@ -97,6 +97,8 @@ pub(super) struct KeyFigures {
     pub records: u64,
     pub admitted: u64,
     pub throttled: u64,
+    /// Forbidden requests refused cleanly (`Record::refused`): expected, not `other`.
+    pub refused: u64,
     pub other: BTreeMap<u16, u64>,
     /// No answer from the target (timeouts, refused or reset connections).
     pub errors: u64,
@@ -131,6 +133,7 @@ impl KeyFigures {
             sent: self.sent,
             admitted: self.admitted,
             throttled: self.throttled,
+            refused: self.refused,
             other: self.other.clone(),
             errors: self.errors,
             refused_locally: self.refused_locally,
@@ -237,7 +240,9 @@ impl Measure {
         if let Some(st) = x.status {
             self.answered += 1;
             self.answered_404 += u64::from(st == 404);
-            let clean = clean_refusal(st, x.code.is_some(), &REJECTIONS);
+            // A forbidden request's refusal is expected (`Record::refused`), not the target's
+            // choice for a value the scenario names.
+            let clean = !x.forbidden && clean_refusal(st, x.code.is_some(), &REJECTIONS);
             self.rejected_cleanly += u64::from(clean);
         }
         if x.retry {
@@ -358,6 +363,7 @@ impl KeyMeasure {
                 f.throttled += 1;
                 f.throttled_sends.add(x.sent);
             }
+            Some(_) if x.refused() => f.refused += 1,
             Some(st) => *f.other.entry(st).or_insert(0) += 1,
         }
         if !x.retry {

@@ -25,8 +25,10 @@
 //!   `NamedWindows`), after the first, admits exactly min(N, the requests naming its Reset);
 //!   under sustained overload, every window of W from one window after the first send admits 3/4 of
 //!   what a fixed window would of the real sends, less max(3, 2% of N) and twice the most
-//!   requests in flight at once.
-//! - load.limit: X-RateLimit-Limit on every 2xx and 429 is N (60N, the per-hour reading, is
+//!   requests in flight at once. What a window must admit at least counts the clean refusals
+//!   of forbidden requests as spent (a target may count them); what it may admit at most,
+//!   admissions alone.
+//! - load.limit: X-RateLimit-Limit on every 2xx, 429 and clean refusal that carries it is N (60N, the per-hour reading, is
 //!   informational), as `check`'s ratelimit.limit reads it.
 //! - load.rolling-window: the most admissions provably inside one rolling window (server
 //!   instants bracketed by send and receive times): at most N passes; up to 2N plus the slack
@@ -49,7 +51,11 @@
 //! - load.retry-honesty (retry-after): the first throttled request, retried exactly
 //!   Retry-After later, is admitted (a burst never throttled, as across a fixed window's
 //!   boundary, or a retry that got no answer, is noted, not judged).
-//! - load.answers: answers other than 2xx/429, or none at all, fail (404 from an absent
+//! - load.refusals: the requests the scenario makes forbidden (`Scenario::forbidden`) are
+//!   refused cleanly (400 or 422 in the envelope), honoured or throttled; whether refusals
+//!   were seen counted is said (`refusals.rs`).
+//! - load.answers: answers other than 2xx/429 to requests the spec allows, or none at all,
+//!   fail (404 from an absent
 //!   linkcert stand-in endpoint skips the scenario instead). A socket this machine refused
 //!   (`FailureKind::LocalLimit`) never reached the target: load.generator counts it.
 //! - load.behaviour: the limiter named as observed (informational), with the evidence.
@@ -73,7 +79,7 @@
 //! `order.rs` holds answers until those sent earlier are in.
 
 use super::record::{Record, Run};
-use super::scenario::Resolved;
+use super::resolved::Resolved;
 use super::schedule::Summary;
 use linkcert_registry::rule_id;
 use linkcert_spec::verdict::Verdict;
@@ -115,6 +121,7 @@ rules![
     retry_honesty::RetryHonesty,
     isolation::Isolation,
     counter::Counter,
+    refusals::Refusals,
 ];
 
 /// The rules judged across keys, judged again over `s`'s keys: a fleet put back together

@@ -89,7 +89,10 @@ pub struct KeyStats {
     pub sent: u64,
     pub admitted: u64,
     pub throttled: u64,
-    /// Answers other than 2xx and 429, by status.
+    /// Requests the spec forbids (a share of every scenario's), refused cleanly: expected.
+    #[serde(default)]
+    pub refused: u64,
+    /// Answers other than 2xx and 429 (and the expected refusals), by status.
     pub other: BTreeMap<u16, u64>,
     /// No answer from the target (transport errors, timeouts).
     pub errors: u64,
@@ -131,6 +134,7 @@ impl KeyStats {
             sent,
             admitted,
             throttled: sent - admitted,
+            refused: 0,
             other: Default::default(),
             errors: 0,
             refused_locally: 0,
@@ -153,6 +157,7 @@ impl KeyStats {
     pub fn records(&self) -> u64 {
         self.admitted
             + self.throttled
+            + self.refused
             + self.other.values().sum::<u64>()
             + self.errors
             + self.refused_locally
@@ -166,6 +171,9 @@ pub struct Tally {
     pub sent: u64,
     pub admitted: u64,
     pub throttled: u64,
+    /// Forbidden requests refused cleanly (expected).
+    #[serde(default)]
+    pub refused: u64,
     pub other: u64,
     pub errors: u64,
     /// Offered in this second but sent late or never, or refused a socket by this machine.
@@ -179,6 +187,7 @@ impl Tally {
         self.sent += o.sent;
         self.admitted += o.admitted;
         self.throttled += o.throttled;
+        self.refused += o.refused;
         self.other += o.other;
         self.errors += o.errors;
         self.failed_to_send += o.failed_to_send;

@@ -10,7 +10,8 @@ use super::bounds::Bounds;
 use super::measure::KeyFigures;
 use super::result::{Finding, KeyStats, Limiter};
 use crate::record::Record;
-use crate::scenario::{Resolved, Shape};
+use crate::resolved::Resolved;
+use crate::scenario::Shape;
 use linkcert_rate::headers as rate_headers;
 use linkcert_registry::Rule as RuleId;
 use linkcert_spec::verdict::Verdict;
@@ -68,6 +69,9 @@ pub(super) struct KeyNotes {
     pub rolling: u64,
     /// The limiter named, with the words (behaviour, for the scenario's result).
     pub limiter: Option<(Limiter, String)>,
+    /// Refusals alone in flight set against the answer before, and those that lowered
+    /// Remaining (counter, read by refusals): each of these was counted.
+    pub quiet_refusals: (u64, u64),
 }
 
 /// What rules judged across keys read: the scenario and each key's results.

@@ -66,6 +66,7 @@ pub(super) fn tally(b: &mut Tally, x: &Record, o: &Observed) {
         None => b.errors += 1,
         Some(_) if x.admitted() => b.admitted += 1,
         Some(429) => b.throttled += 1,
+        Some(_) if x.refused() => b.refused += 1,
         Some(_) => b.other += 1,
     }
     b.sent += 1;

@@ -1,6 +1,7 @@
 //! The judge on synthetic runs: what a real limiter of each kind would have answered.
 
-use crate::scenario::{Resolved, Scenario};
+use crate::resolved::Resolved;
+use crate::scenario::Scenario;
 use crate::schedule::Slot;
 use linkcert_http::{Failure, FailureKind};
 use linkcert_run::target::{PlanKey, Target};

@@ -257,16 +257,19 @@ impl ResetWindows {
 /// the target's Reset places each answer, and no slack for timing is left. A window that did
 /// not start fresh (a sliding log's Reset moving on with one slot back, a sliding counter still
 /// weighing the window before) is not judged so: the three-quarter floor is its measure. The
-/// first window is not judged either (what came before the run may have used it).
+/// first window is not judged either (what came before the run may have used it). A forbidden
+/// request refused cleanly counts as admitted here: whether it used quota is the target's
+/// choice, and min(N, requests) is owed of the two together either way.
 pub(super) struct NamedWindows {
     w: f64,
     /// Reset -> its answers.
     windows: BTreeMap<u64, Named>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Named {
     answers: u64,
+    /// Admissions and clean refusals (`Record::spent`).
     admitted: u64,
     /// The highest Remaining an admission naming it said.
     most_remaining: Option<u64>,
@@ -298,21 +301,34 @@ impl NamedWindows {
         }
     }
 
-    /// A 2xx or 429 naming Reset `reset` (with the Remaining it said), in send order.
+    /// A 2xx, clean refusal or 429 naming Reset `reset` (with the Remaining an admission said),
+    /// in send order; `admitted`: the quota may have been spent on it (`Record::spent`).
     pub fn observe(&mut self, sent: f64, admitted: bool, reset: u64, remaining: Option<u64>) {
-        let e = self.windows.entry(reset).or_insert(Named {
-            answers: 0,
-            admitted: 0,
-            most_remaining: None,
-            first_sent: sent,
-            last_sent: sent,
-        });
+        let e = self.window(sent, reset);
         e.answers += 1;
         if admitted {
             e.admitted += 1;
             e.most_remaining = e.most_remaining.max(remaining);
         }
         e.last_sent = sent;
+    }
+
+    /// A clean refusal naming Reset `reset`, in send order: room owed counts it as admitted.
+    pub fn refusal(&mut self, sent: f64, reset: u64) {
+        let e = self.window(sent, reset);
+        e.answers += 1;
+        e.admitted += 1;
+        e.last_sent = sent;
+    }
+
+    fn window(&mut self, sent: f64, reset: u64) -> &mut Named {
+        self.windows.entry(reset).or_insert(Named {
+            answers: 0,
+            admitted: 0,
+            most_remaining: None,
+            first_sent: sent,
+            last_sent: sent,
+        })
     }
 
     pub fn finish(self, n: u64) -> NamedFixed {

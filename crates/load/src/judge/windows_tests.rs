@@ -398,7 +398,7 @@ fn a_fresh_named_window_is_judged_exactly() {
         run(&|_| 60, &one),
         NamedFixed {
             judged: 2,
-            short: None
+            short: None,
         }
     );
     // Every 5th admission costs two: 50 fit in 60.
@@ -412,7 +412,7 @@ fn a_fresh_named_window_is_judged_exactly() {
         twice,
         NamedFixed {
             judged: 2,
-            short: Some(short)
+            short: Some(short),
         }
     );
     // The first window short: used before the run, not judged.
@@ -420,7 +420,7 @@ fn a_fresh_named_window_is_judged_exactly() {
         run(&|i| if i == 0 { 10 } else { 60 }, &one),
         NamedFixed {
             judged: 2,
-            short: None
+            short: None,
         }
     );
     // A window that got fewer requests than N admits them all: its room is what came.
@@ -432,7 +432,7 @@ fn a_fresh_named_window_is_judged_exactly() {
         nw.finish(n),
         NamedFixed {
             judged: 1,
-            short: None
+            short: None,
         }
     );
     // Of two short windows the one furthest short of its room is named (40 of 60 before 50).
@@ -492,7 +492,7 @@ fn named_windows_not_fresh_or_not_one_window_are_not_judged() {
         nw.finish(n),
         NamedFixed {
             judged: 0,
-            short: None
+            short: None,
         }
     );
 }

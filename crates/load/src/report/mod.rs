@@ -41,6 +41,8 @@ pub struct KeyTotal {
     pub sent: u64,
     pub admitted: u64,
     pub throttled: u64,
+    /// Requests the spec forbids, refused cleanly (expected).
+    pub refused: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -143,10 +145,12 @@ impl LoadReport {
                     sent: 0,
                     admitted: 0,
                     throttled: 0,
+                    refused: 0,
                 });
                 e.sent += k.sent;
                 e.admitted += k.admitted;
                 e.throttled += k.throttled;
+                e.refused += k.refused;
             }
         }
         self.keys = keys.into_values().collect();
@@ -527,18 +531,19 @@ fn scenario_markdown(s: &ScenarioResult) -> String {
         return o;
     }
     o.push_str(
-        "| key | scheduled | sent | admitted | throttled | other | no answer | late | unsent | latency p50/p99/max ms | windows | rolling max | admitted bounds |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| key | scheduled | sent | admitted | throttled | refused (forbidden) | other | no answer | late | unsent | latency p50/p99/max ms | windows | rolling max | admitted bounds |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for k in &s.keys {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {:?} | {} | {} | {} | {:.1}/{:.1}/{:.1} | {:.2} | {} | [{:.0}, {:.0}] |",
+            "| {} | {} | {} | {} | {} | {} | {:?} | {} | {} | {} | {:.1}/{:.1}/{:.1} | {:.2} | {} | [{:.0}, {:.0}] |",
             k.label,
             k.scheduled,
             k.sent,
             k.admitted,
             k.throttled,
+            k.refused,
             k.other,
             no_answer(k),
             k.late,

@@ -12,6 +12,51 @@ impl History {
             self.chain(b);
         } else if s.status == 429 {
             self.judge_throttled(b);
+        } else if s.refused() && s.remaining.is_some() {
+            self.judge_refused(b);
+        }
+    }
+
+    /// A refusal's Remaining, no higher than the history leaves (the admission's rule, the
+    /// refusal itself not counted: that is the target's choice); and, alone in flight right
+    /// after an answer naming the same Reset, whether it lowered Remaining.
+    fn judge_refused(&mut self, b: usize) {
+        let Some((a, left)) = self.anchor(b, false) else {
+            return;
+        };
+        let (Some(ea), Some(eb)) = (self.get(a), self.get(b)) else {
+            return;
+        };
+        let (sa, sb) = (ea.s, eb.s);
+        let claimed = sb.remaining.unwrap_or(0);
+        let alone = a + 1 == b
+            && eb.quiet_before
+            && self.get(b + 1).is_none_or(|n| n.s.sent >= sb.recv)
+            && sa.reset.is_some()
+            && sa.reset == sb.reset
+            && sa.status != 429;
+        if alone {
+            self.out.quiet_refusals += 1;
+            self.out.lowered_by_refusals += u64::from(claimed < left);
+        }
+        // Admissions certainly decided after `a` and before `b`.
+        let mut before_b = 0u64;
+        for i in a + 1..b {
+            let Some(e) = self.get(i) else { break };
+            if e.s.sent >= sa.recv && e.s.admitted() && e.s.recv <= sb.sent {
+                before_b += 1;
+            }
+        }
+        let allowed = left as f64 + self.refill(&sa, &sb) + 1.0;
+        self.out.judged += 1;
+        if before_b.saturating_add(claimed) as f64 > allowed {
+            let gap = sb.recv - sa.sent;
+            self.fault(
+                Fault::Remaining,
+                b,
+                format!("X-RateLimit-Remaining at most {:.0} on a refusal ({}): {left} left {gap:.2} s earlier, {before_b} admitted since, and what any limiter of {} per {} s gives back meanwhile", allowed - before_b as f64, sb.status, self.n, self.w),
+                claimed.to_string(),
+            );
         }
     }
 

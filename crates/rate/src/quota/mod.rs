@@ -22,6 +22,10 @@
 //!   the refill allow (a counter per route, requests not counted, Remaining that does not
 //!   count at some phase of the window). Judged against the latest answer, and along answers
 //!   that overlapped no other (`chain`), so a slow drift is found as well as a jump;
+//! - remaining on a refusal (any status but 2xx and 429 that carries the field): as for an
+//!   admission, no higher than the history leaves. Whether a refusal is counted is the
+//!   target's choice; a refusal alone in flight that lowers Remaining proves it was
+//!   (`Judgement::lowered_by_refusals`);
 //! - throttled: a 429 although the key's latest Remaining was more than everything the key
 //!   sent since (every status: a target may count refused requests) could spend: another
 //!   key's traffic spent it (a counter shared by keys, plans or the workspace).
@@ -65,6 +69,10 @@ impl Said {
     fn admitted(&self) -> bool {
         (200..300).contains(&self.status)
     }
+    /// An answer that neither admitted nor throttled (a refusal: 4xx, or 5xx).
+    fn refused(&self) -> bool {
+        self.status != 0 && self.status != 429 && !self.admitted()
+    }
     /// What the answer says is left: a 429 says none; no answer says nothing.
     fn left(&self) -> Option<u64> {
         match self.status {
@@ -101,6 +109,11 @@ pub struct Judgement {
     pub faults: u64,
     /// The first fault, in the order the answers were judged.
     pub first: Option<Finding>,
+    /// Refusals alone in flight whose Remaining can be set against the answer just before
+    /// (both naming one Reset), and of those the ones that said less was left: each of these
+    /// was counted against the key (nothing but a charge lowers Remaining).
+    pub quiet_refusals: u64,
+    pub lowered_by_refusals: u64,
 }
 
 struct Entry {

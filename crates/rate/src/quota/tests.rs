@@ -372,3 +372,77 @@ fn every_legal_limiter_of_a_sub_second_window_passes_over_spans_of_several_windo
         }
     }
 }
+
+/// `run`, every `every`-th request a refusal (400): `counted`, the limiter decides it as any
+/// other (admitted by the limiter, then refused: limiter first); else it is answered with what
+/// the limiter would say, untouched (validation first). `fresh`: the refusal says the whole
+/// quota is left, whatever the limiter says (a gateway answering from a counter of its own).
+fn run_refusing(
+    l: &mut Limiter,
+    sends: &[(f64, f64)],
+    every: usize,
+    counted: bool,
+    fresh: bool,
+) -> Vec<Said> {
+    sends
+        .iter()
+        .enumerate()
+        .map(|(i, &(sent, lat))| {
+            let t = sent + lat / 2.0;
+            let refusal = i % every == every / 2;
+            let (ok, remaining, reset) = if refusal && !counted {
+                let (ok, remaining, reset) = l.clone().decide(t);
+                (ok, remaining + u64::from(ok), reset)
+            } else {
+                l.decide(t)
+            };
+            let status = match (refusal, ok) {
+                (false, true) => 200,
+                (true, _) if !counted => 400,
+                (true, true) => 400,
+                (_, false) => 429,
+            };
+            Said {
+                sent,
+                recv: sent + lat,
+                status,
+                remaining: Some(if refusal && fresh { N - 1 } else { remaining }),
+                reset: Some(reset),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn refusals_counted_or_not_pass_and_a_refusal_alone_in_flight_says_which() {
+    for l in limiters() {
+        for counted in [true, false] {
+            let h = run_refusing(
+                &mut l.clone(),
+                &check_like(T0 + 0.5, 0.004),
+                7,
+                counted,
+                false,
+            );
+            let j = History::judge_all(N, W, &h);
+            assert_eq!(j.faults, 0, "counted {counted}: {:?}", j.first);
+            assert!(j.quiet_refusals > 5, "{}", j.quiet_refusals);
+            if counted {
+                assert!(j.lowered_by_refusals > 0, "counted, never lowered");
+            } else {
+                assert_eq!(j.lowered_by_refusals, 0, "not counted, yet lowered");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_refusal_that_says_the_whole_quota_is_left_is_found() {
+    for l in limiters() {
+        let h = run_refusing(&mut l.clone(), &check_like(T0 + 0.5, 0.004), 7, true, true);
+        let j = History::judge_all(N, W, &h);
+        let f = j.first.expect("found");
+        assert_eq!(f.fault, Fault::Remaining);
+        assert!(f.expected.contains("on a refusal (400)"), "{}", f.expected);
+    }
+}

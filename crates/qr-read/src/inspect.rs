@@ -58,24 +58,12 @@ pub(super) const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0
 /// Inspect a PNG: dimensions, colour fidelity, and the QR code in it.
 /// Err only when the bytes are not a decodable PNG at all (or exceed the limits).
 pub fn inspect_png(bytes: &[u8], fg: Rgb, bg: Rgb) -> Result<Inspection, InspectError> {
-    if bytes.is_empty() {
-        return Err(InspectError::Empty);
-    }
-    if !bytes.starts_with(&PNG_SIGNATURE) {
-        return Err(InspectError::NotPng);
-    }
     let Pixels {
         width,
         height,
         dark,
         exact,
-    } = match classify_indexed(bytes, fg, bg)? {
-        Some(pixels) => pixels,
-        None => {
-            let img = decode_png_limited(bytes)?;
-            classify(&img, fg, bg)
-        }
-    };
+    } = pixels(bytes, fg, bg)?;
     let total = u64::from(width) * u64::from(height);
     let exact_colour_fraction = if total == 0 {
         0.0
@@ -95,6 +83,26 @@ pub fn inspect_png(bytes: &[u8], fg: Rgb, bg: Rgb) -> Result<Inspection, Inspect
         exact_colour_fraction,
         decoded,
     })
+}
+
+/// Whether two PNGs show the same picture to a reader: the same size, and the same pixels
+/// nearer `fg` than `bg`, however each was encoded (palette or not, bit depth, filters).
+pub fn same_picture(a: &[u8], b: &[u8], fg: Rgb, bg: Rgb) -> Result<bool, InspectError> {
+    Ok(pixels(a, fg, bg)?.dark == pixels(b, fg, bg)?.dark)
+}
+
+/// A PNG's pixels classified against `fg` and `bg`, within the decode limits.
+fn pixels(bytes: &[u8], fg: Rgb, bg: Rgb) -> Result<Pixels, InspectError> {
+    if bytes.is_empty() {
+        return Err(InspectError::Empty);
+    }
+    if !bytes.starts_with(&PNG_SIGNATURE) {
+        return Err(InspectError::NotPng);
+    }
+    match classify_indexed(bytes, fg, bg)? {
+        Some(pixels) => Ok(pixels),
+        None => Ok(classify(&decode_png_limited(bytes)?, fg, bg)),
+    }
 }
 
 /// Pixels reduced to what the inspection needs.

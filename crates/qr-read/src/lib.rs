@@ -67,6 +67,27 @@ mod tests {
         inspect_png(&png, o.fg, o.bg).expect("inspect")
     }
 
+    /// The same picture however it is encoded; a logo drawn over the code is another.
+    #[test]
+    fn the_same_picture_is_the_same_whatever_its_encoding_and_a_logo_is_not() {
+        let q = opts(300, 2, EcLevel::Q);
+        let plain = render_png(URL, &q).unwrap();
+        let img = image::load_from_memory(&plain).unwrap().to_rgba8();
+        let mut rgba = Vec::new();
+        img.write_to(&mut Cursor::new(&mut rgba), ImageFormat::Png)
+            .unwrap();
+        assert_ne!(plain, rgba, "another encoding of the same pixels");
+        assert!(same_picture(&plain, &rgba, BLACK, WHITE).unwrap());
+        let logo = render_png(URL, &RenderOptions { logo: true, ..q }).unwrap();
+        assert!(!same_picture(&plain, &logo, BLACK, WHITE).unwrap());
+        let other = render_png(URL, &opts(301, 2, EcLevel::Q)).unwrap();
+        assert!(!same_picture(&plain, &other, BLACK, WHITE).unwrap());
+        assert!(matches!(
+            same_picture(b"not a png", &plain, BLACK, WHITE),
+            Err(InspectError::NotPng)
+        ));
+    }
+
     #[test]
     fn round_trip_keeps_payload_and_exact_size() {
         for size in [100, 333, 600, 1000] {

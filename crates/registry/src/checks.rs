@@ -370,6 +370,22 @@ pub const CHECKS: &[CheckDef] = &[
         enforces: Enforces::Clauses(&["qr.params.url", "limits.qr-url"]),
     },
     CheckDef {
+        id: "qr.logo-hidden",
+        title: "a logo asked for with hideLogo=true, when accepted, is not drawn: the picture is the one without it",
+        clause: "Endpoints / GET /qr: hideLogo: hide the logo",
+        level: Fail,
+        needs: Needs::keys("a key of a paid plan that may call GET /qr"),
+        enforces: Enforces::Clauses(&["qr.params.hide-logo"]),
+    },
+    CheckDef {
+        id: "qr.logo-unpaid",
+        title: "a logo asked for on a plan without logos, when accepted, is not drawn: the picture is the one without it",
+        clause: "Endpoints / GET /qr: logo only with a paid plan",
+        level: Fail,
+        needs: Needs::keys("a key of an unpaid plan that may call GET /qr (--key free=...)"),
+        enforces: Enforces::Clauses(&["qr.params.logo"]),
+    },
+    CheckDef {
         id: "qr.choices",
         title: "bounds of size and margin, colour forms and QR capacity the target chose",
         clause: "Limits: bounds of size and margin: not shown",

@@ -19,6 +19,7 @@ use linkcert_spec::Operation;
 
 mod choices;
 mod judge;
+mod logo;
 mod margins;
 mod matrix;
 mod png;
@@ -212,15 +213,19 @@ fn png_dimensions(body: &[u8]) -> Option<(u32, u32)> {
     Some((w, h))
 }
 
-/// Decode off the reactor when the runtime allows it (block_in_place needs the multi-threaded
-/// runtime; on a current-thread runtime the work runs inline).
 fn inspect(body: &[u8], fg: Rgb, bg: Rgb) -> Result<Inspection, qr::InspectError> {
+    off_reactor(|| qr::inspect_png(body, fg, bg))
+}
+
+/// Decoding off the reactor when the runtime allows it (block_in_place needs the
+/// multi-threaded runtime; on a current-thread runtime the work runs inline).
+fn off_reactor<T>(f: impl FnOnce() -> T) -> T {
     let multi = tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
     if multi {
-        tokio::task::block_in_place(|| qr::inspect_png(body, fg, bg))
+        tokio::task::block_in_place(f)
     } else {
-        qr::inspect_png(body, fg, bg)
+        f()
     }
 }
 
@@ -297,6 +302,7 @@ pub async fn run(ctx: &Ctx) {
             if ctx.enabled(check_id!("qr.choices")) || renders {
                 f.choices().await;
             }
+            f.logos().await;
         },
     );
     if renders {

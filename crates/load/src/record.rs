@@ -183,6 +183,23 @@ pub struct Run {
     pub broken: Option<String>,
 }
 
+#[cfg(test)]
+impl Run {
+    /// A synthetic run of a test from `wall0`: eight users, one request in flight at most.
+    pub fn of_test(wall0: f64) -> Run {
+        Run {
+            t0: Instant::now(),
+            wall0,
+            users: 8,
+            peak_in_flight: 1,
+            goose_requests: 0,
+            goose_reports: Vec::new(),
+            outage: None,
+            broken: None,
+        }
+    }
+}
+
 /// Errors from the HTTP client may carry a URL; keys travel in headers, never in URLs, but
 /// keep messages short.
 pub fn redact_error(s: &str) -> String {

@@ -81,7 +81,7 @@ impl Rule for Counter {
 
 #[cfg(test)]
 mod tests {
-    use crate::record::{Record, Run};
+    use crate::record::Record;
     use crate::scenario::Scenario;
     use linkcert_run::target::{PlanKey, Target};
     use linkcert_spec::verdict::Verdict;
@@ -126,16 +126,7 @@ mod tests {
                 }
             })
             .collect();
-        let run = Run {
-            t0: std::time::Instant::now(),
-            wall0: WALL0,
-            users: 8,
-            peak_in_flight: 1,
-            goose_requests: 0,
-            goose_reports: Vec::new(),
-            outage: None,
-            broken: None,
-        };
+        let run = crate::record::Run::of_test(WALL0);
         let result = super::super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
         result
             .findings

@@ -174,16 +174,7 @@ mod tests {
                 }
             })
             .collect();
-        let run = crate::record::Run {
-            t0: std::time::Instant::now(),
-            wall0: WALL0,
-            users: 8,
-            peak_in_flight: 1,
-            goose_requests: 0,
-            goose_reports: Vec::new(),
-            outage: None,
-            broken: None,
-        };
+        let run = crate::record::Run::of_test(WALL0);
         let result = super::super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
         result
             .findings

@@ -28,20 +28,6 @@ fn free_retry_after_run() -> (Resolved, Vec<Slot>, f64) {
     (r, slots, 1_800_000_000.0)
 }
 
-/// The engine's account of a synthetic run from `wall0`: eight users, one in flight.
-fn synthetic_run(wall0: f64) -> crate::record::Run {
-    crate::record::Run {
-        t0: std::time::Instant::now(),
-        wall0,
-        users: 8,
-        peak_in_flight: 1,
-        goose_requests: 0,
-        goose_reports: Vec::new(),
-        outage: None,
-        broken: None,
-    }
-}
-
 /// A burst of 1.5N straddling a fixed window's boundary: N/2 + ... all admitted, since
 /// each side of the boundary has a window of its own. Legal: not "not enforced".
 #[test]
@@ -71,7 +57,7 @@ fn a_burst_straddling_a_fixed_window_boundary_is_not_failed() {
             }
         })
         .collect();
-    let run = synthetic_run(wall0);
+    let run = crate::record::Run::of_test(wall0);
     let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     let failed: Vec<&str> = result
         .findings
@@ -345,7 +331,7 @@ fn answers_out_of_send_order_are_judged_by_send_order() {
             x
         })
         .collect();
-    let run = synthetic_run(wall0);
+    let run = crate::record::Run::of_test(wall0);
     let ids = [("free#1".to_string(), 0)];
     let sorted = super::judge(&r, &slots, &records, &run, &ids);
     // Fed in reverse, told only at the end that everything is in.
@@ -410,14 +396,9 @@ fn judged(
     wall0: f64,
 ) -> super::ScenarioResult {
     let run = crate::record::Run {
-        t0: std::time::Instant::now(),
-        wall0,
         users: 128,
         peak_in_flight: 90,
-        goose_requests: 0,
-        goose_reports: Vec::new(),
-        outage: None,
-        broken: None,
+        ..crate::record::Run::of_test(wall0)
     };
     super::judge(r, slots, records, &run, &[("free#1".into(), 0)])
 }
@@ -521,7 +502,7 @@ fn clean_rejections_of_a_scenarios_values_are_the_targets_choice_not_a_failure()
             ..rec(sl.due.as_secs_f64(), Some(422), None)
         })
         .collect();
-    let run = synthetic_run(wall0);
+    let run = crate::record::Run::of_test(wall0);
     let result = super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
     assert_eq!(result.verdict, super::ScenarioVerdict::Incomplete);
     assert!(result.findings.is_empty(), "{:?}", result.findings);

@@ -399,3 +399,45 @@ fn reset_in_millis_on_qr() -> Defect {
         }
     })
 }
+
+/// A limiter that breaks at its limit: the first 429 each key meets on GET /tags is a 500
+/// instead (the reference's own sliding log, admitting one more than its limit, did exactly
+/// this, and every family passed). The same request served before, now a server error.
+fn breaks_at_the_limit() -> Defect {
+    let keys = std::sync::Mutex::new(std::collections::HashSet::<String>::new());
+    Defect::after(move |inc, ans| {
+        if inc.path != "/tags" || ans.status != 429 {
+            return;
+        }
+        let key = inc
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        if keys.lock().unwrap().insert(key) {
+            ans.status = 500;
+            ans.body = br#"{"error":{"code":"internal_server_error","message":"attempt to subtract with overflow"}}"#.to_vec();
+        }
+    })
+}
+
+const SERVER_ERRORS: &[Row] = &[
+    Row::new(
+        "no defect",
+        Defect::none,
+        &["ratelimit", "status.server-error"],
+        &[NothingFails, Passes("status.server-error")],
+    ),
+    Row::new(
+        "a 500 where the limiter's first 429 is due",
+        breaks_at_the_limit,
+        &["ratelimit", "status.server-error"],
+        &[Fails("status.server-error")],
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_served_before_answered_with_a_server_error_fails() {
+    run_table(SERVER_ERRORS).await;
+}

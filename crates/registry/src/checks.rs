@@ -46,6 +46,14 @@ pub const CHECKS: &[CheckDef] = &[
         enforces: Enforces::Clauses(&["qr.response"]),
     },
     CheckDef {
+        id: "status.server-error",
+        title: "a GET the target served is never answered with a server error when sent again",
+        clause: "Endpoints: response 200; Errors: 500 is an unexpected server condition",
+        level: Fail,
+        needs: Needs::keys("any key"),
+        enforces: Enforces::Clauses(&["qr.response", "tags.response"]),
+    },
+    CheckDef {
         id: "schema.content-type",
         title: "successful answers have the declared content type",
         clause: "Endpoints: response 200 content type",

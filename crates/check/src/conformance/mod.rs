@@ -12,6 +12,8 @@ use serde_json::Value;
 use super::Ctx;
 use super::past_end::{self, PastEnd};
 use super::probe::Exchange;
+
+mod served;
 use linkcert_http::{REJECTIONS, Resp, envelope_error, is_envelope, refused_cleanly};
 use linkcert_rate::headers::{self as rate_headers, HeaderFault};
 use linkcert_spec::Operation;
@@ -58,6 +60,8 @@ pub struct Memo {
     pub(super) png_keys: std::collections::hash_map::RandomState,
     /// What the run may still inflate of PNG image data (`qr::png`).
     pub(super) png_budget: linkcert_qr_read::datastream::Budget,
+    /// The GET and HEAD requests the target served (2xx), by their hash (`served`).
+    pub(super) served: std::collections::HashSet<u64>,
 }
 
 /// The run's `Memo` (named for what it first held).
@@ -104,6 +108,7 @@ impl Ctx {
             self.rate_headers_present(&label, x, r);
         }
         self.rate_headers_once(&label, x, r);
+        served::judge(self, &label, x, r);
         let outcome = match r.status {
             429 => Outcome::Throttled,
             s if (200..300).contains(&s) => Outcome::Accepted,

@@ -49,7 +49,7 @@ struct RetryAfters {
     pass: Option<Judged>,
 }
 
-/// load.remaining: the lowest Remaining of admissions sent before the first 429's answer
+/// load.remaining: the lowest Remaining of admissions (and clean refusals) sent before the first 429's answer
 /// (epoch seconds). In send order an admission's place is settled when it arrives: any 429
 /// still to come was sent, so answered, no earlier than it.
 struct RemainingBefore429 {
@@ -145,11 +145,12 @@ impl State {
             };
             slot.get_or_insert(jd);
         }
-        // Remaining before the first 429.
+        // Remaining before the first 429: the last of the quota may go to a clean refusal
+        // (a target that counts refusals says its 0 there).
         let rm = &mut self.remaining;
         if x.throttled() {
             rm.first_429_recv = Some(rm.first_429_recv.map_or(a.recv, |f| f.min(a.recv)));
-        } else if x.admitted()
+        } else if x.spent()
             && rm.first_429_recv.is_none_or(|f| a.sent <= f)
             && let Some(v) = rate_headers::parse_count(a.remaining)
         {

@@ -40,7 +40,8 @@
 //!   load.remaining.
 //! - load.headers: every 2xx and 429 has X-RateLimit-Limit, -Remaining and -Reset, each a
 //!   non-negative integer (`rate_headers::header_fault`, as `check` judges them).
-//! - load.remaining: an admitted answer says Remaining 0 before the first 429 arrives.
+//! - load.remaining: an admitted answer (or a clean refusal, which may have spent the last of
+//!   the quota) says Remaining 0 before the first 429 arrives.
 //! - load.reset: Reset is epoch seconds (not milliseconds, not seconds-until), between now - 2 s
 //!   and now + W + 2 s, and never moves back by more than 1 s (rounding) between exchanges that
 //!   did not overlap.

@@ -183,6 +183,48 @@ mod tests {
             .collect()
     }
 
+    /// The last of a window's quota spent by a refusal: that refusal says Remaining 0, and
+    /// the admissions before it never did. Remaining reached 0 before the first 429.
+    #[test]
+    fn the_last_of_the_quota_spent_by_a_refusal_is_remaining_zero() {
+        let spec = linkcert_spec::Spec::embedded().unwrap();
+        let t = crate::scenario::test_target(["free"]);
+        let r = Scenario::load("free-overload")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        let slots = crate::schedule::build(&r);
+        let records: Vec<Record> = slots
+            .iter()
+            .enumerate()
+            .take(80)
+            .map(|(i, sl)| {
+                let sent = sl.due.as_secs_f64();
+                let (status, code) = match i {
+                    0..59 => (200, None),
+                    59 => (400, Some("bad_request".to_string())),
+                    _ => (429, Some("rate_limit_exceeded".to_string())),
+                };
+                Record {
+                    sent,
+                    recv: sent + 0.001,
+                    status: Some(status),
+                    limit: Some("60".into()),
+                    remaining: Some(59u64.saturating_sub(i as u64).to_string()),
+                    reset: Some(format!("{}", WALL0 as u64 + 6)),
+                    retry_after: (status == 429).then(|| format!("{}", (6.0 - sent).ceil())),
+                    code,
+                    forbidden: i == 59,
+                    ..Record::slot(0, sl.op, sent)
+                }
+            })
+            .collect();
+        let run = crate::record::Run::of_test(WALL0);
+        let result = super::super::judge(&r, &slots, &records, &run, &[("free#1".into(), 0)]);
+        let remaining = result.findings.iter().find(|f| f.check == "load.remaining");
+        assert_eq!(remaining.map(|f| f.verdict), Some(Verdict::Pass), "{remaining:?}");
+    }
+
     fn of<'a>(v: &'a [(String, Verdict, String)], rule: &str) -> &'a (String, Verdict, String) {
         v.iter().find(|f| f.0 == rule).unwrap()
     }

@@ -228,3 +228,47 @@ async fn tenants_that_come_and_go_find_a_limiter_that_forgets_them() {
         assert!(admitted.starts_with("fail"), "{imp:?}: {admitted}");
     }
 }
+
+/// The scenarios run only when named, far away: `tenants-fleet` and `every-plan` behind a proxy
+/// that holds each request `HOLD` (a target 250 ms away, as users' are), in front of both
+/// implementations, at the 6 s window. Fault-free, both pass: no rule judges what the distance
+/// changes (when an answer comes) as the target's. A measurement, not a timed test: ignored,
+/// about 2 minutes; `cargo test --test it far_away -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the scenarios only run when named, far away: about 2 minutes; run it by name"]
+async fn the_scenarios_only_run_when_named_pass_far_away() {
+    const HOLD: Duration = Duration::from_millis(250);
+    let far = || Defect {
+        hold: Some(HOLD),
+        ..Defect::none()
+    };
+    for imp in BOTH {
+        let (verdict, rules) = fleet_scenario(imp, far(), "tenants-far", "tenants-fleet").await;
+        eprintln!("{imp:?} tenants-fleet far away: {verdict}\n{rules:#?}");
+        assert!(
+            matches!(verdict.as_str(), "pass" | "informational"),
+            "{imp:?} tenants-fleet: {verdict} {rules:#?}"
+        );
+        let _turn = ONE_AT_A_TIME.lock().await;
+        let b = broken_fleet(imp, WINDOW, 1, far()).await;
+        let out = out_dir(imp, "every-plan-far");
+        // Far away a new connection costs two holds (as `tests/load`'s far runs allow).
+        let mut opts = LoadOptions::new(out.clone());
+        opts.sending.max_in_flight = 2048;
+        let report = linkcert::load::run(
+            crate::common::spec(),
+            b.target(),
+            vec![Scenario::load("every-plan").unwrap()],
+            &opts,
+        )
+        .await
+        .expect("the run");
+        report.write(&out).expect("the reports are written");
+        eprintln!("{imp:?} every-plan far away:\n{}", report.summary());
+        assert!(
+            matches!(report.verdict.as_str(), "pass" | "informational"),
+            "{imp:?}:\n{}",
+            report.summary()
+        );
+    }
+}

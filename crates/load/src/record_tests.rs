@@ -77,3 +77,28 @@ fn a_rate_field_given_twice_is_kept_with_every_value() {
     assert_eq!(r.remaining.as_deref(), Some("5"));
     assert_eq!(r.repeated.as_deref(), Some("x-ratelimit-remaining: 5, 4"));
 }
+
+/// What a record of a forbidden request counts as: a clean refusal (400 or 422 in the
+/// envelope) is refused and may have spent quota; an admission spent it; nothing else did.
+#[test]
+fn a_forbidden_requests_clean_refusal_is_refused_and_spent_and_nothing_else_is() {
+    let rec = |forbidden: bool, status: u16, code: Option<&str>| Record {
+        forbidden,
+        status: Some(status),
+        code: code.map(str::to_string),
+        ..Record::slot(0, 0, 0.0)
+    };
+    let cases = [
+        (rec(true, 400, Some("bad_request")), true, true),
+        (rec(true, 422, Some("unprocessable_entity")), true, true),
+        (rec(true, 400, None), false, false),
+        (rec(true, 500, Some("internal_server_error")), false, false),
+        (rec(true, 429, Some("rate_limit_exceeded")), false, false),
+        (rec(false, 400, Some("bad_request")), false, false),
+        (rec(true, 200, None), false, true),
+        (rec(false, 200, None), false, true),
+    ];
+    for (i, (r, refused, spent)) in cases.iter().enumerate() {
+        assert_eq!((r.refused(), r.spent()), (*refused, *spent), "case {i}");
+    }
+}

@@ -350,6 +350,22 @@ mod tests {
         assert!(s.windows(2).all(|w| w[0].due <= w[1].due));
     }
 
+    /// A scenario that asks for no forbidden requests gets none, whatever its mix.
+    #[test]
+    fn a_forbidden_share_of_zero_sends_none() {
+        let spec = Spec::embedded().unwrap();
+        let t = target(["free"]);
+        let toml = "name='x'\nplan='free'\nrate=2\nwindows=3\nforbidden=0\n[[operations]]\noperation='getTags'\nquery={pageSize='1'}";
+        let r = Scenario::from_toml(toml, "t")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        assert_eq!(r.forbidden, [Some(1)], "the form exists");
+        let s = build(&r);
+        assert_eq!(s.len(), 360);
+        assert!(s.iter().all(|x| x.op == 0));
+    }
+
     #[test]
     fn shapes_lay_out_their_bursts() {
         let r = resolved("boundary-straddle");

@@ -521,3 +521,28 @@ fn window_alignments_are_kept_only_past_the_limit() {
     }
     assert!(t.finish().is_some_and(|b| b.admitted > n));
 }
+
+/// A clean refusal naming a fresh window counts as admitted there (it may have used quota),
+/// and as one of the requests naming it: 40 requests, 38 admitted and 2 refused, is a window
+/// that admitted what it had room for; 37 and 2 is one short.
+#[test]
+fn a_refusal_in_a_fresh_named_window_is_room_and_spent() {
+    use super::windows::NamedWindows;
+    let (n, w) = (60u64, 6.0);
+    let run = |admitted: u64| {
+        let mut nw = NamedWindows::new(w);
+        nw.observe(0.0, true, 1006, Some(59));
+        for k in 0..40u64 {
+            let sent = 6.1 + k as f64 * 0.1;
+            match k {
+                10 | 20 => nw.refusal(sent, 1012),
+                _ if k < admitted + 2 => nw.observe(sent, true, 1012, Some(59 - k)),
+                _ => nw.observe(sent, false, 1012, Some(0)),
+            }
+        }
+        nw.finish(n)
+    };
+    assert_eq!(run(38).short, None);
+    let short = run(37).short.expect("one short");
+    assert_eq!((short.answers, short.admitted), (40, 39));
+}

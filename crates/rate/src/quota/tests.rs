@@ -446,3 +446,85 @@ fn a_refusal_that_says_the_whole_quota_is_left_is_found() {
         assert!(f.expected.contains("on a refusal (400)"), "{}", f.expected);
     }
 }
+
+/// An exchange of a hand-made history: sent at `T0 + at`, answered 5 ms later.
+fn said(at: f64, status: u16, remaining: Option<u64>, reset: u64) -> Said {
+    Said {
+        sent: T0 + at,
+        recv: T0 + at + 0.005,
+        status,
+        remaining,
+        reset: Some(reset),
+    }
+}
+
+/// A refusal's Remaining is held to the admission's bound exactly: what was left, less the
+/// admissions since, plus what any limiter gives back meanwhile (N per W of the span, and one
+/// for rounding) and one more; a refusal alone in flight right after an answer naming its
+/// Reset is counted as lowering Remaining or not, one by one.
+#[test]
+fn a_refusals_remaining_is_held_to_the_bound_and_counted_alone_in_flight() {
+    let reset = T0 as u64 + 20;
+    // A history that began two windows before (nothing ages out of a log meanwhile), then an
+    // answer saying 30 left, an admission that says nothing, and the refusal.
+    // Since it: an admission sent before that answer came (it overlapped it) and a refusal
+    // are not counted, the two admissions sent after it and answered before the refusal are.
+    let history = |claimed: u64| {
+        vec![
+            said(0.0, 200, Some(59), reset - 12),
+            said(12.0, 200, Some(30), reset),
+            Said {
+                recv: T0 + 12.012,
+                ..said(12.002, 200, None, reset)
+            },
+            said(12.006, 404, None, reset),
+            said(12.008, 200, None, reset),
+            said(12.01, 200, None, reset),
+            said(12.02, 400, Some(claimed), reset),
+        ]
+    };
+    // 0.025 s from the answer saying 30 to the refusal: N per W gives back 0.25, plus one.
+    for (claimed, faults) in [(29, 0), (30, 0), (31, 1)] {
+        let j = History::judge_all(N, W, &history(claimed));
+        let first = j.first.clone();
+        assert_eq!(
+            j.faults, faults,
+            "Remaining {claimed} on the refusal: {first:?}"
+        );
+        assert_eq!(
+            j.judged, 5,
+            "the admissions with an answer before them, and the refusal"
+        );
+        if let Some(f) = first {
+            assert_eq!((f.fault, f.at), (Fault::Remaining, 6));
+            let said = "X-RateLimit-Remaining at most 30 on a refusal (400): 30 left";
+            assert!(f.expected.starts_with(said), "{}", f.expected);
+        }
+    }
+    // A refusal without Remaining says nothing of what was left.
+    let h = vec![said(0.0, 200, Some(30), reset), said(0.1, 400, None, reset)];
+    let j = History::judge_all(N, W, &h);
+    assert_eq!((j.quiet_refusals, j.lowered_by_refusals), (0, 0));
+    // Alone in flight, one after the other, all naming one Reset but the last.
+    let h = vec![
+        said(0.0, 200, Some(30), reset),
+        said(0.1, 400, Some(29), reset),
+        said(0.2, 400, Some(29), reset),
+        said(0.3, 422, Some(28), reset),
+        said(0.4, 400, Some(28), reset + 6),
+    ];
+    let j = History::judge_all(N, W, &h);
+    assert_eq!(j.faults, 0, "{:?}", j.first);
+    assert_eq!((j.quiet_refusals, j.lowered_by_refusals), (3, 2));
+    // Two in flight at once are not alone: neither is set against the answer before.
+    let h = vec![
+        said(0.0, 200, Some(30), reset),
+        Said {
+            recv: T0 + 0.2,
+            ..said(0.1, 400, Some(29), reset)
+        },
+        said(0.15, 400, Some(28), reset),
+    ];
+    let j = History::judge_all(N, W, &h);
+    assert_eq!((j.quiet_refusals, j.lowered_by_refusals), (0, 0));
+}

@@ -121,6 +121,18 @@ mod tests {
 
     const WALL0: f64 = 1_800_000_000.0;
 
+    /// free-overload on one Free key at the 6 s window, and its schedule.
+    fn free_overload() -> (crate::resolved::Resolved, Vec<crate::schedule::Slot>) {
+        let spec = linkcert_spec::Spec::embedded().unwrap();
+        let t = crate::scenario::test_target(["free"]);
+        let r = Scenario::load("free-overload")
+            .unwrap()
+            .resolve(&spec, &t)
+            .unwrap();
+        let slots = crate::schedule::build(&r);
+        (r, slots)
+    }
+
     /// free-overload on one Free key (6 s window) answered by a fixed window aligned to
     /// WALL0, limiter first: each refusal of a forbidden request is counted when `counts(i)`
     /// says so for the i-th refusal, and answered `refusal` (status, envelope code). Every
@@ -129,13 +141,7 @@ mod tests {
         counts: &dyn Fn(u64) -> bool,
         refusal: (u16, Option<&str>),
     ) -> Vec<(String, Verdict, String)> {
-        let spec = linkcert_spec::Spec::embedded().unwrap();
-        let t = crate::scenario::test_target(["free"]);
-        let r = Scenario::load("free-overload")
-            .unwrap()
-            .resolve(&spec, &t)
-            .unwrap();
-        let slots = crate::schedule::build(&r);
+        let (r, slots) = free_overload();
         let (mut window, mut used, mut refusals) = (0u64, 0u64, 0u64);
         let records: Vec<Record> = slots
             .iter()
@@ -187,13 +193,7 @@ mod tests {
     /// the admissions before it never did. Remaining reached 0 before the first 429.
     #[test]
     fn the_last_of_the_quota_spent_by_a_refusal_is_remaining_zero() {
-        let spec = linkcert_spec::Spec::embedded().unwrap();
-        let t = crate::scenario::test_target(["free"]);
-        let r = Scenario::load("free-overload")
-            .unwrap()
-            .resolve(&spec, &t)
-            .unwrap();
-        let slots = crate::schedule::build(&r);
+        let (r, slots) = free_overload();
         let records: Vec<Record> = slots
             .iter()
             .enumerate()

@@ -195,7 +195,7 @@ mod tests {
         assert_eq!((cov.enforceable, cov.exercised), (3, 0));
         assert_eq!(
             note(&cov, "qr.params.logo"),
-            Some("not selected in this run (plan.paid-params-safe)")
+            Some("not selected in this run (qr.logo-unpaid, plan.paid-params-safe)")
         );
         assert!(
             note(&cov, "limits.qr-bounds")

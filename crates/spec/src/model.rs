@@ -222,25 +222,16 @@ impl Operation {
             });
         }
         let numeric = |p: &&Param| matches!(p.kind, ParamKind::Integer | ParamKind::Number);
-        if let Some(p) = named()
-            .filter(numeric)
-            .find(|p| p.bound("maximum").is_some())
-        {
-            let hi = p.bound("maximum").unwrap_or_default();
-            return Some(Forbidden {
-                query: with(&p.name, format!("{}", hi + 1.0)),
-                why: format!("{} above its maximum {hi}", p.name),
-            });
-        }
-        if let Some(p) = named()
-            .filter(numeric)
-            .find(|p| p.bound("minimum").is_some())
-        {
-            let lo = p.bound("minimum").unwrap_or_default();
-            return Some(Forbidden {
-                query: with(&p.name, format!("{}", lo - 1.0)),
-                why: format!("{} below its minimum {lo}", p.name),
-            });
+        for (bound, step, past) in [("maximum", 1.0, "above"), ("minimum", -1.0, "below")] {
+            if let Some((p, b)) = named()
+                .filter(numeric)
+                .find_map(|p| Some((p, p.bound(bound)?)))
+            {
+                return Some(Forbidden {
+                    query: with(&p.name, format!("{}", b + step)),
+                    why: format!("{} {past} its {bound} {b}", p.name),
+                });
+            }
         }
         let p = named().find(|p| p.kind == ParamKind::String && p.enum_values().is_some())?;
         Some(Forbidden {

@@ -12,11 +12,11 @@ use serde_json::Value;
 use super::Ctx;
 use super::past_end::{self, PastEnd};
 use super::probe::Exchange;
-
-mod served;
 use linkcert_http::{REJECTIONS, Resp, envelope_error, is_envelope, refused_cleanly};
 use linkcert_rate::headers::{self as rate_headers, HeaderFault};
 use linkcert_spec::Operation;
+
+mod served;
 
 /// What the sender knows about the request it made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

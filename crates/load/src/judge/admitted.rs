@@ -3,10 +3,9 @@
 //! rolling window; up to 2N is fixed-window semantics).
 
 use linkcert_registry::rule_id;
-use super::bounds::Bounds;
-use super::rolling::RollingMax;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
-use super::windows::{Breach, NamedFixed, NamedWindows, Persistent, ResetWindows, Tiling};
+use super::windows::{Breach, Persistent, Tiling};
+use linkcert_rate::windows::{Bounds, NamedFixed, NamedWindows, ResetWindows, RollingMax};
 use crate::record::Record;
 use linkcert_rate::headers as rate_headers;
 use linkcert_spec::verdict::Verdict;

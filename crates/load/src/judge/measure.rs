@@ -120,7 +120,7 @@ impl KeyFigures {
         &self,
         label: &str,
         target_key: usize,
-        b: &super::bounds::Bounds,
+        b: &linkcert_rate::windows::Bounds,
         rolling_max: u64,
         rate: f64,
         limit: u64,

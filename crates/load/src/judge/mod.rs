@@ -90,14 +90,12 @@ use rule::{Across, Judge, KeyNotes, KeyRule, KeyView, Setup, overloaded};
 pub use lateness::{LATE_SECS, Lateness, SATURATION_SHARE, lateness};
 pub use result::*;
 
-mod bounds;
 pub mod fleet;
 pub mod histogram;
 mod lateness;
 mod measure;
 mod order;
 mod result;
-mod rolling;
 mod rule;
 mod seconds;
 mod windows;
@@ -307,7 +305,7 @@ impl Judging {
             // Each key's own plan's limit (`plans`); one limit for the others.
             let n = r.key_limit(key);
             unloaded_custom(&mut j, r, key, label);
-            let bounds = bounds::Bounds::of(f.sends.secs(), n, w, overloaded);
+            let bounds = linkcert_rate::windows::Bounds::of(f.sends.secs(), n, w, overloaded);
             let view = KeyView {
                 label: Some(label.as_str()),
                 f,

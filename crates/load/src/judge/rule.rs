@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
-use super::bounds::Bounds;
 use super::measure::KeyFigures;
 use super::result::{Finding, KeyStats, Limiter};
 use crate::record::Record;
 use crate::resolved::Resolved;
 use crate::scenario::Shape;
 use linkcert_rate::headers as rate_headers;
+use linkcert_rate::windows::Bounds;
 use linkcert_registry::Rule as RuleId;
 use linkcert_spec::verdict::Verdict;
 

@@ -275,7 +275,7 @@ fn the_trace_is_sampled_to_600_points() {
 /// The rolling-window count over a stream equals the count over the whole list.
 #[test]
 fn the_rolling_count_streams() {
-    use super::rolling::RollingMax;
+    use linkcert_rate::windows::RollingMax;
     // Over the whole list: for each admission, those sent after its answer and answered
     // within a window of its send.
     fn whole(adm: &[(f64, f64)], w: f64) -> u64 {

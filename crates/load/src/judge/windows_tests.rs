@@ -3,7 +3,8 @@
 //! passes under jittered sends and answers; one admitting a few more per window, one at another
 //! plan's rate, and one letting rejected requests use up quota fail.
 
-use super::windows::{Persistent, ResetWindows, Tiling};
+use super::windows::{Persistent, Tiling};
+use linkcert_rate::windows::ResetWindows;
 
 /// A small deterministic generator (no dependency for a test).
 struct Lcg(u64);
@@ -374,7 +375,7 @@ fn a_dense_burst_across_a_fixed_windows_boundary_fits_at_its_alignment() {
 /// judged so; the first window's room may have been used before the run.
 #[test]
 fn a_fresh_named_window_is_judged_exactly() {
-    use super::windows::{NamedFixed, NamedWindows, Short};
+    use linkcert_rate::windows::{NamedFixed, NamedWindows, Short};
     let (n, w) = (60u64, 6.0);
     // 120 requests per window of 6 s at 1,000 + 6i; the first `admit(i)` of window i are
     // admitted, saying the Remaining of a counter charged `cost(k)` for the k-th.
@@ -445,7 +446,7 @@ fn a_fresh_named_window_is_judged_exactly() {
 /// slot back (it did not begin fresh).
 #[test]
 fn named_windows_not_fresh_or_not_one_window_are_not_judged() {
-    use super::windows::{NamedFixed, NamedWindows};
+    use linkcert_rate::windows::{NamedFixed, NamedWindows};
     let (n, w) = (60u64, 6.0);
     // Answers naming one Reset sent further apart than a window and the rounding (10 s of a
     // 6 s window): not one window, not judged.
@@ -527,7 +528,7 @@ fn window_alignments_are_kept_only_past_the_limit() {
 /// that admitted what it had room for; 37 and 2 is one short.
 #[test]
 fn a_refusal_in_a_fresh_named_window_is_room_and_spent() {
-    use super::windows::NamedWindows;
+    use linkcert_rate::windows::NamedWindows;
     let (n, w) = (60u64, 6.0);
     let run = |admitted: u64| {
         let mut nw = NamedWindows::new(w);

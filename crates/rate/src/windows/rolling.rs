@@ -1,5 +1,5 @@
 //! The most admissions provably inside one rolling window (load.rolling-window's count, and
-//! the per-window counts of `windows.rs`).
+//! the per-window counts of `named.rs`).
 
 use std::collections::VecDeque;
 
@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 /// after i's answer came and answered before i was sent plus W lie, at the server, within
 /// [s_i, s_i + W]. Fed (sent, recv) of admissions in send order; an admission is counted once
 /// no later one can fall in its window, so only the last window's admissions are kept.
-pub(super) struct RollingMax {
+pub struct RollingMax {
     w: f64,
     /// Admissions from the oldest still needed; `next`: the first not counted yet.
     adm: VecDeque<(f64, f64)>,

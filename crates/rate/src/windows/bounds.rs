@@ -1,8 +1,8 @@
-//! The admitted count's bounds over the windows a key was loaded: load.admitted judges by
-//! them, and each key's figures carry them.
+//! The admitted count's bounds over the windows a key was driven: load.admitted and
+//! check's limiter.over-time judge by them, and load's per-key figures carry them.
 
 /// The admitted count's bounds over the k windows the key was loaded, with their slack.
-pub(super) struct Bounds {
+pub struct Bounds {
     pub lower: f64,
     pub upper: f64,
     pub slack: f64,

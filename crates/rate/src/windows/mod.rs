@@ -1,0 +1,11 @@
+//! What a key may be admitted window by window, whatever the limiter: the bounds over k
+//! windows (`bounds`), the most admissions provably in one rolling window (`rolling`), and the
+//! windows the target names itself (`named`). `load` and `check` both count with these.
+
+mod bounds;
+mod named;
+mod rolling;
+
+pub use bounds::Bounds;
+pub use named::{NamedFixed, NamedWindows, ResetWindows, Short};
+pub use rolling::RollingMax;

@@ -8,7 +8,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::{Ctx, auth, http, pagination, partners, qr, ratelimit, sequence, status, transport};
-use linkcert_registry as registry;
+use linkcert_registry::{self as registry, Check};
+use linkcert_report as report;
+use std::time::Instant;
 
 /// A family's entry point.
 pub(super) type Entry = for<'a> fn(&'a Ctx) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
@@ -178,6 +180,112 @@ pub(super) fn fed_by(name: &str) -> impl Iterator<Item = &'static str> + '_ {
         Runs::EveryExchange { fed_by } if fed_by == name => Some(f.name),
         _ => None,
     })
+}
+
+/// How far the families went.
+pub(super) struct Ran {
+    /// Families that ran to their end; once the run is asked to stop, no other is judged.
+    pub finished: Vec<&'static str>,
+    pub cut_short: bool,
+    /// Each family run (finished or not): its wall time and requests.
+    pub times: Vec<report::model::FamilyTime>,
+}
+
+/// Every family with an entry point, in `FAMILIES`' order: run when selected, or
+/// when a family it feeds is; skipped, saying so, when not.
+pub(super) async fn run_families(ctx: &Ctx, stop: &linkcert_run::interrupt::Interrupt) -> Ran {
+    let watch = ctx.probe.watch();
+    let mut ran = Ran {
+        finished: Vec::new(),
+        cut_short: false,
+        times: Vec::new(),
+    };
+    for family in FAMILIES {
+        let Runs::Entry { run, .. } = family.runs else {
+            continue;
+        };
+        let name = family.name;
+        if watch.gone() {
+            // The target went away: nothing more is sent; what these would have judged is
+            // listed as not judged by the recorder.
+            continue;
+        }
+        if stop.requested() {
+            ran.cut_short = true;
+            continue;
+        }
+        if ctx.family_enabled(name) || fed_by(name).any(|f| ctx.family_enabled(f)) {
+            ctx.progress.family(name);
+            let (began, sent) = (Instant::now(), ctx.probe.requests_sent());
+            // A family stops where it is when the target goes away or the run is interrupted.
+            tokio::select! {
+                () = run(ctx) => ran.finished.push(name),
+                () = watch.until_gone() => {}
+                () = stop.until_requested() => ran.cut_short = true,
+            }
+            ran.times.push(report::model::FamilyTime {
+                family: name.to_string(),
+                seconds: began.elapsed().as_secs_f64(),
+                requests: ctx.probe.requests_sent() - sent,
+            });
+        } else {
+            ctx.skip_family(name, "not selected (--only/--skip)");
+        }
+    }
+    ran
+}
+
+/// An interrupted run: every check of a family that did not finish is not judged, also on
+/// what it had (a check cut short is never judged on part of its cases: none count, nor
+/// exercise a clause), and one that recorded nothing is listed as not judged. Skips stand:
+/// they did not depend on the run's end.
+pub(super) fn not_judged_after(
+    i: &linkcert_run::interrupt::Interrupted,
+    results: &mut Vec<report::model::CheckResult>,
+    finished: &[&str],
+    enabled: impl Fn(Check) -> bool,
+) {
+    use linkcert_spec::verdict::Verdict;
+    let complete = |id: &str| {
+        let family = registry::family_of(id);
+        finished.contains(&family) && !judged_on_every_exchange(family)
+    };
+    let why = format!("not judged: {}", i.sentence());
+    for r in results.iter_mut() {
+        if complete(&r.id) || r.verdict == Verdict::Skipped {
+            continue;
+        }
+        r.verdict = Verdict::NotJudged;
+        r.cases = 0;
+        r.violations = 0;
+        r.findings.clear();
+        r.not_judged.get_or_insert_with(|| why.clone());
+    }
+    for c in Check::all() {
+        let d = c.def();
+        if enabled(c) && !complete(d.id) && !results.iter().any(|r| r.id == d.id) {
+            results.push(report::model::CheckResult {
+                id: d.id.to_string(),
+                title: d.title.to_string(),
+                clause: d.clause.to_string(),
+                operation: "*".into(),
+                verdict: Verdict::NotJudged,
+                cases: 0,
+                violations: 0,
+                findings: Vec::new(),
+                skipped: None,
+                partly_skipped: None,
+                accepted: None,
+                not_judged: Some(why.clone()),
+            });
+        }
+    }
+    let order = |id: &str| registry::Check::find(id).map(registry::Check::rank);
+    results.sort_by(|a, b| {
+        order(&a.id)
+            .cmp(&order(&b.id))
+            .then_with(|| a.operation.cmp(&b.operation))
+    });
 }
 
 #[cfg(test)]

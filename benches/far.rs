@@ -42,7 +42,7 @@ async fn main() {
         "built-in load suite at the real 60 s window, the reference behind a latency proxy (±10%)"
     );
     for ms in delays {
-        let (_reference, _proxy, target) = far_reference(&spec, ms).await;
+        let (_reference, _proxy, target) = far_reference(&spec, ms, None).await;
         let out = std::env::temp_dir().join(format!("linkcert-bench-far-{ms}"));
         let opts = LoadOptions::new(out.clone());
         let began = Instant::now();
@@ -99,7 +99,9 @@ async fn check_far(delays: &[u64]) {
         "check, every family, at the real 60 s window, the reference behind a latency proxy (±10%)"
     );
     for &ms in delays {
-        let (_reference, _proxy, target) = far_reference(&spec, ms).await;
+        // The keys `check` runs the reference with: a third per plan for the limiter.
+        let keys = Some(check::IN_PROCESS_KEYS_PER_PLAN);
+        let (_reference, _proxy, target) = far_reference(&spec, ms, keys).await;
         let began = Instant::now();
         let report = check::run(spec.clone(), target, CheckOptions::default())
             .await
@@ -120,10 +122,12 @@ async fn check_far(delays: &[u64]) {
 }
 
 /// A fresh reference at the real 60 s window (no key's quota carries over) behind the latency
-/// proxy, `ms` away, and the target through it. Both live as long as the caller keeps them.
+/// proxy, `ms` away, and the target through it, with its development keys or
+/// `keys_per_plan` of them. Both live as long as the caller keeps them.
 async fn far_reference(
     spec: &Arc<Spec>,
     ms: u64,
+    keys_per_plan: Option<usize>,
 ) -> (
     server::RunningServer,
     latency::LatencyProxy,
@@ -131,6 +135,7 @@ async fn far_reference(
 ) {
     let mut cfg = ServeConfig::in_process();
     cfg.window = Some(linkcert::window::RateWindow::SPEC);
+    cfg.keys = keys_per_plan.map(|n| server::KeySet::development_fleet(spec, n));
     let reference = server::start(spec.clone(), cfg)
         .await
         .expect("the reference starts");

@@ -154,7 +154,7 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
             .collect::<Result<Vec<_>, _>>()?
     };
     let (target, _reference) =
-        resolve_target(&spec, &args.target, LOAD_REFERENCE_WINDOW_SECS).await?;
+        resolve_target(&spec, &args.target, LOAD_REFERENCE_WINDOW_SECS, None).await?;
     let shard = args.sharding.shard()?;
     let run_out = args
         .out

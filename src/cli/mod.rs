@@ -5,6 +5,7 @@ mod catalogue;
 mod generate;
 mod load;
 mod merge;
+mod replay;
 
 use catalogue::CatalogueArgs;
 use generate::CompletionsArgs;
@@ -370,11 +371,13 @@ fn rate_window(s: &str) -> Result<RateWindow, String> {
 }
 
 /// The target `check` and `load` aim at: from flags and profile, or the in-process reference
-/// (returned too, so it lives as long as the run).
+/// (returned too, so it lives as long as the run), with its development keys, or
+/// `keys_per_plan` of them (`check`: a third for the limiter).
 pub async fn resolve_target(
     spec: &Arc<Spec>,
     args: &TargetArgs,
     window_for_reference: f64,
+    keys_per_plan: Option<usize>,
 ) -> anyhow::Result<(Target, Option<RunningServer>)> {
     let profile = match &args.profile {
         Some(p) => Profile::from_file(p)?,
@@ -415,6 +418,7 @@ pub async fn resolve_target(
     let Some(base) = base else {
         // The built-in reference, with a short window; its own keys unless --key says others.
         let mut cfg = ServeConfig::in_process();
+        cfg.keys = keys_per_plan.map(|n| KeySet::development_fleet(spec, n));
         cfg.window = Some(window.unwrap_or(RateWindow::from_secs(window_for_reference)?));
         let running = server::start(spec.clone(), cfg).await?;
         let mut own = running.target(spec);
@@ -433,14 +437,19 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // Before anything else, and before any goose attack could install goose's own.
     linkcert_run::interrupt::install().context("handling SIGINT and SIGTERM")?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
-    let (mut target, reference) =
-        resolve_target(&spec, &args.target, IN_PROCESS_WINDOW_SECS).await?;
+    let (mut target, reference) = resolve_target(
+        &spec,
+        &args.target,
+        IN_PROCESS_WINDOW_SECS,
+        Some(check::IN_PROCESS_KEYS_PER_PLAN),
+    )
+    .await?;
     let plans: Vec<&str> = spec.plans.iter().map(|p| p.name.as_str()).collect();
     let parse = |s: &String| Fixture::parse(s, &plans);
     target.partner_ids.extend(args.partners.iter().map(parse));
     target.tenant_ids.extend(args.tenants.iter().map(parse));
     target.allow_destructive |= args.allow_destructive;
-    let replay = replay_command(&args, &target, reference.is_some());
+    let replay = replay::command(&args, &target, reference.is_some());
     if !(args.request_timeout.is_finite() && args.request_timeout > 0.0) {
         anyhow::bail!(
             "--request-timeout must be a positive number of seconds, got {}",
@@ -504,49 +513,6 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         github::append_summary(&report.markdown()).context("appending to $GITHUB_STEP_SUMMARY")?;
     }
     Ok(report.outcome(args.fail_on).into())
-}
-
-/// The command that replays a `check` run: its flags, the keys as their shell variables (the
-/// in-process reference is started again, so it has no --target).
-fn replay_command(args: &CheckArgs, target: &Target, in_process: bool) -> String {
-    let mut c = vec!["linkcert check".to_string()];
-    if let Some(p) = &args.target.profile {
-        c.push(format!("--profile {}", p.display()));
-    }
-    if !in_process {
-        c.push(format!("--target {}", target.base_url));
-    }
-    if in_process && args.target.keys.is_empty() {
-        // The reference's own development keys: nothing to pass.
-    } else {
-        for (k, s) in target.keys.iter().zip(target.secrets()) {
-            c.push(format!("--key {}=\"${}\"", k.plan, s.var));
-        }
-    }
-    if let Some(w) = args.target.rate_window {
-        c.push(format!("--rate-window {}", w.secs()));
-    }
-    if args.target.insecure {
-        c.push("--insecure".into());
-    }
-    c.push(format!("--seed {}", args.seed));
-    if args.cases != 64 {
-        c.push(format!("--cases {}", args.cases));
-    }
-    for (flag, list) in [
-        ("--only", &args.only),
-        ("--skip", &args.skip),
-        ("--partner", &args.partners),
-        ("--tenant", &args.tenants),
-    ] {
-        for v in list {
-            c.push(format!("{flag} '{v}'"));
-        }
-    }
-    if args.allow_destructive {
-        c.push("--allow-destructive".into());
-    }
-    c.join(" ")
 }
 
 /// The profile's `accept = "FILE"`, relative to the profile's own folder.

@@ -188,12 +188,14 @@ fn no_source_file_is_longer_than_a_sitting_unless_it_says_why() {
 /// What code outside `check` may take from it: the entry point, its options and the window it
 /// runs the in-process reference with. What a check is (id, level, clauses) is the registry's,
 /// the run's record is `report`'s.
-const CHECK_PUBLIC: [&str; 5] = [
+const CHECK_PUBLIC: [&str; 6] = [
     "self",
     "run",
     "CheckOptions",
     "CheckError",
+    // How `check` runs the in-process reference: its window and its keys per plan.
     "IN_PROCESS_WINDOW_SECS",
+    "IN_PROCESS_KEYS_PER_PLAN",
 ];
 
 /// Every name a file takes from `check`: `check::NAME` and `linkcert_check::NAME` paths and the

@@ -19,6 +19,7 @@ mod check_far;
 mod check_fixtures;
 mod check_hostile;
 mod check_http;
+mod check_limiter;
 mod check_logo;
 mod check_neighbours;
 mod check_outage;

@@ -7,7 +7,9 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use super::{Ctx, auth, http, pagination, partners, qr, ratelimit, sequence, status, transport};
+use super::{
+    Ctx, auth, http, limiter, pagination, partners, qr, ratelimit, sequence, status, transport,
+};
 use linkcert_registry::{self as registry, Check};
 use linkcert_report as report;
 use std::time::Instant;
@@ -24,6 +26,10 @@ pub(super) enum Runs {
     /// No entry point of its own: `conformance` judges it on every exchange, and the family
     /// named (`status`) runs when this one is selected, for the exchanges it sends.
     EveryExchange { fed_by: &'static str },
+    /// Its entry point, started with the first family and run beside the others to the end
+    /// (`limiter`: its windows take as long as the others together), on keys no other family
+    /// uses.
+    Beside { run: Entry },
 }
 
 #[derive(Clone, Copy)]
@@ -52,6 +58,13 @@ impl Family {
                 run,
                 every_exchange: true,
             },
+        }
+    }
+    /// A family run beside the others from the start.
+    const fn beside(name: &'static str, run: Entry) -> Family {
+        Family {
+            name,
+            runs: Runs::Beside { run },
         }
     }
     /// A family judged on every exchange, run through `fed_by`'s entry point.
@@ -89,6 +102,8 @@ pub(super) const FAMILIES: &[Family] = &[
     Family::entry("sequence", entry!(sequence::run)),
     // Last: it exhausts keys' quotas on purpose.
     Family::every_exchange("ratelimit", entry!(ratelimit::run)),
+    // Beside all of them, on keys of its own: three windows of one key's life.
+    Family::beside("limiter", entry!(limiter::run)),
 ];
 
 // The table and the registry's families (read off the check ids) name the same families,
@@ -151,7 +166,9 @@ const fn contains(names: &[&str], name: &str) -> bool {
 const fn has_entry(table: &[Family], name: &str) -> bool {
     let mut i = 0;
     while i < table.len() {
-        if registry::same(table[i].name, name) && matches!(table[i].runs, Runs::Entry { .. }) {
+        if registry::same(table[i].name, name)
+            && matches!(table[i].runs, Runs::Entry { .. } | Runs::Beside { .. })
+        {
             return true;
         }
         i += 1;
@@ -191,48 +208,102 @@ pub(super) struct Ran {
     pub times: Vec<report::model::FamilyTime>,
 }
 
-/// Every family with an entry point, in `FAMILIES`' order: run when selected, or
-/// when a family it feeds is; skipped, saying so, when not.
+/// Every family with an entry point, in `FAMILIES`' order, and those that run beside them
+/// from the start: run when selected, or when a family it feeds is; skipped, saying so, when
+/// not.
 pub(super) async fn run_families(ctx: &Ctx, stop: &linkcert_run::interrupt::Interrupt) -> Ran {
-    let watch = ctx.probe.watch();
+    let beside = FAMILIES.iter().filter_map(|f| match f.runs {
+        Runs::Beside { run } => Some(run_one(ctx, stop, f.name, run, true)),
+        _ => None,
+    });
+    let in_turn = async {
+        let mut ran = Vec::new();
+        for family in FAMILIES {
+            if let Runs::Entry { run, .. } = family.runs {
+                ran.push(run_one(ctx, stop, family.name, run, false).await);
+            }
+        }
+        ran
+    };
+    let (in_turn, beside) = futures::future::join(in_turn, futures::future::join_all(beside)).await;
     let mut ran = Ran {
         finished: Vec::new(),
         cut_short: false,
         times: Vec::new(),
     };
-    for family in FAMILIES {
-        let Runs::Entry { run, .. } = family.runs else {
-            continue;
-        };
-        let name = family.name;
-        if watch.gone() {
-            // The target went away: nothing more is sent; what these would have judged is
-            // listed as not judged by the recorder.
-            continue;
-        }
-        if stop.requested() {
-            ran.cut_short = true;
-            continue;
-        }
-        if ctx.family_enabled(name) || fed_by(name).any(|f| ctx.family_enabled(f)) {
-            ctx.progress.family(name);
-            let (began, sent) = (Instant::now(), ctx.probe.requests_sent());
-            // A family stops where it is when the target goes away or the run is interrupted.
-            tokio::select! {
-                () = run(ctx) => ran.finished.push(name),
-                () = watch.until_gone() => {}
-                () = stop.until_requested() => ran.cut_short = true,
+    for one in in_turn.into_iter().chain(beside) {
+        match one {
+            One::Finished(name, time) => {
+                ran.finished.push(name);
+                ran.times.push(time);
             }
-            ran.times.push(report::model::FamilyTime {
-                family: name.to_string(),
-                seconds: began.elapsed().as_secs_f64(),
-                requests: ctx.probe.requests_sent() - sent,
-            });
-        } else {
-            ctx.skip_family(name, "not selected (--only/--skip)");
+            One::Stopped(time, cut) => {
+                ran.cut_short |= cut;
+                ran.times.extend(time);
+            }
         }
     }
     ran
+}
+
+/// How one family's run ended: its time, and whether the run was asked to stop.
+enum One {
+    Finished(&'static str, report::model::FamilyTime),
+    Stopped(Option<report::model::FamilyTime>, bool),
+}
+
+/// One family, unless the target went away or the run was asked to stop. `beside`: it runs
+/// beside the others, so it neither names itself on the progress line nor counts their
+/// requests (each family's count is its own: the requests of a family beside are not the one
+/// in turn's).
+async fn run_one(
+    ctx: &Ctx,
+    stop: &linkcert_run::interrupt::Interrupt,
+    name: &'static str,
+    run: Entry,
+    beside: bool,
+) -> One {
+    let watch = ctx.probe.watch();
+    if watch.gone() {
+        // The target went away: nothing more is sent; what these would have judged is
+        // listed as not judged by the recorder.
+        return One::Stopped(None, false);
+    }
+    if stop.requested() {
+        return One::Stopped(None, true);
+    }
+    if !(ctx.family_enabled(name) || fed_by(name).any(|f| ctx.family_enabled(f))) {
+        ctx.skip_family(name, "not selected (--only/--skip)");
+        return One::Stopped(None, false);
+    }
+    if !beside {
+        ctx.progress.family(name);
+    }
+    let count = || {
+        let aside = ctx.sent_beside();
+        if beside {
+            aside
+        } else {
+            ctx.probe.requests_sent() - aside
+        }
+    };
+    let (began, sent) = (Instant::now(), count());
+    // A family stops where it is when the target goes away or the run is interrupted.
+    let (finished, cut) = tokio::select! {
+        () = run(ctx) => (true, false),
+        () = watch.until_gone() => (false, false),
+        () = stop.until_requested() => (false, true),
+    };
+    let time = report::model::FamilyTime {
+        family: name.to_string(),
+        seconds: began.elapsed().as_secs_f64(),
+        requests: count() - sent,
+    };
+    if finished {
+        One::Finished(name, time)
+    } else {
+        One::Stopped(Some(time), cut)
+    }
 }
 
 /// An interrupted run: every check of a family that did not finish is not judged, also on

@@ -14,6 +14,7 @@ pub mod exchange;
 mod families;
 pub mod fixtures;
 pub mod http;
+pub mod limiter;
 pub mod long_body;
 pub mod pagination;
 pub mod partners;
@@ -41,6 +42,10 @@ use recorder::Recorder;
 /// The window `check` runs the in-process reference with (no --target), so rate-limit checks
 /// finish in seconds: the main job's, and the mutation measure's (`tests/mutants`).
 pub const IN_PROCESS_WINDOW_SECS: f64 = 6.0;
+
+/// The keys of each plan `check` runs the in-process reference with: the last of each is the
+/// `limiter` family's (`limiter::own_keys`), the others shared by the other families.
+pub const IN_PROCESS_KEYS_PER_PLAN: usize = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
@@ -93,9 +98,26 @@ pub struct Ctx {
     pub service: service::Service,
     schemas: Mutex<conformance::SchemaCache>,
     progress: Progress,
+    /// The keys the `limiter` family runs on beside the others (taken out of `target.keys`),
+    /// and every key as given, in order, for the report.
+    pub limiter_keys: Vec<PlanKey>,
+    all_keys: Vec<PlanKey>,
+    /// Requests sent by the families that run beside the others.
+    beside_sent: std::sync::atomic::AtomicU64,
 }
 
 impl Ctx {
+    /// Requests the families running beside the others have sent so far.
+    pub fn sent_beside(&self) -> u64 {
+        self.beside_sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a request of a family running beside the others.
+    pub fn count_beside(&self) {
+        self.beside_sent
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Whether `--only`/`--skip` let a check run.
     pub fn enabled(&self, check: Check) -> bool {
         self.selects(check.id())
@@ -232,9 +254,13 @@ pub async fn run(
         families::not_judged_after(i, &mut results, &ran.finished, |c| ctx.enabled(c));
     }
     let coverage = registry::coverage::of(Command::Check, &results);
+    let given = Target {
+        keys: ctx.all_keys.clone(),
+        ..ctx.target.clone()
+    };
     let mut report = Report::new(
         &spec,
-        &ctx.target,
+        &given,
         ctx.opts.seed,
         started,
         clock.elapsed(),
@@ -276,8 +302,22 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
     // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
     linkcert_run::target::reachable(&target.base_url).await?;
+    let rec = Recorder::watching(target.secrets(), probe.watch());
+    let all_keys = target.keys.clone();
+    let mut target = target;
+    let limiter_selected =
+        registry::family("limiter").any(|c| registry::selected(c.id(), &opts.only, &opts.skip));
+    let limiter_keys = if limiter_selected {
+        limiter::own_keys(&target.keys)
+    } else {
+        Vec::new()
+    };
+    target.keys.retain(|k| !limiter_keys.contains(k));
     Ok(Ctx {
-        rec: Recorder::watching(target.secrets(), probe.watch()),
+        rec,
+        limiter_keys,
+        all_keys,
+        beside_sent: Default::default(),
         progress: Progress::new(opts.progress),
         fixtures: fixtures::Ledger::new(&target, |turn| {
             let selected = |id: &str| registry::selected(id, &opts.only, &opts.skip);

@@ -7,6 +7,10 @@
 use super::{CheckDef, Enforces, Needs};
 use linkcert_spec::verdict::Verdict::{Fail, Informational, NonStrict};
 
+/// What the `limiter` family needs: a plan's third key runs beside the other families.
+const LIMITER_KEYS: &str =
+    "three keys of a plan with a fixed limit (the last runs the limiter over time)";
+
 pub const CHECKS: &[CheckDef] = &[
     CheckDef {
         id: "transport.https",
@@ -698,6 +702,51 @@ pub const CHECKS: &[CheckDef] = &[
         level: Fail,
         needs: Needs::keys("a key of a plan with analytics access (Pro or higher)"),
         enforces: Enforces::Clauses(&["limits.analytics"]),
+    },
+    // Issue 40: the limiter over time, beside the other families on keys of its own.
+    CheckDef {
+        id: "limiter.windows",
+        title: "each window the target names admits what it has room for and no more: a window that began with the whole quota admits min(N, the requests naming it), and no named window admits more than N",
+        clause: "Limits: N requests per minute, per key; Rate-limit headers: Remaining, Reset",
+        level: Fail,
+        needs: Needs::keys(LIMITER_KEYS),
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.standard.paid",
+            "limits.headers.remaining",
+            "limits.headers.reset",
+        ]),
+    },
+    CheckDef {
+        id: "limiter.fresh",
+        title: "a key left idle for two windows starts fresh: admitted, with X-RateLimit-Remaining N - 1",
+        clause: "Limits: N requests per minute, per key; Rate-limit headers: Remaining",
+        level: Fail,
+        needs: Needs::keys(LIMITER_KEYS),
+        enforces: Enforces::Clauses(&["limits.standard", "limits.headers.remaining"]),
+    },
+    CheckDef {
+        id: "limiter.over-time",
+        title: "over three windows (a burst, idle windows, the routes mixed), each key's admissions, Remaining and 429s follow from its own history, and its admissions stay within N per window touched",
+        clause: "Limits: per key; all other endpoints use the standard limits",
+        level: Fail,
+        needs: Needs::keys(LIMITER_KEYS),
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.standard.paid",
+            "limits.headers.remaining",
+            "limits.exceeded",
+        ]),
+    },
+    CheckDef {
+        id: "limiter.model",
+        title: "the limiter the run's answers show (named windows on the clock or from a key's first request, or a moving Reset), and whether every key shows the same",
+        clause: "Limits (the algorithm is not shown)",
+        level: Informational,
+        needs: Needs::keys(LIMITER_KEYS),
+        enforces: Enforces::Nothing(
+            "the spec names no algorithm: what the answers show is reported",
+        ),
     },
     // Issue 29: sequences of deactivations in every form and key, with tags and QR reads.
     CheckDef {

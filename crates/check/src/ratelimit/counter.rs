@@ -145,7 +145,7 @@ fn standard_ops(ctx: &Ctx) -> Vec<&Operation> {
 }
 
 /// Those any key may call cheaply: the ones A alternates.
-fn cycled(ctx: &Ctx) -> Vec<&Operation> {
+pub(crate) fn cycled(ctx: &Ctx) -> Vec<&Operation> {
     standard_ops(ctx)
         .into_iter()
         .filter(|o| o.min_plan.is_none() && o.body.is_none())
@@ -188,15 +188,9 @@ pub(super) fn keys(ctx: &Ctx, keys: &[PlanKey], burst_key: Option<&PlanKey>) -> 
 
 /// Sends one request of `op` with `key` and keeps it in `trail`.
 async fn send(ctx: &Ctx, op: &Operation, trail: &mut Trail) -> bool {
-    let sent = now_epoch();
-    let x = ctx.probe.send_raw(cheap_request(op).key(&trail.key)).await;
-    ctx.judge(op, &x, Expect::Any);
-    let answered = x.resp().is_some();
-    trail.seen.push(Seen {
-        sent,
-        at: now_epoch(),
-        exchange: x.lighten(),
-    });
+    let s = Seen::send(ctx, op, &trail.key).await;
+    let answered = s.exchange.resp().is_some();
+    trail.seen.push(s);
     answered
 }
 
@@ -274,11 +268,19 @@ pub(super) async fn mixed(ctx: &Ctx, k: &Keys, a: &mut Trail) -> Vec<Trail> {
         }
         i += 1;
     }
-    // The quota is the key's: every standard operation is throttled now.
-    for op in standard_ops(ctx) {
-        send(ctx, op, a).await;
-        judge_spent(ctx, op, a);
+    // The quota is the key's: every standard operation is throttled now. Sent at once, so
+    // that a slot the limiter gives back meanwhile (a sliding log's oldest admission ageing
+    // out, sooner on a slow machine) meets at most one of them.
+    let ops = standard_ops(ctx);
+    let key = a.key.clone();
+    let sends = ops.iter().map(|op| Seen::send(ctx, op, &key));
+    let mut seen = futures::future::join_all(sends).await;
+    for (op, s) in ops.iter().zip(&seen) {
+        judge_spent(ctx, op, &a.key, s);
     }
+    // Send order, as the rule reads a history.
+    seen.sort_by(|x, y| x.sent.total_cmp(&y.sent));
+    a.seen.extend(seen);
     for t in [b.as_mut(), p.as_mut()].into_iter().flatten() {
         send(ctx, ops[0], t).await;
     }
@@ -300,20 +302,7 @@ async fn spend_others(ctx: &Ctx, ops: &[&Operation], b: Option<&mut Trail>, p: O
 /// `AT_ONCE` requests of A sent together, the operations alternating.
 async fn at_once(ctx: &Ctx, ops: &[&Operation], a: &mut Trail) {
     let key = a.key.clone();
-    let sends = (0..AT_ONCE).map(|i| {
-        let op = ops[i % ops.len()];
-        let key = &key;
-        async move {
-            let sent = now_epoch();
-            let x = ctx.probe.send_raw(cheap_request(op).key(key)).await;
-            ctx.judge(op, &x, Expect::Any);
-            Seen {
-                sent,
-                at: now_epoch(),
-                exchange: x.lighten(),
-            }
-        }
-    });
+    let sends = (0..AT_ONCE).map(|i| Seen::send(ctx, ops[i % ops.len()], &key));
     let mut seen = futures::future::join_all(sends).await;
     // Send order, as the rule reads a history.
     seen.sort_by(|x, y| x.sent.total_cmp(&y.sent));
@@ -322,9 +311,8 @@ async fn at_once(ctx: &Ctx, ops: &[&Operation], a: &mut Trail) {
 
 /// A's quota spent by the other operations: this one's answer. A 403 for an operation of a
 /// higher plan is the target's choice of order (plan before quota).
-fn judge_spent(ctx: &Ctx, op: &Operation, a: &Trail) {
+fn judge_spent(ctx: &Ctx, op: &Operation, a: &PlanKey, last: &Seen) {
     let id = check_id!("ratelimit.counter");
-    let Some(last) = a.seen.last() else { return };
     match last.status() {
         429 => ctx.rec.pass(id, &label(ctx)),
         403 if op.min_plan.is_some() => ctx.rec.observe(
@@ -333,7 +321,7 @@ fn judge_spent(ctx: &Ctx, op: &Operation, a: &Trail) {
             format!(
                 "{} with a {} key whose quota is spent: 403, the plan checked before the quota (the target's choice)",
                 op.label(),
-                a.key.plan
+                a.plan
             ),
             Some(&last.exchange),
         ),

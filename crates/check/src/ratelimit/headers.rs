@@ -12,8 +12,21 @@ pub(crate) struct Seen {
 }
 
 impl Seen {
-    pub(super) fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         self.exchange.status().unwrap_or(0)
+    }
+
+    /// The cheapest request of `op` with `key`, unpaced (throttling is what is measured),
+    /// judged by the checks on every exchange; the exchange kept light.
+    pub(crate) async fn send(ctx: &Ctx, op: &Operation, key: &PlanKey) -> Seen {
+        let sent = now_epoch();
+        let x = ctx.probe.send_raw(cheap_request(op).key(key)).await;
+        ctx.judge(op, &x, Expect::Any);
+        Seen {
+            sent,
+            at: now_epoch(),
+            exchange: x.lighten(),
+        }
     }
 }
 

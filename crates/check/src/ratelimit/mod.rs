@@ -32,14 +32,14 @@ use linkcert_run::target::PlanKey;
 
 use linkcert_spec::verdict::Verdict;
 
-mod counter;
-mod headers;
+pub(crate) mod counter;
+pub(crate) mod headers;
 
 use headers::*;
 
 /// Bursts are sent only at keys whose limit is at most this (a Free or Pro key): bursting an
 /// Advanced key means thousands of requests, which is `linkcert load`'s job.
-const MAX_BURST_LIMIT: u64 = 1200;
+pub(crate) const MAX_BURST_LIMIT: u64 = 1200;
 
 /// A cheap operation of a rate class that any key allowed the class can call.
 fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
@@ -52,7 +52,7 @@ fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
 }
 
 /// The cheapest request of an operation: one item when it paginates.
-fn cheap_request(op: &Operation) -> Req {
+pub(crate) fn cheap_request(op: &Operation) -> Req {
     let mut req = minimal_request(op);
     if let Some(p) = op.param_with_role("page-size") {
         req = req.query(&p.name, "1");
@@ -61,7 +61,7 @@ fn cheap_request(op: &Operation) -> Req {
 }
 
 /// The limit a key should announce in a class: None when the plan has none (or it is custom).
-fn plan_limit(ctx: &Ctx, key: &PlanKey, class: &str) -> Limit {
+pub(crate) fn plan_limit(ctx: &Ctx, key: &PlanKey, class: &str) -> Limit {
     ctx.spec
         .plan(&key.plan)
         .map_or(Limit::Unavailable, |p| p.limit(class))

@@ -71,6 +71,8 @@ impl ResetWindows {
 /// choice, and min(N, requests) is owed of the two together either way.
 pub struct NamedWindows {
     w: f64,
+    /// Judge the first window too: the caller knows nothing came before (a key of its own).
+    first_too: bool,
     /// Reset -> its answers.
     windows: BTreeMap<u64, Named>,
 }
@@ -106,7 +108,17 @@ impl NamedWindows {
     pub fn new(w: f64) -> NamedWindows {
         NamedWindows {
             w,
+            first_too: false,
             windows: BTreeMap::new(),
+        }
+    }
+
+    /// As `new`, the first window judged too: for a key nothing else uses, whose first
+    /// window's room is all the caller's (`check`'s limiter keys).
+    pub fn with_first(w: f64) -> NamedWindows {
+        NamedWindows {
+            first_too: true,
+            ..NamedWindows::new(w)
         }
     }
 
@@ -153,7 +165,13 @@ impl NamedWindows {
             x.most_remaining.is_some_and(|r| r + 1 >= n)
                 && x.last_sent - x.first_sent <= self.w + slack
         };
-        for (reset, x) in self.windows.into_iter().skip(1).filter(|(_, x)| fresh(x)) {
+        let skip = usize::from(!self.first_too);
+        for (reset, x) in self
+            .windows
+            .into_iter()
+            .skip(skip)
+            .filter(|(_, x)| fresh(x))
+        {
             out.judged += 1;
             let room = n.min(x.answers);
             let gap = |s: &Short| n.min(s.answers) - s.admitted;

@@ -1,0 +1,175 @@
+//! One key's three windows (the module note in `mod.rs`): what is sent, when, and what came
+//! back, in send order. Nothing here judges: `judge.rs` reads what really happened.
+
+use std::time::Duration;
+
+use futures::stream::{self, StreamExt};
+use linkcert_rate::headers as rate_headers;
+use linkcert_spec::Operation;
+use linkcert_spec::clock::now_epoch;
+use tokio::time::Instant;
+
+use super::Driven;
+use crate::Ctx;
+use crate::ratelimit::headers::Seen;
+
+/// Requests of one key in flight at once in its burst and its mixed window: enough to outpace
+/// a limit of thousands a window at 100 ms a round trip.
+const IN_FLIGHT: usize = 16;
+/// Requests of a burst past the limit beyond N: a twentieth of it, at least this.
+const PAST_LIMIT: u64 = 5;
+/// A plan's first window when its burst is not sent: a sample.
+const SAMPLE: u64 = 20;
+/// The most requests of the mixed window.
+const MIX_MOST: u64 = 90;
+/// Seconds past two idle windows before the key is read again: the client's and the target's
+/// clocks and the answer's travel.
+const IDLE_SLACK: f64 = 1.0;
+
+/// One key's life as the client saw it.
+pub(super) struct Life {
+    pub driven: Driven,
+    /// The key's limit (0: not known, nothing judged).
+    pub n: u64,
+    pub seen: Vec<Seen>,
+    /// Where the request after the idle windows is in `seen`, and how long the key had been
+    /// idle (from its latest answer to that send).
+    pub fresh: Option<(usize, f64)>,
+    /// Requests of the first window's burst, sent.
+    pub burst: u64,
+}
+
+impl Life {
+    fn answered(&self) -> bool {
+        self.seen
+            .last()
+            .is_some_and(|s| s.exchange.resp().is_some())
+    }
+}
+
+/// Requests past the limit in a burst of a limit of `n`.
+fn past_limit(n: u64) -> u64 {
+    (n / 20).max(PAST_LIMIT)
+}
+
+/// The key's three windows; stops where the target stops answering.
+pub(super) async fn life(ctx: &Ctx, d: &Driven, routes: &[&Operation], w: f64) -> Life {
+    let mut life = Life {
+        driven: d.clone(),
+        n: d.n.unwrap_or(0),
+        seen: Vec::new(),
+        fresh: None,
+        burst: 0,
+    };
+    let first = routes[0];
+    life.seen.push(send(ctx, first, d).await);
+    if life.n == 0 {
+        // A custom limit: the key's own X-RateLimit-Limit says it.
+        life.n = life.seen[0]
+            .exchange
+            .resp()
+            .and_then(|r| r.header_u64(rate_headers::LIMIT))
+            .unwrap_or(0);
+    }
+    if !life.answered() || life.n == 0 {
+        return life;
+    }
+    let n = life.n;
+    if !burst(ctx, d, first, &mut life, w).await {
+        return life;
+    }
+    // Two windows idle from the latest answer.
+    let last = life.seen.iter().map(|s| s.at).fold(f64::MIN, f64::max);
+    let wake = last + 2.0 * w + IDLE_SLACK;
+    tokio::time::sleep(Duration::from_secs_f64((wake - now_epoch()).max(0.0))).await;
+    let s = send(ctx, first, d).await;
+    life.fresh = Some((life.seen.len(), s.sent - last));
+    life.seen.push(s);
+    if !life.answered() {
+        return life;
+    }
+    // A later window, the routes mixed, spread over it.
+    let m = (n + past_limit(n)).min(MIX_MOST);
+    let mixed = (0..m as usize).map(|i| routes[i % routes.len()]);
+    life.seen.extend(spread(ctx, d, mixed, w).await);
+    life
+}
+
+/// The first window's burst: N and a twentieth at once, then a twentieth at a time until a
+/// 429 (a window boundary in the middle of a burst gives a fixed window's quota back: the
+/// burst goes on until one named window is past its limit, while the client outpaces the
+/// limit), at most twice the limit and two twentieths; a sample of `SAMPLE` for a key not
+/// burst. Returns whether every request was
+/// answered.
+async fn burst(ctx: &Ctx, d: &Driven, op: &Operation, life: &mut Life, w: f64) -> bool {
+    let (n, past) = (life.n, past_limit(life.n));
+    let (cap, mut chunk) = if d.long {
+        (2 * (n + past), n + past)
+    } else {
+        (SAMPLE.min(n), SAMPLE.min(n))
+    };
+    let began = now_epoch();
+    while life.burst < cap {
+        let k = chunk.min(cap - life.burst);
+        let got = at_once(ctx, d, (0..k).map(|_| op)).await;
+        let (answered, throttled) = (got.len() as u64 == k, got.iter().any(|s| s.status() == 429));
+        life.burst += got.len() as u64;
+        life.seen.extend(got);
+        if !answered || throttled {
+            return answered;
+        }
+        // Only a client that outpaces the limit can meet a 429 by sending more.
+        if (life.burst as f64) / (now_epoch() - began).max(1e-3) < n as f64 / w {
+            return true;
+        }
+        chunk = past;
+    }
+    true
+}
+
+/// One request of `op` with the key, judged by the checks on every exchange.
+async fn send(ctx: &Ctx, op: &Operation, d: &Driven) -> Seen {
+    ctx.count_beside();
+    Seen::send(ctx, op, &d.key).await
+}
+
+/// Requests sent as fast as `IN_FLIGHT` at once allow, in send order, until one goes
+/// unanswered.
+async fn at_once<'a>(ctx: &Ctx, d: &Driven, ops: impl Iterator<Item = &'a Operation>) -> Vec<Seen> {
+    // The futures made first: a closure inside the stream would not be `Send` for every
+    // lifetime the family's entry point needs.
+    let sends: Vec<_> = ops.map(|op| send(ctx, op, d)).collect();
+    let mut seen: Vec<Seen> = stream::iter(sends)
+        .buffered(IN_FLIGHT)
+        .take_while(|s| std::future::ready(s.exchange.resp().is_some()))
+        .collect()
+        .await;
+    seen.sort_by(|a, b| a.sent.total_cmp(&b.sent));
+    seen
+}
+
+/// Requests spread evenly over one window from now, up to `IN_FLIGHT` at once, in send order,
+/// until one goes unanswered.
+async fn spread<'a>(
+    ctx: &Ctx,
+    d: &Driven,
+    ops: impl ExactSizeIterator<Item = &'a Operation>,
+    w: f64,
+) -> Vec<Seen> {
+    let step = Duration::from_secs_f64(w / ops.len().max(1) as f64);
+    let start = Instant::now();
+    let sends: Vec<_> = ops
+        .enumerate()
+        .map(|(i, op)| async move {
+            tokio::time::sleep_until(start + step * i as u32).await;
+            send(ctx, op, d).await
+        })
+        .collect();
+    let mut seen: Vec<Seen> = stream::iter(sends)
+        .buffered(IN_FLIGHT)
+        .take_while(|s| std::future::ready(s.exchange.resp().is_some()))
+        .collect()
+        .await;
+    seen.sort_by(|a, b| a.sent.total_cmp(&b.sent));
+    seen
+}

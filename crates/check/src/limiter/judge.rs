@@ -1,0 +1,239 @@
+//! Each key's life judged by the rules `load` judges its keys by (`linkcert_rate`): never on
+//! whether a schedule was held, only on what was sent, when, and what came back.
+
+use linkcert_rate::headers::{self as rate_headers, ResetUnit};
+use linkcert_rate::quota::{Fault, History, Said};
+use linkcert_rate::windows::{Bounds, Learner, Model, NamedWindows, ResetWindows};
+use linkcert_registry::check_id;
+use linkcert_spec::verdict::Verdict;
+use std::time::Duration;
+
+use super::drive::Life;
+use crate::Ctx;
+use crate::ratelimit::headers::{Seen, header_verdicts};
+
+/// Every key's life, then the run's model.
+pub(super) fn all(ctx: &Ctx, lives: &[Life], w: f64) {
+    let mut models = Vec::new();
+    for life in lives.iter().filter(|l| l.n > 0) {
+        let label = format!("the {} key's windows", life.driven.key.plan);
+        over_time(ctx, life, w, &label);
+        fresh(ctx, life, w, &label);
+        windows(ctx, life, w, &label);
+        models.push((life.driven.key.plan.as_str(), learn(life, w)));
+    }
+    model(ctx, &models, w);
+}
+
+fn epoch_reset(s: &Seen) -> Option<u64> {
+    let r = s.exchange.resp()?.header(rate_headers::RESET)?;
+    match rate_headers::reset_unit(r) {
+        ResetUnit::EpochSeconds(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn admitted(s: &Seen) -> bool {
+    (200..300).contains(&s.status())
+}
+
+/// limiter.over-time: the key's own history (`quota`), and its admissions within N for every
+/// window its life touched (`Bounds`).
+fn over_time(ctx: &Ctx, life: &Life, w: f64, label: &str) {
+    let id = check_id!("limiter.over-time");
+    if !ctx.enabled(id) {
+        return;
+    }
+    let said: Vec<Said> = life
+        .seen
+        .iter()
+        .map(|s| {
+            let h = |name| s.exchange.resp().and_then(|r| r.header(name));
+            Said::read(
+                s.sent,
+                s.at,
+                s.status(),
+                h(rate_headers::REMAINING),
+                h(rate_headers::RESET),
+            )
+        })
+        .collect();
+    let j = History::judge_all(life.n, w, &said);
+    if let Some(f) = j.first {
+        let what = match f.fault {
+            Fault::OverAdmitted => "admitted past what the key's own history leaves",
+            Fault::Remaining => "X-RateLimit-Remaining higher than the key's own history leaves",
+            Fault::Throttled => "throttled although the key's own traffic had not spent its quota",
+        };
+        ctx.rec.violation(
+            id,
+            label,
+            format!("the {} key: {}", life.driven.key.plan, f.expected),
+            format!(
+                "{what}: {} ({} of {} answers)",
+                f.actual, j.faults, j.judged
+            ),
+            life.seen.get(f.at).map(|s| &s.exchange),
+        );
+        return;
+    }
+    let (first, last) = match (life.seen.first(), life.seen.last()) {
+        (Some(a), Some(b)) => (a.sent, b.sent),
+        _ => return,
+    };
+    let b = Bounds::of(last - first, life.n, w, false);
+    let count = life.seen.iter().filter(|s| admitted(s)).count() as f64;
+    if count > b.upper {
+        ctx.rec.violation(
+            id,
+            label,
+            format!(
+                "at most {:.0} admitted in {:.1} s: {} per window of {w} s for each of the {:.0} windows the key's requests touched, and {:.0} for rounding",
+                b.upper,
+                last - first,
+                life.n,
+                b.k.ceil() + 1.0,
+                b.slack
+            ),
+            format!("{count} admitted"),
+            None,
+        );
+    } else if j.judged > 0 {
+        ctx.rec.pass(id, label);
+    }
+}
+
+/// limiter.fresh: the request after two idle windows.
+fn fresh(ctx: &Ctx, life: &Life, w: f64, label: &str) {
+    let id = check_id!("limiter.fresh");
+    let Some((at, idle)) = life.fresh else { return };
+    let Some(s) = life.seen.get(at).filter(|_| ctx.enabled(id)) else {
+        return;
+    };
+    let n = life.n;
+    let why = format!(
+        "the key had sent nothing for {idle:.1} s (two windows of {w} s): every limiter of {n} per window has given the whole quota back"
+    );
+    let remaining = s
+        .exchange
+        .resp()
+        .and_then(|r| rate_headers::parse_count(r.header(rate_headers::REMAINING)));
+    match s.status() {
+        429 => ctx.rec.violation(
+            id,
+            label,
+            format!("admitted: {why}"),
+            "429",
+            Some(&s.exchange),
+        ),
+        st if (200..300).contains(&st) => match remaining {
+            Some(r) if r + 1 < n => ctx.rec.violation(
+                id,
+                label,
+                format!("X-RateLimit-Remaining {}: {why}", n - 1),
+                format!("X-RateLimit-Remaining {r}"),
+                Some(&s.exchange),
+            ),
+            _ => ctx.rec.pass(id, label),
+        },
+        // A refusal or no answer is the other checks' finding.
+        _ => {}
+    }
+}
+
+/// limiter.windows: the windows the target names, counted exactly (its Reset places each
+/// answer), once its Reset is one the rules can trust (ratelimit.reset's shared rule holds on
+/// this key's answers).
+fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
+    let id = check_id!("limiter.windows");
+    if !ctx.enabled(id) || w < 3.0 {
+        return;
+    }
+    let trusted = header_verdicts(&life.seen, Duration::from_secs_f64(w))
+        .into_iter()
+        .find(|(rule, _)| *rule == check_id!("ratelimit.reset"))
+        .is_none_or(|(_, j)| j.verdict == Verdict::Pass);
+    if !trusted {
+        ctx.rec.skip(
+            id,
+            label,
+            "X-RateLimit-Reset does not name windows here (ratelimit.reset's finding)",
+        );
+        return;
+    }
+    let (mut named, mut resets) = (NamedWindows::with_first(w), ResetWindows::new(w));
+    for s in &life.seen {
+        let Some(reset) = epoch_reset(s) else {
+            continue;
+        };
+        let remaining = s
+            .exchange
+            .resp()
+            .and_then(|r| rate_headers::parse_count(r.header(rate_headers::REMAINING)));
+        if admitted(s) {
+            resets.observe(s.sent, s.at, reset);
+            named.observe(s.sent, true, reset, remaining);
+        } else if s.status() == 429 {
+            named.observe(s.sent, false, reset, None);
+        }
+    }
+    let n = life.n;
+    let (most, reset) = resets.finish();
+    let fixed = named.finish(n);
+    if most > n {
+        ctx.rec.violation(
+            id,
+            label,
+            format!("at most {n} admitted in the window X-RateLimit-Reset {reset} names"),
+            format!("{most} admitted naming it, within {w} s"),
+            None,
+        );
+    } else if let Some(s) = fixed.short {
+        ctx.rec.violation(
+            id,
+            label,
+            format!(
+                "min({n}, requests naming it) = {} admitted in the window X-RateLimit-Reset {} names: it began with the whole quota (X-RateLimit-Remaining {} on its first admission)",
+                n.min(s.answers),
+                s.reset,
+                n - 1
+            ),
+            format!("{} admitted of {} naming it", s.admitted, s.answers),
+            None,
+        );
+    } else if most > 0 || fixed.judged > 0 {
+        ctx.rec.pass(id, label);
+    }
+}
+
+/// The model one key's Resets show (admissions and 429s, in send order).
+fn learn(life: &Life, w: f64) -> Model {
+    let mut l = Learner::new(w);
+    for s in life
+        .seen
+        .iter()
+        .filter(|s| admitted(s) || s.status() == 429)
+    {
+        l.observe(epoch_reset(s));
+    }
+    l.finish()
+}
+
+/// limiter.model: the run's one model, and each key's where they differ.
+fn model(ctx: &Ctx, models: &[(&str, Model)], w: f64) {
+    let id = check_id!("limiter.model");
+    if !ctx.enabled(id) || models.is_empty() {
+        return;
+    }
+    let run = Model::of_run(models.iter().map(|(_, m)| *m));
+    let mut text = format!("the run's limiter: {}", run.describe(w));
+    let odd: Vec<String> = models
+        .iter()
+        .filter(|(_, m)| *m != run && *m != Model::Unknown)
+        .map(|(plan, m)| format!("the {plan} key: {}", m.describe(w)))
+        .collect();
+    if !odd.is_empty() {
+        text.push_str(&format!("; keys differ: {}", odd.join("; ")));
+    }
+    ctx.rec.observe(id, "*", text, None);
+}

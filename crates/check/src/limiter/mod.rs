@@ -1,0 +1,150 @@
+//! `limiter.*`: the limiter over time. Beside the other families, from the run's start, on
+//! keys no other family uses (a plan's last key when the plan has three or more: the
+//! built-in reference gives each plan three), every such key lives three windows of its
+//! own, all keys at once (keys of different plans driven together):
+//! - its first window: one request alone, then a burst past its limit (N and a twentieth,
+//!   then more until a 429: a fixed window's boundary in the burst gives the quota back); the
+//!   highest fixed plan given gets its whole long burst, others too when their limit is one
+//!   `check` bursts (`MAX_BURST_LIMIT`), the rest a sample (`drive.rs`);
+//! - two windows idle, then one request alone (`limiter.fresh`: every legal limiter has given
+//!   the whole quota back after two windows, a sliding counter's weighing included);
+//! - a later window with the standard routes mixed, spread over it, past the limit on the
+//!   small plans: each route costs one (the spec: "all other endpoints use the standard
+//!   limits").
+//!
+//! Each key's whole life is then judged (`judge.rs`) by the rules `load` judges its keys by,
+//! written once in `linkcert_rate`: its own history (`quota`, limiter.over-time, with the
+//! bounds over the windows it touched), the windows its target names (`windows::NamedWindows`
+//! and `ResetWindows`, limiter.windows: exact, the target's Reset placing each answer), and
+//! the limiter its Resets show (`windows::Learner`, limiter.model, the run's one model).
+
+use linkcert_registry::{Check, check_id};
+use linkcert_run::target::PlanKey;
+use linkcert_spec::Limit;
+
+use super::Ctx;
+use super::ratelimit::{MAX_BURST_LIMIT, counter::cycled, plan_limit};
+
+mod drive;
+mod judge;
+
+/// Every check of the family.
+const CHECKS: [Check; 4] = [
+    check_id!("limiter.windows"),
+    check_id!("limiter.fresh"),
+    check_id!("limiter.over-time"),
+    check_id!("limiter.model"),
+];
+
+/// Keys of a plan the other families use; the limiter takes a plan's last beyond these.
+const SHARED_PER_PLAN: usize = 2;
+
+/// The keys the limiter runs on: the last key of each plan given more than
+/// `SHARED_PER_PLAN` keys, in the order given.
+pub fn own_keys(keys: &[PlanKey]) -> Vec<PlanKey> {
+    let mut own: Vec<PlanKey> = Vec::new();
+    for k in keys {
+        let mut of_plan = keys.iter().filter(|o| o.plan == k.plan);
+        if of_plan.clone().count() > SHARED_PER_PLAN
+            && of_plan.next_back() == Some(k)
+            && !own.contains(k)
+        {
+            own.push(k.clone());
+        }
+    }
+    own
+}
+
+/// A key the limiter drives: its limit, known from the plan or (custom) from its first answer.
+#[derive(Clone)]
+struct Driven {
+    key: PlanKey,
+    /// None: the plan's limit is custom, read off the key's first answer.
+    n: Option<u64>,
+    /// The whole burst past the limit, whatever its size.
+    long: bool,
+}
+
+pub async fn run(ctx: &Ctx) {
+    let enabled: Vec<Check> = CHECKS.into_iter().filter(|c| ctx.enabled(*c)).collect();
+    if enabled.is_empty() {
+        return;
+    }
+    let class = &ctx.spec.default_rate_class;
+    let routes = cycled(ctx);
+    let why = if ctx.limiter_keys.is_empty() {
+        Some(format!(
+            "no plan was given more than {SHARED_PER_PLAN} keys: give a plan a third key (--key free=...) and its last lives three windows beside the other families"
+        ))
+    } else if routes.is_empty() {
+        Some("the target serves no standard operation any key may call".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        for c in enabled {
+            ctx.rec.skip(c, "*", why.clone());
+        }
+        return;
+    }
+    let mut driven: Vec<Driven> = ctx
+        .limiter_keys
+        .iter()
+        .filter_map(|k| match plan_limit(ctx, k, class) {
+            Limit::Fixed(n) if n > 0 => Some(Driven {
+                key: k.clone(),
+                n: Some(n),
+                long: n <= MAX_BURST_LIMIT,
+            }),
+            Limit::Custom => Some(Driven {
+                key: k.clone(),
+                n: None,
+                long: false,
+            }),
+            _ => None,
+        })
+        .collect();
+    // The highest fixed plan given: its long burst within one window.
+    if let Some(top) = driven
+        .iter_mut()
+        .filter(|d| d.n.is_some())
+        .max_by_key(|d| d.n)
+    {
+        top.long = true;
+    }
+    let w = ctx.target.window(&ctx.spec, class).as_secs_f64();
+    let lives =
+        futures::future::join_all(driven.iter().map(|d| drive::life(ctx, d, &routes, w))).await;
+    judge::all(ctx, &lives, w);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(plan: &str, key: &str) -> PlanKey {
+        PlanKey {
+            plan: plan.into(),
+            key: key.into(),
+        }
+    }
+
+    /// A plan's last key is the limiter's once the plan has a third; two stay shared.
+    #[test]
+    fn a_plans_third_key_is_the_limiters() {
+        let keys = [
+            k("free", "f1"),
+            k("pro", "p1"),
+            k("free", "f2"),
+            k("free", "f3"),
+            k("pro", "p2"),
+            k("business", "b1"),
+            k("business", "b2"),
+            k("business", "b3"),
+            k("business", "b4"),
+        ];
+        assert_eq!(own_keys(&keys), vec![k("free", "f3"), k("business", "b4")]);
+        assert_eq!(own_keys(&keys[..5]), vec![k("free", "f3")]);
+        assert!(own_keys(&keys[..3]).is_empty());
+    }
+}

@@ -1,0 +1,245 @@
+//! The `limiter` family: a plan's third key lives three windows beside the other families (a
+//! burst in its first window, two idle windows, a window of the routes mixed). Both
+//! implementations pass: the reference's sliding log and the second's fixed window on the
+//! clock. In front of both, a limiter that keeps a key throttled after idle windows, one whose
+//! fresh windows admit fewer than their room, and one whose windows admit past the limit fail
+//! the check each contradicts.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::common;
+use common::broken::{
+    Answer, Defect, Impl, Incoming, broken_fleet, failed, run_check, side_by_side,
+};
+use linkcert::report::Report;
+use linkcert::target::PlanKey;
+
+/// The window: whole seconds of at least 3, so that Reset names windows.
+const W: f64 = 4.0;
+
+/// Every plan.
+const PLANS: [&str; 5] = ["free", "pro", "business", "advanced", "enterprise"];
+/// The small plans: a defect test's bursts stay well past the limit however busy the machine.
+const SMALL: [&str; 2] = ["free", "pro"];
+
+/// The limiter family alone, `defect` in front of `imp` serving three keys of each of `plans`.
+async fn limiter_run(imp: Impl, defect: Defect, plans: &[&str]) -> Report {
+    let b = broken_fleet(imp, W, 3, defect).await;
+    let mut target = b.target();
+    // Both accept `lk_<plan>_1` to `_3` (as `serve --dev-keys 3`); the third is the limiter's.
+    target.keys = plans
+        .iter()
+        .flat_map(|plan| {
+            (1..=3).map(move |i| PlanKey {
+                plan: plan.to_string(),
+                key: format!("lk_{plan}_{i}"),
+            })
+        })
+        .collect();
+    run_check(target, &["limiter"]).await
+}
+
+fn key_of(inc: &Incoming) -> String {
+    inc.headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn throttle(ans: &mut Answer) {
+    ans.status = 429;
+    ans.body = br#"{"error":{"code":"rate_limit_exceeded","message":"rate limited"}}"#.to_vec();
+    ans.set_header("content-type", "application/json");
+    ans.set_header("x-ratelimit-remaining", 0);
+    ans.set_header("retry-after", 1);
+}
+
+fn findings(r: &Report, id: &str) -> String {
+    r.checks
+        .iter()
+        .filter(|c| c.id == id)
+        .flat_map(|c| {
+            c.findings
+                .iter()
+                .map(|f| format!("{} | {}", f.message, f.actual))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_implementations_pass_the_limiter_over_time_on_every_plan() {
+    let runs =
+        side_by_side(|imp| async move { (imp, limiter_run(imp, Defect::none(), &PLANS).await) })
+            .await;
+    for (imp, r) in runs {
+        assert_eq!(failed(&r), Vec::<String>::new(), "{imp:?}: {}", r.summary());
+        for id in ["limiter.windows", "limiter.fresh", "limiter.over-time"] {
+            let plans: Vec<&str> = r
+                .checks
+                .iter()
+                .filter(|c| c.id == id && c.cases > 0)
+                .map(|c| c.operation.as_str())
+                .collect();
+            // Every plan with a standard limit, its own key each.
+            for plan in ["free", "pro", "business", "advanced"] {
+                let rows: Vec<_> = r.checks.iter().filter(|c| c.id == id).collect();
+                assert!(
+                    plans.iter().any(|p| p.contains(plan)),
+                    "{imp:?} {id} {plan}: {rows:?}"
+                );
+            }
+        }
+        let model = findings(&r, "limiter.model");
+        if imp == Impl::Variant {
+            // Its fixed window on the clock is learned as such.
+            assert!(
+                model.contains("named windows aligned to the clock"),
+                "{model}"
+            );
+        } else {
+            assert!(model.contains("the run's limiter"), "{model}");
+        }
+    }
+}
+
+/// A count per key and named window (the X-RateLimit-Reset it names).
+type PerWindow = HashMap<(String, String), u64>;
+/// The latest 2xx body per path and query.
+type Bodies = HashMap<String, Vec<u8>>;
+
+/// Once a key is throttled, it stays throttled: nothing gives its quota back.
+fn sticky_throttle() -> Defect {
+    let throttled: Arc<Mutex<HashMap<String, bool>>> = Default::default();
+    Defect::after(move |inc, ans| {
+        let mut t = throttled.lock().unwrap();
+        let key = key_of(inc);
+        if ans.status == 429 {
+            t.insert(key, true);
+        } else if t.get(&key).copied().unwrap_or(false) && (200..300).contains(&ans.status) {
+            throttle(ans);
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_kept_throttled_after_idle_windows_fails_limiter_fresh() {
+    let runs =
+        side_by_side(|imp| async move { (imp, limiter_run(imp, sticky_throttle(), &SMALL).await) })
+            .await;
+    for (imp, r) in runs {
+        assert!(
+            failed(&r).contains(&"limiter.fresh".to_string()),
+            "{imp:?}: {:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id.starts_with("limiter"))
+                .collect::<Vec<_>>()
+        );
+        let f = findings(&r, "limiter.fresh");
+        assert!(
+            f.contains("had sent nothing for") && f.contains("429"),
+            "{imp:?}: {f}"
+        );
+    }
+}
+
+/// Each window the target names admits five fewer than the limit (some requests charged
+/// twice, say), while its first admission says the whole quota was there.
+fn short_windows() -> Defect {
+    let counts: Arc<Mutex<PerWindow>> = Default::default();
+    Defect::after(move |inc, ans| {
+        let (Some(n), Some(reset)) = (
+            ans.header_u64("x-ratelimit-limit"),
+            ans.headers
+                .get("x-ratelimit-reset")
+                .and_then(|v| v.to_str().ok())
+                .map(String::from),
+        ) else {
+            return;
+        };
+        if !(200..300).contains(&ans.status) {
+            return;
+        }
+        let mut c = counts.lock().unwrap();
+        let seen = c.entry((key_of(inc), reset)).or_insert(0);
+        *seen += 1;
+        if *seen + 5 > n {
+            throttle(ans);
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_window_admitting_fewer_than_its_room_fails_limiter_windows() {
+    let runs =
+        side_by_side(|imp| async move { (imp, limiter_run(imp, short_windows(), &SMALL).await) })
+            .await;
+    for (imp, r) in runs {
+        assert!(
+            failed(&r).contains(&"limiter.windows".to_string()),
+            "{imp:?}: {:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id.starts_with("limiter"))
+                .collect::<Vec<_>>()
+        );
+        let f = findings(&r, "limiter.windows");
+        assert!(f.contains("began with the whole quota"), "{imp:?}: {f}");
+    }
+}
+
+/// The first three 429s of each named window are admitted after all: the window admits its
+/// limit and three more.
+fn three_past_the_limit() -> Defect {
+    let state: Arc<Mutex<(PerWindow, Bodies)>> = Default::default();
+    Defect::after(move |inc, ans| {
+        let mut s = state.lock().unwrap();
+        let (passed, bodies) = &mut *s;
+        let target = format!("{}?{}", inc.path, inc.query);
+        if (200..300).contains(&ans.status) {
+            bodies.insert(target, ans.body.clone());
+            return;
+        }
+        let Some(reset) = ans
+            .headers
+            .get("x-ratelimit-reset")
+            .and_then(|v| v.to_str().ok())
+        else {
+            return;
+        };
+        let n = passed.entry((key_of(inc), reset.to_string())).or_insert(0);
+        if ans.status == 429
+            && *n < 3
+            && let Some(body) = bodies.get(&target)
+        {
+            *n += 1;
+            ans.status = 200;
+            ans.body = body.clone();
+            ans.headers.remove("retry-after");
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_admitting_past_the_limit_fails_limiter_windows() {
+    let runs =
+        side_by_side(
+            |imp| async move { (imp, limiter_run(imp, three_past_the_limit(), &SMALL).await) },
+        )
+        .await;
+    for (imp, r) in runs {
+        assert!(
+            failed(&r).contains(&"limiter.windows".to_string()),
+            "{imp:?}: {:?}",
+            r.checks
+                .iter()
+                .filter(|c| c.id.starts_with("limiter"))
+                .collect::<Vec<_>>()
+        );
+        let f = findings(&r, "limiter.windows");
+        assert!(f.contains("admitted naming it"), "{imp:?}: {f}");
+    }
+}

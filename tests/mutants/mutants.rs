@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use linkcert_check::{CheckOptions, IN_PROCESS_WINDOW_SECS};
+use linkcert_check::{CheckOptions, IN_PROCESS_KEYS_PER_PLAN, IN_PROCESS_WINDOW_SECS};
 use linkcert_report::gate::FailOn;
 use linkcert_run::Outcome;
-use linkcert_server::ServeConfig;
+use linkcert_server::{KeySet, ServeConfig};
 use linkcert_spec::Spec;
 use linkcert_spec::window::RateWindow;
 
@@ -17,6 +17,7 @@ async fn check_passes_the_reference() {
     let spec = Arc::new(Spec::embedded().expect("the built-in spec"));
     let mut cfg = ServeConfig::in_process();
     cfg.window = Some(RateWindow::from_secs(IN_PROCESS_WINDOW_SECS).expect("a window"));
+    cfg.keys = Some(KeySet::development_fleet(&spec, IN_PROCESS_KEYS_PER_PLAN));
     let running = linkcert_server::start(spec.clone(), cfg)
         .await
         .expect("the reference starts");

@@ -175,6 +175,10 @@ fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
             named.observe(s.sent, true, reset, remaining);
         } else if s.status() == 429 {
             named.observe(s.sent, false, reset, None);
+        } else if s.status() != 0 {
+            // Refused: whether that used quota is the target's choice, so the room owed
+            // counts it as spent (as `load` counts a clean refusal).
+            named.refusal(s.sent, reset);
         }
     }
     let n = life.n;

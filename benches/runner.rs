@@ -5,7 +5,8 @@
 //!   LINKCERT_BENCH_CASES=512 cargo bench --bench runner
 //!
 //! Then `check` against the second implementation (`tests/variant`, an independent one) at a
-//! 5 s window with its six keys and fixtures, two runs side by side, each with its own variant.
+//! 5 s window with three keys per plan and fixtures, two runs side by side, each with its own
+//! variant.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -71,19 +72,26 @@ async fn main() {
 mod variant;
 
 /// Two `check` runs side by side, each against its own second implementation at a 5 s window
-/// (six keys, fixtures): the wall time of each and of both.
+/// (three keys per plan, fixtures): the wall time of each and of both.
 async fn variant_side_by_side() {
     let spec = Arc::new(Spec::embedded().unwrap());
     let one = |seed: u64| {
         let spec = spec.clone();
         async move {
-            let v = variant::start(5.0).await;
+            // Three keys per plan, as `check` gives the in-process reference: the third is
+            // the limiter's.
+            let v = variant::start_fleet(5.0, 3).await;
+            let mut target = v.target();
+            let plans: Vec<&str> = v.keys().map(|(plan, _)| plan).collect();
+            let mut plans_once = plans.clone();
+            plans_once.dedup();
+            target.keys = variant::fleet_keys(&plans_once, 3);
             let began = Instant::now();
             let opts = CheckOptions {
                 seed,
                 ..CheckOptions::default()
             };
-            let report = check::run(spec, v.target(), opts).await.unwrap();
+            let report = check::run(spec, target, opts).await.unwrap();
             (
                 began.elapsed().as_secs_f64(),
                 report.requests,

@@ -22,6 +22,20 @@ pub async fn start(window_secs: f64) -> Variant {
     Variant(linkcert_variant::start(window_secs).await)
 }
 
+/// `lk_<plan>_1` to `lk_<plan>_<n>` for each of `plans`: the keys both implementations accept
+/// when started with a fleet of `n` (as `serve --dev-keys n`), each plan's in order.
+pub fn fleet_keys(plans: &[&str], n: usize) -> Vec<PlanKey> {
+    plans
+        .iter()
+        .flat_map(|plan| {
+            (1..=n).map(move |i| PlanKey {
+                plan: plan.to_string(),
+                key: format!("lk_{plan}_{i}"),
+            })
+        })
+        .collect()
+}
+
 /// The variant also accepting `lk_<plan>_1` to `lk_<plan>_<n>`, as `serve --dev-keys n`.
 pub async fn start_fleet(window_secs: f64, n: usize) -> Variant {
     Variant(linkcert_variant::start_with_fleet(window_secs, n).await)

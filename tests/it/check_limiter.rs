@@ -13,7 +13,6 @@ use common::broken::{
     Answer, Defect, Impl, Incoming, broken_fleet, failed, run_check, side_by_side,
 };
 use linkcert::report::Report;
-use linkcert::target::PlanKey;
 
 /// The window: whole seconds of at least 3, so that Reset names windows.
 const W: f64 = 4.0;
@@ -28,15 +27,7 @@ async fn limiter_run(imp: Impl, defect: Defect, plans: &[&str]) -> Report {
     let b = broken_fleet(imp, W, 3, defect).await;
     let mut target = b.target();
     // Both accept `lk_<plan>_1` to `_3` (as `serve --dev-keys 3`); the third is the limiter's.
-    target.keys = plans
-        .iter()
-        .flat_map(|plan| {
-            (1..=3).map(move |i| PlanKey {
-                plan: plan.to_string(),
-                key: format!("lk_{plan}_{i}"),
-            })
-        })
-        .collect();
+    target.keys = common::variant::fleet_keys(plans, 3);
     run_check(target, &["limiter"]).await
 }
 

@@ -99,8 +99,7 @@ pub(super) async fn life(ctx: &Ctx, d: &Driven, routes: &[&Operation], w: f64) -
 /// 429 (a window boundary in the middle of a burst gives a fixed window's quota back: the
 /// burst goes on until one named window is past its limit, while the client outpaces the
 /// limit), at most twice the limit and two twentieths; a sample of `SAMPLE` for a key not
-/// burst. Returns whether every request was
-/// answered.
+/// burst. Returns whether every request was answered.
 async fn burst(ctx: &Ctx, d: &Driven, op: &Operation, life: &mut Life, w: f64) -> bool {
     let (n, past) = (life.n, past_limit(life.n));
     let (cap, mut chunk) = if d.long {

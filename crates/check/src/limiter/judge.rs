@@ -146,7 +146,12 @@ fn fresh(ctx: &Ctx, life: &Life, w: f64, label: &str) {
 /// this key's answers).
 fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
     let id = check_id!("limiter.windows");
-    if !ctx.enabled(id) || w < 3.0 {
+    if !ctx.enabled(id) {
+        return;
+    }
+    if w < 3.0 {
+        let why = format!("a window of {w} s: whole-second Resets tell windows apart from 3 s on");
+        ctx.rec.skip(id, label, why);
         return;
     }
     let trusted = header_verdicts(&life.seen, Duration::from_secs_f64(w))

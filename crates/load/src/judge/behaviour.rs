@@ -10,6 +10,7 @@ use super::result::Limiter;
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use crate::record::Record;
 use linkcert_rate::headers as rate_headers;
+use linkcert_rate::windows::{Learner, Model};
 use linkcert_spec::verdict::Verdict;
 
 /// What naming the limiter keeps of a key's answers, fed in send order.
@@ -31,12 +32,11 @@ pub(super) struct State {
     runs: BTreeMap<usize, usize>,
     run: usize,
     /// Resets by receipt: (recv, order fed, Reset) of answers received after the latest send
-    /// (a later answer may still come before them), the last Reset released, and the steps
-    /// up (size -> how many).
+    /// (a later answer may still come before them), released in that order to the reading of
+    /// how Reset moves that `check`'s limiter.model makes too (`linkcert_rate::windows`).
     pending: BinaryHeap<Reverse<(OrdF64, u64, u64)>>,
     fed: u64,
-    last_reset: Option<u64>,
-    steps: BTreeMap<u64, usize>,
+    resets: Learner,
 }
 
 impl State {
@@ -54,8 +54,7 @@ impl State {
             run: 0,
             pending: BinaryHeap::new(),
             fed: 0,
-            last_reset: None,
-            steps: BTreeMap::new(),
+            resets: Learner::new(w),
         }
     }
 
@@ -116,15 +115,9 @@ impl State {
     }
 
     fn release(&mut self) {
-        let Some(Reverse((_, _, v))) = self.pending.pop() else {
-            return;
-        };
-        if let Some(prev) = self.last_reset
-            && v > prev
-        {
-            *self.steps.entry(v - prev).or_default() += 1;
+        if let Some(Reverse((_, _, v))) = self.pending.pop() {
+            self.resets.observe(Some(v));
         }
-        self.last_reset = Some(v);
     }
 }
 
@@ -153,7 +146,6 @@ pub(super) fn name(mut st: State, n: u64, rolling: u64) -> Option<(Limiter, Stri
             format!("{} (first 429 at {first:.2} s)", Limiter::NotBack.as_str()),
         ));
     }
-    let w = st.w;
     // Runs of consecutive admissions after a 429.
     if st.run > 0 {
         *st.runs.entry(st.run).or_default() += 1;
@@ -164,22 +156,15 @@ pub(super) fn name(mut st: State, n: u64, rolling: u64) -> Option<(Limiter, Stri
     let ratio = rolling as f64 / n as f64;
     let long_runs = median_run as f64 >= (n as f64 / 4.0).max(3.0);
     // How X-RateLimit-Reset moves: a fixed window holds it and jumps by W; a sliding log
-    // moves it with its oldest admission. Whole seconds only tell them apart for W >= 3 s.
-    let steps: usize = st.steps.values().sum();
-    let reset_step = (w >= 3.0 && steps >= 3)
-        .then(|| median(&st.steps))
-        .flatten();
+    // moves it with its oldest admission (`Learner`: whole seconds tell them apart from 3 s).
+    let reset_model = st.resets.finish();
     let limiter = if ratio > 1.05 && long_runs {
         Limiter::FixedWindow
     } else if ratio > 1.05 {
         Limiter::TokenBucket
-    } else if let Some(step) = reset_step {
-        if step as f64 >= 0.8 * w {
-            Limiter::FixedWindow
-        } else {
-            Limiter::SlidingLog
-        }
-    } else if echo >= 0.8 {
+    } else if let Model::NamedWindows { .. } = reset_model {
+        Limiter::FixedWindow
+    } else if reset_model == Model::Moving || echo >= 0.8 {
         Limiter::SlidingLog
     } else if long_runs {
         Limiter::FixedWindow
@@ -192,9 +177,11 @@ pub(super) fn name(mut st: State, n: u64, rolling: u64) -> Option<(Limiter, Stri
          admissions (median {median_run}); {:.0}% of them echo an admission one window \
          earlier; at most {rolling} admitted in a rolling window (limit {n}){}",
         echo * 100.0,
-        reset_step.map_or(String::new(), |s| format!(
-            "; X-RateLimit-Reset moves in steps of {s} s (median)"
-        ))
+        match reset_model {
+            Model::NamedWindows { .. } => "; X-RateLimit-Reset stays put and moves by a window",
+            Model::Moving => "; X-RateLimit-Reset moves by less than a window",
+            Model::Unknown => "",
+        }
     );
     Some((limiter, text))
 }

@@ -1,5 +1,6 @@
 //! The limiter a key's answers show, learned from the X-RateLimit-Reset (epoch seconds) they
-//! name, in send order. The spec names no algorithm (field facts, "Rate limiting, from
+//! name, in send order: `check`'s limiter.model and `load`'s load.behaviour read how Reset moves
+//! with this one reading. The spec names no algorithm (field facts, "Rate limiting, from
 //! outside"), so this is what the run reports, never a failure by itself: a Reset that stays
 //! put for a window and moves by about a window names the target's windows (a fixed window; a
 //! sliding counter naming its window's end; a sliding log whose oldest admission stays the

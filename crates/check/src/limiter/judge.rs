@@ -14,13 +14,19 @@ use crate::ratelimit::headers::{Seen, header_verdicts};
 
 /// Every key's life, then the run's model.
 pub(super) fn all(ctx: &Ctx, lives: &[Life], w: f64) {
-    let mut models = Vec::new();
-    for life in lives.iter().filter(|l| l.n > 0) {
+    let lives: Vec<&Life> = lives.iter().filter(|l| l.n > 0).collect();
+    let models: Vec<(&str, Model)> = lives
+        .iter()
+        .map(|l| (l.driven.key.plan.as_str(), learn(l, w)))
+        .collect();
+    let run = Model::of_run(models.iter().map(|(_, m)| *m));
+    for (life, (_, own)) in lives.iter().zip(&models) {
         let label = format!("the {} key's windows", life.driven.key.plan);
         over_time(ctx, life, w, &label);
         fresh(ctx, life, w, &label);
-        windows(ctx, life, w, &label);
-        models.push((life.driven.key.plan.as_str(), learn(life, w)));
+        // Windows on the clock, by every key's Resets: each named window is [R - W, R).
+        let on_clock = Model::NamedWindows { clock: true };
+        windows(ctx, life, w, &label, run == on_clock && *own == on_clock);
     }
     model(ctx, &models, w);
 }
@@ -143,8 +149,9 @@ fn fresh(ctx: &Ctx, life: &Life, w: f64, label: &str) {
 
 /// limiter.windows: the windows the target names, counted exactly (its Reset places each
 /// answer), once its Reset is one the rules can trust (ratelimit.reset's shared rule holds on
-/// this key's answers).
-fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
+/// this key's answers); `exact`: the run's Resets name windows on the clock, so a named
+/// window's every admission counts, not only those provably within one window.
+fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str, exact: bool) {
     let id = check_id!("limiter.windows");
     if !ctx.enabled(id) {
         return;
@@ -167,6 +174,11 @@ fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
         return;
     }
     let (mut named, mut resets) = (NamedWindows::with_first(w), ResetWindows::new(w));
+    // Admissions by the Reset they name: on the clock's windows (the model), each named
+    // window's count is exact, the target's own word placing each; else only those provably
+    // within one window count (`ResetWindows`: a Reset counted from a request and rounded to
+    // the second names two windows a fraction of a second apart).
+    let mut by_reset: std::collections::BTreeMap<u64, u64> = Default::default();
     for s in &life.seen {
         let Some(reset) = epoch_reset(s) else {
             continue;
@@ -177,6 +189,7 @@ fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
             .and_then(|r| rate_headers::parse_count(r.header(rate_headers::REMAINING)));
         if admitted(s) {
             resets.observe(s.sent, s.at, reset);
+            *by_reset.entry(reset).or_default() += 1;
             named.observe(s.sent, true, reset, remaining);
         } else if s.status() == 429 {
             named.observe(s.sent, false, reset, None);
@@ -187,14 +200,22 @@ fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str) {
         }
     }
     let n = life.n;
-    let (most, reset) = resets.finish();
+    let (most, reset) = match by_reset.iter().max_by_key(|(_, c)| **c) {
+        Some((r, c)) if exact => (*c, *r),
+        _ => resets.finish(),
+    };
+    let within = if exact {
+        "every key's Resets name windows on the clock".to_string()
+    } else {
+        format!("provably within {w} s")
+    };
     let fixed = named.finish(n);
     if most > n {
         ctx.rec.violation(
             id,
             label,
             format!("at most {n} admitted in the window X-RateLimit-Reset {reset} names"),
-            format!("{most} admitted naming it, within {w} s"),
+            format!("{most} admitted naming it ({within})"),
             None,
         );
     } else if let Some(s) = fixed.short {

@@ -11,7 +11,9 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// Every move of Reset was by about a window; `clock`: every Reset a multiple of the window
-    /// since the epoch (windows aligned to the clock, not to the key's first request).
+    /// since the epoch, over three windows or more (windows aligned to the clock, not to the
+    /// key's first request: a Reset counted from a request falls on the grid by chance, seldom
+    /// three times).
     NamedWindows { clock: bool },
     /// Reset moved by less than a window at least once.
     Moving,
@@ -98,7 +100,9 @@ impl Learner {
         } else if self.creeps > 0 {
             Model::Moving
         } else if self.jumps > 0 {
-            Model::NamedWindows { clock: self.clock }
+            Model::NamedWindows {
+                clock: self.clock && self.jumps >= 2,
+            }
         } else {
             Model::Unknown
         }
@@ -123,6 +127,12 @@ mod tests {
         assert_eq!(
             learn(6.0, &[1002, 1002, 1008, 1002, 1008, 1026]),
             Model::NamedWindows { clock: true }
+        );
+        // Two windows on the grid may be chance (a Reset counted from a request): not yet the
+        // clock's.
+        assert_eq!(
+            learn(6.0, &[1002, 1002, 1008]),
+            Model::NamedWindows { clock: false }
         );
         // From a key's first request: moves by a window or more, not on the clock's grid.
         assert_eq!(

@@ -103,7 +103,15 @@ async fn check_far(delays: &[u64]) {
         let keys = Some(check::IN_PROCESS_KEYS_PER_PLAN);
         let (_reference, _proxy, target) = far_reference(&spec, ms, keys).await;
         let began = Instant::now();
-        let report = check::run(spec.clone(), target, CheckOptions::default())
+        // LINKCERT_BENCH_ONLY=limiter,pagination: those families only (`--only`).
+        let only = std::env::var("LINKCERT_BENCH_ONLY")
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default();
+        let opts = CheckOptions {
+            only,
+            ..CheckOptions::default()
+        };
+        let report = check::run(spec.clone(), target, opts)
             .await
             .expect("the check runs");
         println!(
@@ -117,6 +125,21 @@ async fn check_far(delays: &[u64]) {
                 "  {:<11} {:>6.1} s {:>6} requests",
                 f.family, f.seconds, f.requests
             );
+        }
+        // What failed, and what a run cut short could not judge: a far run's verdict explained.
+        for c in report.checks.iter().filter(|c| {
+            matches!(
+                c.verdict,
+                linkcert::verdict::Verdict::Fail | linkcert::verdict::Verdict::NotJudged
+            )
+        }) {
+            let why = c
+                .findings
+                .first()
+                .map_or(c.not_judged.clone().unwrap_or_default(), |f| {
+                    format!("{}: {}", f.message, f.actual)
+                });
+            println!("  {:?} {} {}: {why}", c.verdict, c.id, c.operation);
         }
     }
 }

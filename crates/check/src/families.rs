@@ -211,11 +211,35 @@ pub(super) struct Ran {
 /// Every family with an entry point, in `FAMILIES`' order, and those that run beside them
 /// from the start: run when selected, or when a family it feeds is; skipped, saying so, when
 /// not.
-pub(super) async fn run_families(ctx: &Ctx, stop: &linkcert_run::interrupt::Interrupt) -> Ran {
-    let beside = FAMILIES.iter().filter_map(|f| match f.runs {
-        Runs::Beside { run } => Some(run_one(ctx, stop, f.name, run, true)),
-        _ => None,
-    });
+pub(super) async fn run_families(
+    ctx: &std::sync::Arc<Ctx>,
+    stop: &'static linkcert_run::interrupt::Interrupt,
+) -> Ran {
+    // Each family beside is a task of its own: the families in turn block their task at times
+    // (pagination's proptest runs in `block_in_place`), and a future of that task waits
+    // meanwhile; a burst's requests waiting so would time out far away.
+    let beside: Vec<_> = FAMILIES
+        .iter()
+        .filter_map(|f| match f.runs {
+            Runs::Beside { run } => {
+                let (ctx, name) = (ctx.clone(), f.name);
+                Some(tokio::spawn(async move {
+                    run_one(&ctx, stop, name, run, true).await
+                }))
+            }
+            _ => None,
+        })
+        .collect();
+    let beside = async {
+        let mut out = Vec::new();
+        for handle in beside {
+            // A task that panicked is a bug here: its family is not judged, and says so.
+            if let Ok(one) = handle.await {
+                out.push(one);
+            }
+        }
+        out
+    };
     let in_turn = async {
         let mut ran = Vec::new();
         for family in FAMILIES {
@@ -225,7 +249,7 @@ pub(super) async fn run_families(ctx: &Ctx, stop: &linkcert_run::interrupt::Inte
         }
         ran
     };
-    let (in_turn, beside) = futures::future::join(in_turn, futures::future::join_all(beside)).await;
+    let (in_turn, beside) = futures::future::join(in_turn, beside).await;
     let mut ran = Ran {
         finished: Vec::new(),
         cut_short: false,

@@ -245,6 +245,7 @@ pub async fn run(
         spec = served_only(&ctx) => ctx.spec = Arc::new(spec),
         () = stop.until_requested() => {}
     }
+    let ctx = Arc::new(ctx);
     let ran = families::run_families(&ctx, stop).await;
     ctx.progress.finish();
     let mut results = ctx.rec.results(|c| ctx.enabled(c));

@@ -52,8 +52,15 @@ fn past_limit(n: u64) -> u64 {
     (n / 20).max(PAST_LIMIT)
 }
 
-/// The key's three windows; stops where the target stops answering.
-pub(super) async fn life(ctx: &Ctx, d: &Driven, routes: &[&Operation], w: f64) -> Life {
+/// The key's three windows: its burst and lone requests to `cheap`, its mixed window over
+/// `routes`; stops where the target stops answering.
+pub(super) async fn life(
+    ctx: &Ctx,
+    d: &Driven,
+    cheap: &Operation,
+    routes: &[&Operation],
+    w: f64,
+) -> Life {
     let mut life = Life {
         driven: d.clone(),
         n: d.n.unwrap_or(0),
@@ -61,7 +68,7 @@ pub(super) async fn life(ctx: &Ctx, d: &Driven, routes: &[&Operation], w: f64) -
         fresh: None,
         burst: 0,
     };
-    let first = routes[0];
+    let first = cheap;
     life.seen.push(send(ctx, first, d).await);
     if life.n == 0 {
         // A custom limit: the key's own X-RateLimit-Limit says it.

@@ -3,6 +3,7 @@
 //! built-in reference gives each plan three), every such key lives three windows of its
 //! own, all keys at once (keys of different plans driven together):
 //! - its first window: one request alone, then a burst past its limit (N and a twentieth,
+//!   all to the class's cheapest operation, as `ratelimit` bursts: never a render,
 //!   then more until a 429: a fixed window's boundary in the burst gives the quota back); the
 //!   highest fixed plan given gets its whole long burst, others too when their limit is one
 //!   `check` bursts (`MAX_BURST_LIMIT`), the rest a sample (`drive.rs`);
@@ -23,7 +24,7 @@ use linkcert_run::target::PlanKey;
 use linkcert_spec::Limit;
 
 use super::Ctx;
-use super::ratelimit::{MAX_BURST_LIMIT, counter::cycled, plan_limit};
+use super::ratelimit::{MAX_BURST_LIMIT, counter::cycled, plan_limit, probe_op};
 
 mod drive;
 mod judge;
@@ -72,11 +73,14 @@ pub async fn run(ctx: &Ctx) {
     }
     let class = &ctx.spec.default_rate_class;
     let routes = cycled(ctx);
+    // Bursts and lone requests go to the class's cheapest operation (a page of one tag), never
+    // a render: a burst of thousands must not crowd the other families' requests.
+    let cheap = probe_op(ctx, class);
     let why = if ctx.limiter_keys.is_empty() {
         Some(format!(
             "no plan was given more than {SHARED_PER_PLAN} keys: give a plan a third key (--key free=...) and its last lives three windows beside the other families"
         ))
-    } else if routes.is_empty() {
+    } else if routes.is_empty() || cheap.is_none() {
         Some("the target serves no standard operation any key may call".to_string())
     } else {
         None
@@ -113,8 +117,13 @@ pub async fn run(ctx: &Ctx) {
         top.long = true;
     }
     let w = ctx.target.window(&ctx.spec, class).as_secs_f64();
-    let lives =
-        futures::future::join_all(driven.iter().map(|d| drive::life(ctx, d, &routes, w))).await;
+    let Some(cheap) = cheap else { return };
+    let lives = futures::future::join_all(
+        driven
+            .iter()
+            .map(|d| drive::life(ctx, d, cheap, &routes, w)),
+    )
+    .await;
     judge::all(ctx, &lives, w);
 }
 

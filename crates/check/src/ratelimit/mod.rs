@@ -42,7 +42,7 @@ use headers::*;
 pub(crate) const MAX_BURST_LIMIT: u64 = 1200;
 
 /// A cheap operation of a rate class that any key allowed the class can call.
-fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
+pub(crate) fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
     ctx.spec
         .operations
         .iter()

@@ -96,6 +96,23 @@ async fn both_implementations_pass_the_limiter_over_time_on_every_plan() {
     }
 }
 
+/// `defect` in front of both implementations (the small plans' keys): `id` fails, and its
+/// findings say each of `says`.
+async fn fails_in_front_of_both(defect: fn() -> Defect, id: &str, says: &[&str]) {
+    let runs =
+        side_by_side(|imp| async move { (imp, limiter_run(imp, defect(), &SMALL).await) }).await;
+    for (imp, r) in runs {
+        let rows: Vec<_> = r
+            .checks
+            .iter()
+            .filter(|c| c.id.starts_with("limiter"))
+            .collect();
+        assert!(failed(&r).iter().any(|f| f == id), "{imp:?}: {rows:?}");
+        let f = findings(&r, id);
+        assert!(says.iter().all(|t| f.contains(t)), "{imp:?}: {f}");
+    }
+}
+
 /// A count per key and named window (the X-RateLimit-Reset it names).
 type PerWindow = HashMap<(String, String), u64>;
 /// The latest 2xx body per path and query.
@@ -117,24 +134,12 @@ fn sticky_throttle() -> Defect {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_kept_throttled_after_idle_windows_fails_limiter_fresh() {
-    let runs =
-        side_by_side(|imp| async move { (imp, limiter_run(imp, sticky_throttle(), &SMALL).await) })
-            .await;
-    for (imp, r) in runs {
-        assert!(
-            failed(&r).contains(&"limiter.fresh".to_string()),
-            "{imp:?}: {:?}",
-            r.checks
-                .iter()
-                .filter(|c| c.id.starts_with("limiter"))
-                .collect::<Vec<_>>()
-        );
-        let f = findings(&r, "limiter.fresh");
-        assert!(
-            f.contains("had sent nothing for") && f.contains("429"),
-            "{imp:?}: {f}"
-        );
-    }
+    fails_in_front_of_both(
+        sticky_throttle,
+        "limiter.fresh",
+        &["had sent nothing for", "429"],
+    )
+    .await;
 }
 
 /// Each window the target names admits five fewer than the limit (some requests charged
@@ -165,21 +170,12 @@ fn short_windows() -> Defect {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_window_admitting_fewer_than_its_room_fails_limiter_windows() {
-    let runs =
-        side_by_side(|imp| async move { (imp, limiter_run(imp, short_windows(), &SMALL).await) })
-            .await;
-    for (imp, r) in runs {
-        assert!(
-            failed(&r).contains(&"limiter.windows".to_string()),
-            "{imp:?}: {:?}",
-            r.checks
-                .iter()
-                .filter(|c| c.id.starts_with("limiter"))
-                .collect::<Vec<_>>()
-        );
-        let f = findings(&r, "limiter.windows");
-        assert!(f.contains("began with the whole quota"), "{imp:?}: {f}");
-    }
+    fails_in_front_of_both(
+        short_windows,
+        "limiter.windows",
+        &["began with the whole quota"],
+    )
+    .await;
 }
 
 /// The first three 429s of each named window are admitted after all: the window admits its
@@ -216,21 +212,10 @@ fn three_past_the_limit() -> Defect {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_window_admitting_past_the_limit_fails_limiter_windows() {
-    let runs =
-        side_by_side(
-            |imp| async move { (imp, limiter_run(imp, three_past_the_limit(), &SMALL).await) },
-        )
-        .await;
-    for (imp, r) in runs {
-        assert!(
-            failed(&r).contains(&"limiter.windows".to_string()),
-            "{imp:?}: {:?}",
-            r.checks
-                .iter()
-                .filter(|c| c.id.starts_with("limiter"))
-                .collect::<Vec<_>>()
-        );
-        let f = findings(&r, "limiter.windows");
-        assert!(f.contains("admitted naming it"), "{imp:?}: {f}");
-    }
+    fails_in_front_of_both(
+        three_past_the_limit,
+        "limiter.windows",
+        &["admitted naming it"],
+    )
+    .await;
 }

@@ -1,6 +1,7 @@
 //! One key's three windows (the module note in `mod.rs`): what is sent, when, and what came
 //! back, in send order. Nothing here judges: `judge.rs` reads what really happened.
 
+use std::future::Future;
 use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
@@ -145,13 +146,7 @@ async fn at_once<'a>(ctx: &Ctx, d: &Driven, ops: impl Iterator<Item = &'a Operat
     // The futures made first: a closure inside the stream would not be `Send` for every
     // lifetime the family's entry point needs.
     let sends: Vec<_> = ops.map(|op| send(ctx, op, d)).collect();
-    let mut seen: Vec<Seen> = stream::iter(sends)
-        .buffered(IN_FLIGHT)
-        .take_while(|s| std::future::ready(s.exchange.resp().is_some()))
-        .collect()
-        .await;
-    seen.sort_by(|a, b| a.sent.total_cmp(&b.sent));
-    seen
+    answered(sends).await
 }
 
 /// Requests spread evenly over one window from now, up to `IN_FLIGHT` at once, in send order,
@@ -171,6 +166,11 @@ async fn spread<'a>(
             send(ctx, op, d).await
         })
         .collect();
+    answered(sends).await
+}
+
+/// The sends, `IN_FLIGHT` at a time, until one goes unanswered, in send order.
+async fn answered(sends: Vec<impl Future<Output = Seen>>) -> Vec<Seen> {
     let mut seen: Vec<Seen> = stream::iter(sends)
         .buffered(IN_FLIGHT)
         .take_while(|s| std::future::ready(s.exchange.resp().is_some()))

@@ -2,7 +2,6 @@
 //! whether a schedule was held, only on what was sent, when, and what came back.
 
 use linkcert_rate::headers::{self as rate_headers, ResetUnit};
-use linkcert_rate::quota::{Fault, History, Said};
 use linkcert_rate::windows::{Bounds, Learner, Model, NamedWindows, ResetWindows};
 use linkcert_registry::check_id;
 use linkcert_spec::verdict::Verdict;
@@ -10,6 +9,7 @@ use std::time::Duration;
 
 use super::drive::Life;
 use crate::Ctx;
+use crate::ratelimit::counter::{fault_words, history};
 use crate::ratelimit::headers::{Seen, header_verdicts};
 
 /// Every key's life, then the run's model.
@@ -50,27 +50,9 @@ fn over_time(ctx: &Ctx, life: &Life, w: f64, label: &str) {
     if !ctx.enabled(id) {
         return;
     }
-    let said: Vec<Said> = life
-        .seen
-        .iter()
-        .map(|s| {
-            let h = |name| s.exchange.resp().and_then(|r| r.header(name));
-            Said::read(
-                s.sent,
-                s.at,
-                s.status(),
-                h(rate_headers::REMAINING),
-                h(rate_headers::RESET),
-            )
-        })
-        .collect();
-    let j = History::judge_all(life.n, w, &said);
+    let j = history(life.n, w, &life.seen);
     if let Some(f) = j.first {
-        let what = match f.fault {
-            Fault::OverAdmitted => "admitted past what the key's own history leaves",
-            Fault::Remaining => "X-RateLimit-Remaining higher than the key's own history leaves",
-            Fault::Throttled => "throttled although the key's own traffic had not spent its quota",
-        };
+        let what = fault_words(f.fault);
         ctx.rec.violation(
             id,
             label,

@@ -18,7 +18,7 @@
 //! or quota first) and whether a 403 uses quota are the target's choices.
 
 use super::*;
-use linkcert_rate::quota::{Fault, History, Said};
+use linkcert_rate::quota::{Fault, History, Judgement, Said};
 
 /// Remaining at which A gets the burst at once.
 const EDGE: u64 = 3;
@@ -330,6 +330,34 @@ fn judge_spent(ctx: &Ctx, op: &Operation, a: &PlanKey, last: &Seen) {
     }
 }
 
+/// A key's exchanges, in send order, judged by the counter rule (`linkcert_rate::quota`) for
+/// a limit of `n` per `w` seconds: `ratelimit.counter`'s and `limiter.over-time`'s.
+pub(crate) fn history(n: u64, w: f64, seen: &[Seen]) -> Judgement {
+    let said: Vec<Said> = seen
+        .iter()
+        .map(|s| {
+            let h = |name| s.exchange.resp().and_then(|r| r.header(name));
+            Said::read(
+                s.sent,
+                s.at,
+                s.status(),
+                h(rate_headers::REMAINING),
+                h(rate_headers::RESET),
+            )
+        })
+        .collect();
+    History::judge_all(n, w, &said)
+}
+
+/// What a fault of the counter rule is, as a finding says it.
+pub(crate) fn fault_words(fault: Fault) -> &'static str {
+    match fault {
+        Fault::OverAdmitted => "admitted past what the key's own history leaves",
+        Fault::Remaining => "X-RateLimit-Remaining higher than the key's own history leaves",
+        Fault::Throttled => "throttled although the key's own traffic had not spent its quota",
+    }
+}
+
 /// Each key's history judged apart.
 pub(super) fn judge(ctx: &Ctx, trails: &[Trail]) {
     let id = check_id!("ratelimit.counter");
@@ -345,34 +373,12 @@ pub(super) fn judge(ctx: &Ctx, trails: &[Trail]) {
                 record(ctx, &label, rule, &j, &t.seen);
             }
         }
-        let said: Vec<Said> = t
-            .seen
-            .iter()
-            .map(|s| {
-                let h = |name| s.exchange.resp().and_then(|r| r.header(name));
-                Said::read(
-                    s.sent,
-                    s.at,
-                    s.status(),
-                    h(rate_headers::REMAINING),
-                    h(rate_headers::RESET),
-                )
-            })
-            .collect();
-        let j = History::judge_all(t.n, w, &said);
+        let j = history(t.n, w, &t.seen);
         match j.first {
             None if j.judged > 0 => ctx.rec.pass(id, &label),
             None => {}
             Some(f) => {
-                let what = match f.fault {
-                    Fault::OverAdmitted => "admitted past what the key's own history leaves",
-                    Fault::Remaining => {
-                        "X-RateLimit-Remaining higher than the key's own history leaves"
-                    }
-                    Fault::Throttled => {
-                        "throttled although the key's own traffic had not spent its quota"
-                    }
-                };
+                let what = fault_words(f.fault);
                 ctx.rec.violation(
                     id,
                     &label,

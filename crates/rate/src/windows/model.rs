@@ -85,7 +85,8 @@ impl Learner {
         if let Some(last) = self.last.replace(r) {
             // Answers overtake each other near a boundary: a move back is a move.
             let moved = r.abs_diff(last) as f64;
-            if moved >= w - 1.0 && moved > 1.0 {
+            // (Judged from 3 s on: a window's move is then never a second's rounding.)
+            if moved >= w - 1.0 {
                 self.jumps += 1;
             } else if moved > 1.0 {
                 self.creeps += 1;
@@ -148,6 +149,33 @@ mod tests {
         assert_eq!(learn(6.0, &[1002, 1002, 1002]), Model::Unknown);
         assert_eq!(learn(2.0, &[1002, 1004]), Model::Unknown);
         assert_eq!(Learner::new(6.0).finish(), Model::Unknown);
+    }
+
+    #[test]
+    fn the_grid_is_the_clocks_only_for_whole_seconds_and_every_reset() {
+        // One Reset off the grid, or a window not of whole seconds: not the clock's windows.
+        assert_eq!(
+            learn(6.0, &[1002, 1008, 1014, 1015]),
+            Model::NamedWindows { clock: false }
+        );
+        assert_eq!(
+            learn(4.5, &[1000, 1008, 1016]),
+            Model::NamedWindows { clock: false }
+        );
+        // A move of a window less a second of rounding is a window's move; 3 s windows count.
+        assert_eq!(
+            learn(6.0, &[1000, 1005, 1010]),
+            Model::NamedWindows { clock: false }
+        );
+        assert_eq!(
+            learn(3.0, &[999, 1002, 1005]),
+            Model::NamedWindows { clock: true }
+        );
+        let said = |m: Model| m.describe(6.0);
+        assert!(said(Model::NamedWindows { clock: true }).contains("aligned to the clock"));
+        assert!(said(Model::NamedWindows { clock: false }).contains("first request"));
+        assert!(said(Model::Moving).contains("moving Reset"));
+        assert!(said(Model::Unknown).contains("not learned"));
     }
 
     #[test]

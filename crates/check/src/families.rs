@@ -223,9 +223,9 @@ pub(super) async fn run_families(
         .filter_map(|f| match f.runs {
             Runs::Beside { run } => {
                 let (ctx, name) = (ctx.clone(), f.name);
-                Some(tokio::spawn(async move {
+                Some(tokio::spawn(super::probe::beside(async move {
                     run_one(&ctx, stop, name, run, true).await
-                }))
+                })))
             }
             _ => None,
         })
@@ -303,12 +303,15 @@ async fn run_one(
     if !beside {
         ctx.progress.family(name);
     }
+    // The whole count read first: a request sent beside between the two reads is then
+    // missed by both, never counted twice.
     let count = || {
-        let aside = ctx.sent_beside();
+        let all = ctx.probe.requests_sent();
+        let aside = ctx.probe.requests_sent_beside();
         if beside {
             aside
         } else {
-            ctx.probe.requests_sent() - aside
+            all.saturating_sub(aside)
         }
     };
     let (began, sent) = (Instant::now(), count());
@@ -321,7 +324,7 @@ async fn run_one(
     let time = report::model::FamilyTime {
         family: name.to_string(),
         seconds: began.elapsed().as_secs_f64(),
-        requests: count() - sent,
+        requests: count().saturating_sub(sent),
     };
     if finished {
         One::Finished(name, time)

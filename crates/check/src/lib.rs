@@ -102,22 +102,9 @@ pub struct Ctx {
     /// and every key as given, in order, for the report.
     pub limiter_keys: Vec<PlanKey>,
     all_keys: Vec<PlanKey>,
-    /// Requests sent by the families that run beside the others.
-    beside_sent: std::sync::atomic::AtomicU64,
 }
 
 impl Ctx {
-    /// Requests the families running beside the others have sent so far.
-    pub fn sent_beside(&self) -> u64 {
-        self.beside_sent.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Counts a request of a family running beside the others.
-    pub fn count_beside(&self) {
-        self.beside_sent
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
     /// Whether `--only`/`--skip` let a check run.
     pub fn enabled(&self, check: Check) -> bool {
         self.selects(check.id())
@@ -318,7 +305,6 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
         rec,
         limiter_keys,
         all_keys,
-        beside_sent: Default::default(),
         progress: Progress::new(opts.progress),
         fixtures: fixtures::Ledger::new(&target, |turn| {
             let selected = |id: &str| registry::selected(id, &opts.only, &opts.skip);

@@ -43,6 +43,16 @@ struct Pace {
     retry_until: Option<Instant>,
 }
 
+tokio::task_local! {
+    /// Set in the task of a family running beside the others: its requests are counted apart.
+    static BESIDE: bool;
+}
+
+/// `f`, its requests counted as sent beside the others (`requests_sent_beside`).
+pub fn beside<F: std::future::Future>(f: F) -> impl std::future::Future<Output = F::Output> {
+    BESIDE.scope(true, f)
+}
+
 /// Sends requests to one target and keeps count.
 pub struct Probe {
     client: reqwest::Client,
@@ -52,6 +62,8 @@ pub struct Probe {
     max_wait: Duration,
     pace: Mutex<HashMap<String, Pace>>,
     sent: AtomicU64,
+    /// Of `sent`, those sent from a family running beside the others (`beside`).
+    sent_beside: AtomicU64,
     throttled: AtomicU64,
     /// Per route (`GET /tags`): transport failures in a row, and the first of them.
     routes: Mutex<HashMap<String, (u64, String)>>,
@@ -78,6 +90,7 @@ impl Probe {
             max_wait,
             pace: Mutex::new(HashMap::new()),
             sent: AtomicU64::new(0),
+            sent_beside: AtomicU64::new(0),
             throttled: AtomicU64::new(0),
             routes: Mutex::new(HashMap::new()),
             timeout,
@@ -104,6 +117,10 @@ impl Probe {
 
     pub fn base_url(&self) -> &BaseUrl {
         &self.base_url
+    }
+    /// Requests sent from within `beside`: the families running beside the others.
+    pub fn requests_sent_beside(&self) -> u64 {
+        self.sent_beside.load(Ordering::Relaxed)
     }
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
@@ -309,6 +326,9 @@ impl Probe {
 
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, Failure> {
         self.sent.fetch_add(1, Ordering::Relaxed);
+        if BESIDE.try_with(|b| *b).unwrap_or(false) {
+            self.sent_beside.fetch_add(1, Ordering::Relaxed);
+        }
         let mut b = self.client.request(req.method.clone(), url);
         for (k, v) in req.all_headers() {
             b = b.header(k, v);

@@ -136,7 +136,6 @@ async fn burst(ctx: &Ctx, d: &Driven, op: &Operation, life: &mut Life, w: f64) -
 
 /// One request of `op` with the key, judged by the checks on every exchange.
 async fn send(ctx: &Ctx, op: &Operation, d: &Driven) -> Seen {
-    ctx.count_beside();
     Seen::send(ctx, op, &d.key).await
 }
 

@@ -36,8 +36,6 @@ pub(super) struct Life {
     /// Where the request after the idle windows is in `seen`, and how long the key had been
     /// idle (from its latest answer to that send).
     pub fresh: Option<(usize, f64)>,
-    /// Requests of the first window's burst, sent.
-    pub burst: u64,
 }
 
 impl Life {
@@ -67,7 +65,6 @@ pub(super) async fn life(
         n: d.n.unwrap_or(0),
         seen: Vec::new(),
         fresh: None,
-        burst: 0,
     };
     let first = cheap;
     life.seen.push(send(ctx, first, d).await);
@@ -115,18 +112,18 @@ async fn burst(ctx: &Ctx, d: &Driven, op: &Operation, life: &mut Life, w: f64) -
     } else {
         (SAMPLE.min(n), SAMPLE.min(n))
     };
-    let began = now_epoch();
-    while life.burst < cap {
-        let k = chunk.min(cap - life.burst);
+    let (began, mut sent) = (now_epoch(), 0u64);
+    while sent < cap {
+        let k = chunk.min(cap - sent);
         let got = at_once(ctx, d, (0..k).map(|_| op)).await;
         let (answered, throttled) = (got.len() as u64 == k, got.iter().any(|s| s.status() == 429));
-        life.burst += got.len() as u64;
+        sent += got.len() as u64;
         life.seen.extend(got);
         if !answered || throttled {
             return answered;
         }
         // Only a client that outpaces the limit can meet a 429 by sending more.
-        if (life.burst as f64) / (now_epoch() - began).max(1e-3) < n as f64 / w {
+        if (sent as f64) / (now_epoch() - began).max(1e-3) < n as f64 / w {
             return true;
         }
         chunk = past;

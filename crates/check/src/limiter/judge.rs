@@ -1,7 +1,7 @@
 //! Each key's life judged by the rules `load` judges its keys by (`linkcert_rate`): never on
 //! whether a schedule was held, only on what was sent, when, and what came back.
 
-use linkcert_rate::headers::{self as rate_headers, ResetUnit};
+use linkcert_rate::headers as rate_headers;
 use linkcert_rate::windows::{Bounds, Learner, Model, NamedWindows, ResetWindows};
 use linkcert_registry::check_id;
 use linkcert_spec::verdict::Verdict;
@@ -32,11 +32,7 @@ pub(super) fn all(ctx: &Ctx, lives: &[Life], w: f64) {
 }
 
 fn epoch_reset(s: &Seen) -> Option<u64> {
-    let r = s.exchange.resp()?.header(rate_headers::RESET)?;
-    match rate_headers::reset_unit(r) {
-        ResetUnit::EpochSeconds(v) => Some(v),
-        _ => None,
-    }
+    rate_headers::epoch_reset(s.exchange.resp()?.header(rate_headers::RESET)?)
 }
 
 fn admitted(s: &Seen) -> bool {

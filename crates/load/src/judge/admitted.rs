@@ -55,14 +55,7 @@ impl State {
             // What a window owes at least is judged on what the quota may have been spent on.
             p.observe(x.sent, x.recv, x.spent());
         }
-        let named = x
-            .reset
-            .as_deref()
-            .map(rate_headers::reset_unit)
-            .and_then(|u| match u {
-                rate_headers::ResetUnit::EpochSeconds(v) => Some(v),
-                _ => None,
-            });
+        let named = x.reset.as_deref().and_then(rate_headers::epoch_reset);
         if let Some(v) = named {
             if x.refused() {
                 self.named.refusal(x.sent, v);

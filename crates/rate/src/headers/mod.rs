@@ -192,6 +192,15 @@ pub enum ResetUnit {
     NotInteger(String),
 }
 
+/// X-RateLimit-Reset when it is in the spec's unit (epoch seconds); any other unit is
+/// ratelimit.reset's finding, and None here.
+pub fn epoch_reset(raw: &str) -> Option<u64> {
+    match reset_unit(raw) {
+        ResetUnit::EpochSeconds(v) => Some(v),
+        _ => None,
+    }
+}
+
 pub fn reset_unit(raw: &str) -> ResetUnit {
     match raw.trim().parse::<u64>() {
         Err(_) => ResetUnit::NotInteger(raw.to_string()),

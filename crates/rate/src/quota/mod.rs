@@ -32,7 +32,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::headers::{self as rate_headers, ResetUnit};
+use crate::headers as rate_headers;
 
 /// One exchange of a key as the client saw it (times: UTC epoch seconds).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,10 +60,7 @@ impl Said {
             recv,
             status,
             remaining: rate_headers::parse_count(remaining),
-            reset: match reset.map(rate_headers::reset_unit) {
-                Some(ResetUnit::EpochSeconds(v)) => Some(v),
-                _ => None,
-            },
+            reset: reset.and_then(rate_headers::epoch_reset),
         }
     }
     fn admitted(&self) -> bool {

@@ -94,7 +94,8 @@ pub(super) async fn life(
         return life;
     }
     // A later window, the routes mixed, spread over it.
-    let m = (n + past_limit(n)).min(MIX_MOST);
+    // Saturating: a custom limit is the target's own X-RateLimit-Limit, any u64.
+    let m = n.saturating_add(past_limit(n)).min(MIX_MOST);
     let mixed = (0..m as usize).map(|i| routes[i % routes.len()]);
     life.seen.extend(spread(ctx, d, mixed, w).await);
     life
@@ -108,7 +109,8 @@ pub(super) async fn life(
 async fn burst(ctx: &Ctx, d: &Driven, op: &Operation, life: &mut Life, w: f64) -> bool {
     let (n, past) = (life.n, past_limit(life.n));
     let (cap, mut chunk) = if d.long {
-        (2 * (n + past), n + past)
+        let burst = n.saturating_add(past);
+        (burst.saturating_mul(2), burst)
     } else {
         (SAMPLE.min(n), SAMPLE.min(n))
     };

@@ -83,6 +83,30 @@ async fn both_implementations_pass_the_limiter_over_time_on_every_plan() {
                 );
             }
         }
+        // The analytics class has a limiter of its own: the reference's stand-in operations
+        // are driven on each plan with analytics; the second implementation serves none.
+        let analytics: Vec<&str> = r
+            .checks
+            .iter()
+            .filter(|c| c.id == "limiter.fresh" && c.operation.contains("analytics"))
+            .map(|c| c.operation.as_str())
+            .collect();
+        if imp == Impl::Reference {
+            for plan in ["pro", "business", "advanced"] {
+                assert!(
+                    analytics.iter().any(|l| l.contains(plan)),
+                    "{plan}: {analytics:?}"
+                );
+            }
+        } else {
+            assert!(analytics.is_empty(), "{analytics:?}");
+            let skips = r
+                .checks
+                .iter()
+                .filter(|c| c.id == "limiter.over-time" && c.operation.contains("analytics"))
+                .count();
+            assert!(skips > 0, "the refused class is said: {}", r.summary());
+        }
         let model = findings(&r, "limiter.model");
         if imp == Impl::Variant {
             // Its fixed window on the clock is learned as such.
@@ -101,6 +125,10 @@ async fn both_implementations_pass_the_limiter_over_time_on_every_plan() {
 async fn fails_in_front_of_both(defect: fn() -> Defect, id: &str, says: &[&str]) {
     let runs =
         side_by_side(|imp| async move { (imp, limiter_run(imp, defect(), &SMALL).await) }).await;
+    judge_failed(runs, id, says);
+}
+
+fn judge_failed(runs: Vec<(Impl, Report)>, id: &str, says: &[&str]) {
     for (imp, r) in runs {
         let rows: Vec<_> = r
             .checks
@@ -218,4 +246,98 @@ async fn a_window_admitting_past_the_limit_fails_limiter_windows() {
         &["admitted naming it"],
     )
     .await;
+}
+
+/// Which rate class a request is in, by path: the analytics class's own window is the
+/// standard one's sixtieth (a second a minute).
+fn class_window(inc: &Incoming) -> f64 {
+    if inc.path.starts_with("/analytics") || inc.path.starts_with("/events") {
+        W / 60.0
+    } else {
+        W
+    }
+}
+
+/// One sliding log per class for every key at once: a key is throttled when the keys
+/// together used its limit (a counter shared by keys: the spec's limits are "per key").
+fn shared_by_keys() -> Defect {
+    let logs: Arc<Mutex<HashMap<u64, std::collections::VecDeque<std::time::Instant>>>> =
+        Default::default();
+    Defect::after(move |inc, ans| {
+        let Some(n) = ans.header_u64("x-ratelimit-limit") else {
+            return;
+        };
+        if !(200..300).contains(&ans.status) {
+            return;
+        }
+        let w = std::time::Duration::from_secs_f64(class_window(inc));
+        let mut logs = logs.lock().unwrap();
+        let log = logs.entry(w.as_millis() as u64).or_default();
+        let now = std::time::Instant::now();
+        while log.front().is_some_and(|t| now.duration_since(*t) >= w) {
+            log.pop_front();
+        }
+        if log.len() as u64 >= n {
+            throttle(ans);
+        } else {
+            log.push_back(now);
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limiter_shared_by_keys_fails_limiter_over_time() {
+    fails_in_front_of_both(
+        shared_by_keys,
+        "limiter.over-time",
+        &["throttled although the key's own traffic had not spent its quota"],
+    )
+    .await;
+}
+
+/// Once an analytics request is throttled, every later one is: the analytics class never gives
+/// its quota back, the standard class does.
+fn sticky_analytics() -> Defect {
+    let throttled: Arc<Mutex<HashMap<String, bool>>> = Default::default();
+    Defect::after(move |inc, ans| {
+        if class_window(inc) == W {
+            return;
+        }
+        let mut t = throttled.lock().unwrap();
+        let key = key_of(inc);
+        if ans.status == 429 {
+            t.insert(key, true);
+        } else if t.get(&key).copied().unwrap_or(false) && (200..300).contains(&ans.status) {
+            throttle(ans);
+        }
+    })
+}
+
+/// Each class is judged by its own limiter: a stuck analytics limiter fails on the analytics
+/// windows only. In front of the reference alone: the second implementation serves no
+/// analytics operation (the spec shows none; GET /analytics is the reference's stand-in).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analytics_limiter_that_never_gives_back_fails_limiter_fresh_on_its_class() {
+    let r = limiter_run(Impl::Reference, sticky_analytics(), &["pro"]).await;
+    let failing: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.verdict == linkcert::verdict::Verdict::Fail)
+        .map(|c| c.operation.as_str())
+        .collect();
+    assert!(
+        failing.contains(&"the pro key's analytics windows"),
+        "{}",
+        r.summary()
+    );
+    assert!(
+        !failing.contains(&"the pro key's windows"),
+        "the standard class is not the defect's: {}",
+        r.summary()
+    );
+    let f = findings(&r, "limiter.fresh");
+    assert!(
+        f.contains("had sent nothing for") && f.contains("429"),
+        "{f}"
+    );
 }

@@ -32,6 +32,8 @@ pub(super) struct Life {
     pub driven: Driven,
     /// The key's limit (0: not known, nothing judged).
     pub n: u64,
+    /// The class's window, seconds.
+    pub w: f64,
     pub seen: Vec<Seen>,
     /// Where the request after the idle windows is in `seen`, and how long the key had been
     /// idle (from its latest answer to that send).
@@ -39,6 +41,24 @@ pub(super) struct Life {
 }
 
 impl Life {
+    /// What a finding on this life names: the key's plan and, past the standard one, its class.
+    pub fn label(&self, standard: &str) -> String {
+        let d = &self.driven;
+        if d.class == standard {
+            format!("the {} key's windows", d.key.plan)
+        } else {
+            format!("the {} key's {} windows", d.key.plan, d.class)
+        }
+    }
+
+    /// The status of the life's first answer when it neither admitted nor throttled: the
+    /// target refused the class's cheapest request (an operation it does not serve), and the
+    /// life stopped there.
+    pub fn refused_first(&self) -> Option<u16> {
+        let st = self.seen.first()?.status();
+        (st != 0 && st != 429 && !(200..300).contains(&st)).then_some(st)
+    }
+
     fn answered(&self) -> bool {
         self.seen
             .last()
@@ -63,6 +83,7 @@ pub(super) async fn life(
     let mut life = Life {
         driven: d.clone(),
         n: d.n.unwrap_or(0),
+        w,
         seen: Vec::new(),
         fresh: None,
     };
@@ -76,7 +97,7 @@ pub(super) async fn life(
             .and_then(|r| r.header_u64(rate_headers::LIMIT))
             .unwrap_or(0);
     }
-    if !life.answered() || life.n == 0 {
+    if !life.answered() || life.n == 0 || life.refused_first().is_some() {
         return life;
     }
     let n = life.n;

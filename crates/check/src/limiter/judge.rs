@@ -12,22 +12,46 @@ use crate::Ctx;
 use crate::ratelimit::counter::{fault_words, history};
 use crate::ratelimit::headers::{Seen, header_verdicts};
 
+/// Whole-second Resets tell windows apart from a window of this many seconds on.
+const NAMED_FROM: f64 = 3.0;
+
 /// Every key's life, then the run's model.
-pub(super) fn all(ctx: &Ctx, lives: &[Life], w: f64) {
-    let lives: Vec<&Life> = lives.iter().filter(|l| l.n > 0).collect();
-    let models: Vec<(&str, Model)> = lives
+pub(super) fn all(ctx: &Ctx, lives: &[Life]) {
+    let standard = ctx.spec.default_rate_class.as_str();
+    let mut judged: Vec<&Life> = Vec::new();
+    for l in lives.iter().filter(|l| l.n > 0) {
+        match l.refused_first() {
+            Some(st) => ctx.rec.skip(
+                check_id!("limiter.over-time"),
+                &l.label(standard),
+                format!("the class's cheapest request was refused ({st}): its operations are not served to this key"),
+            ),
+            None => judged.push(l),
+        }
+    }
+    // The model from the classes whose Resets can name windows (the per-second ones cannot).
+    let learned: Vec<Option<Model>> = judged
         .iter()
-        .map(|l| (l.driven.key.plan.as_str(), learn(l, w)))
+        .map(|l| (l.w >= NAMED_FROM).then(|| learn(l)))
+        .collect();
+    let models: Vec<(&str, Model)> = judged
+        .iter()
+        .zip(&learned)
+        .filter_map(|(l, m)| Some((l.driven.key.plan.as_str(), (*m)?)))
         .collect();
     let run = Model::of_run(models.iter().map(|(_, m)| *m));
-    for (life, (_, own)) in lives.iter().zip(&models) {
-        let label = format!("the {} key's windows", life.driven.key.plan);
-        over_time(ctx, life, w, &label);
-        fresh(ctx, life, w, &label);
+    for (life, own) in judged.iter().zip(&learned) {
+        let label = life.label(standard);
+        over_time(ctx, life, &label);
+        fresh(ctx, life, &label);
         // Windows on the clock, by every key's Resets: each named window is [R - W, R).
         let on_clock = Model::NamedWindows { clock: true };
-        windows(ctx, life, w, &label, run == on_clock && *own == on_clock);
+        windows(ctx, life, &label, run == on_clock && *own == Some(on_clock));
     }
+    let w = judged
+        .iter()
+        .find(|l| l.w >= NAMED_FROM)
+        .map_or(0.0, |l| l.w);
     model(ctx, &models, w);
 }
 
@@ -41,7 +65,8 @@ fn admitted(s: &Seen) -> bool {
 
 /// limiter.over-time: the key's own history (`quota`), and its admissions within N for every
 /// window its life touched (`Bounds`).
-fn over_time(ctx: &Ctx, life: &Life, w: f64, label: &str) {
+fn over_time(ctx: &Ctx, life: &Life, label: &str) {
+    let w = life.w;
     let id = check_id!("limiter.over-time");
     if !ctx.enabled(id) {
         return;
@@ -88,7 +113,8 @@ fn over_time(ctx: &Ctx, life: &Life, w: f64, label: &str) {
 }
 
 /// limiter.fresh: the request after two idle windows.
-fn fresh(ctx: &Ctx, life: &Life, w: f64, label: &str) {
+fn fresh(ctx: &Ctx, life: &Life, label: &str) {
+    let w = life.w;
     let id = check_id!("limiter.fresh");
     let Some((at, idle)) = life.fresh else { return };
     let Some(s) = life.seen.get(at).filter(|_| ctx.enabled(id)) else {
@@ -129,13 +155,16 @@ fn fresh(ctx: &Ctx, life: &Life, w: f64, label: &str) {
 /// answer), once its Reset is one the rules can trust (ratelimit.reset's shared rule holds on
 /// this key's answers); `exact`: the run's Resets name windows on the clock, so a named
 /// window's every admission counts, not only those provably within one window.
-fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str, exact: bool) {
+fn windows(ctx: &Ctx, life: &Life, label: &str, exact: bool) {
+    let w = life.w;
     let id = check_id!("limiter.windows");
     if !ctx.enabled(id) {
         return;
     }
-    if w < 3.0 {
-        let why = format!("a window of {w} s: whole-second Resets tell windows apart from 3 s on");
+    if w < NAMED_FROM {
+        let why = format!(
+            "a window of {w} s: whole-second Resets tell windows apart from {NAMED_FROM} s on"
+        );
         ctx.rec.skip(id, label, why);
         return;
     }
@@ -215,8 +244,8 @@ fn windows(ctx: &Ctx, life: &Life, w: f64, label: &str, exact: bool) {
 }
 
 /// The model one key's Resets show (admissions and 429s, in send order).
-fn learn(life: &Life, w: f64) -> Model {
-    let mut l = Learner::new(w);
+fn learn(life: &Life) -> Model {
+    let mut l = Learner::new(life.w);
     for s in life
         .seen
         .iter()

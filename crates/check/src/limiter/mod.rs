@@ -9,9 +9,14 @@
 //!   `check` bursts (`MAX_BURST_LIMIT`), the rest a sample (`drive.rs`);
 //! - two windows idle, then one request alone (`limiter.fresh`: every legal limiter has given
 //!   the whole quota back after two windows, a sliding counter's weighing included);
-//! - a later window with the standard routes mixed, spread over it, past the limit on the
+//! - a later window with the class's routes mixed, spread over it, past the limit on the
 //!   small plans: each route costs one (the spec: "all other endpoints use the standard
 //!   limits").
+//!
+//! Each rate class lives its own three windows ("separate per-second limits" for analytics),
+//! the classes of a key at once: its analytics requests go out while its standard burst does,
+//! each judged against its own class's limit alone. A plan without the class is not driven
+//! in it; a class the target serves no operation of is said, once.
 //!
 //! Each key's whole life is then judged (`judge.rs`) by the rules `load` judges its keys by,
 //! written once in `linkcert_rate`: its own history (`quota`, limiter.over-time, with the
@@ -21,10 +26,10 @@
 
 use linkcert_registry::{Check, check_id};
 use linkcert_run::target::PlanKey;
-use linkcert_spec::Limit;
+use linkcert_spec::{Limit, Operation};
 
 use super::Ctx;
-use super::ratelimit::{MAX_BURST_LIMIT, counter::cycled, plan_limit, probe_op};
+use super::ratelimit::{MAX_BURST_LIMIT, callable, counter::cycled, plan_limit, probe_op};
 
 mod drive;
 mod judge;
@@ -56,14 +61,26 @@ pub fn own_keys(keys: &[PlanKey]) -> Vec<PlanKey> {
     own
 }
 
-/// A key the limiter drives: its limit, known from the plan or (custom) from its first answer.
+/// A key the limiter drives in one rate class: its limit, known from the plan or (custom)
+/// from its first answer.
 #[derive(Clone)]
 struct Driven {
     key: PlanKey,
+    /// The rate class: each has a limiter of its own ("separate per-second limits").
+    class: String,
     /// None: the plan's limit is custom, read off the key's first answer.
     n: Option<u64>,
     /// The whole burst past the limit, whatever its size.
     long: bool,
+}
+
+/// A rate class as the limiter drives it: its keys, its cheapest operation, the routes its
+/// mixed window spreads, its window in seconds.
+struct Class<'a> {
+    driven: Vec<Driven>,
+    cheap: &'a Operation,
+    routes: Vec<&'a Operation>,
+    w: f64,
 }
 
 pub async fn run(ctx: &Ctx) {
@@ -71,16 +88,12 @@ pub async fn run(ctx: &Ctx) {
     if enabled.is_empty() {
         return;
     }
-    let class = &ctx.spec.default_rate_class;
-    let routes = cycled(ctx);
-    // Bursts and lone requests go to the class's cheapest operation (a page of one tag), never
-    // a render: a burst of thousands must not crowd the other families' requests.
-    let cheap = probe_op(ctx, class);
+    let standard = &ctx.spec.default_rate_class;
     let why = if ctx.limiter_keys.is_empty() {
         Some(format!(
             "no plan was given more than {SHARED_PER_PLAN} keys: give a plan a third key (--key free=...) and its last lives three windows beside the other families"
         ))
-    } else if routes.is_empty() || cheap.is_none() {
+    } else if cycled(ctx).is_empty() || probe_op(ctx, standard).is_none() {
         Some("the target serves no standard operation any key may call".to_string())
     } else {
         None
@@ -91,21 +104,54 @@ pub async fn run(ctx: &Ctx) {
         }
         return;
     }
+    // Every class at once: a key's analytics requests go out while its standard burst does,
+    // each judged against its own class's limit.
+    let mut classes: Vec<Class> = Vec::new();
+    for c in ctx.spec.rate_classes.keys() {
+        if probe_op(ctx, c).is_none() {
+            let why = format!("the target serves no operation of the {c} class");
+            ctx.rec.skip(
+                check_id!("limiter.over-time"),
+                &format!("the {c} windows"),
+                why,
+            );
+        }
+        classes.extend(class(ctx, c));
+    }
+    let lives = futures::future::join_all(classes.iter().flat_map(|c| {
+        c.driven
+            .iter()
+            .map(move |d| drive::life(ctx, d, c.cheap, &c.routes, c.w))
+    }))
+    .await;
+    judge::all(ctx, &lives);
+}
+
+/// The limiter's keys of a class and what they are sent; None when no key may call the class.
+fn class<'a>(ctx: &'a Ctx, class: &str) -> Option<Class<'a>> {
+    // Bursts and lone requests go to the class's cheapest operation (a page of one tag), never
+    // a render: a burst of thousands must not crowd the other families' requests.
+    let cheap = probe_op(ctx, class)?;
+    let routes = if class == ctx.spec.default_rate_class {
+        cycled(ctx)
+    } else {
+        callable(ctx, class).collect()
+    };
     let mut driven: Vec<Driven> = ctx
         .limiter_keys
         .iter()
-        .filter_map(|k| match plan_limit(ctx, k, class) {
-            Limit::Fixed(n) if n > 0 => Some(Driven {
+        .filter_map(|k| {
+            let (n, long) = match plan_limit(ctx, k, class) {
+                Limit::Fixed(n) if n > 0 => (Some(n), n <= MAX_BURST_LIMIT),
+                Limit::Custom => (None, false),
+                _ => return None,
+            };
+            Some(Driven {
                 key: k.clone(),
-                n: Some(n),
-                long: n <= MAX_BURST_LIMIT,
-            }),
-            Limit::Custom => Some(Driven {
-                key: k.clone(),
-                n: None,
-                long: false,
-            }),
-            _ => None,
+                class: class.to_string(),
+                n,
+                long,
+            })
         })
         .collect();
     // The highest fixed plan given: its long burst within one window.
@@ -117,14 +163,12 @@ pub async fn run(ctx: &Ctx) {
         top.long = true;
     }
     let w = ctx.target.window(&ctx.spec, class).as_secs_f64();
-    let Some(cheap) = cheap else { return };
-    let lives = futures::future::join_all(
-        driven
-            .iter()
-            .map(|d| drive::life(ctx, d, cheap, &routes, w)),
-    )
-    .await;
-    judge::all(ctx, &lives, w);
+    (!driven.is_empty()).then_some(Class {
+        driven,
+        cheap,
+        routes,
+        w,
+    })
 }
 
 #[cfg(test)]

@@ -41,13 +41,19 @@ use headers::*;
 /// Advanced key means thousands of requests, which is `linkcert load`'s job.
 pub(crate) const MAX_BURST_LIMIT: u64 = 1200;
 
-/// A cheap operation of a rate class that any key allowed the class can call.
-pub(crate) fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
+/// The operations of a rate class any key allowed the class can call without a body.
+pub(crate) fn callable<'a>(ctx: &'a Ctx, class: &str) -> impl Iterator<Item = &'a Operation> {
+    let class = class.to_string();
     ctx.spec
         .operations
         .iter()
-        .filter(|o| o.rate_class == class && o.min_plan.is_none() && o.body.is_none())
-        // The service's own operations before our extensions; fewest required parameters.
+        .filter(move |o| o.rate_class == class && o.min_plan.is_none() && o.body.is_none())
+}
+
+/// A cheap operation of a rate class that any key allowed the class can call.
+pub(crate) fn probe_op<'a>(ctx: &'a Ctx, class: &str) -> Option<&'a Operation> {
+    // The service's own operations before our extensions; fewest required parameters.
+    callable(ctx, class)
         .min_by_key(|o| (o.extension, o.params.iter().filter(|p| p.required).count()))
 }
 

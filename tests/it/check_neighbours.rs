@@ -79,7 +79,81 @@ fn last_of_a_repeated_parameter() -> Defect {
     })
 }
 
+/// Whether a JSON object's text names a field twice (the body's own text, not a parse: a
+/// parse keeps one of them).
+fn names_a_field_twice(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    let names: Vec<&str> = text
+        .split('"')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| w[1].starts_with(':'))
+        .map(|w| w[0])
+        .collect();
+    names
+        .iter()
+        .enumerate()
+        .any(|(i, n)| names[..i].contains(n))
+}
+
+fn answer_with(ans: &mut common::broken::Answer, status: u16, code: &str) {
+    ans.status = status;
+    ans.body = format!(r#"{{"error":{{"code":"{code}","message":"{code}"}}}}"#).into_bytes();
+    ans.set_header("content-type", "application/json");
+}
+
+/// A body field's value pasted into a query: a quote breaks it, and the handler answers 500.
+fn a_quote_in_a_body_field_breaks_the_handler() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.method == "POST" && inc.body.contains(&b'\'') {
+            answer_with(ans, 500, "internal_server_error");
+        }
+    })
+}
+
+/// A body naming a field twice crashes the parser: 500.
+fn a_field_twice_crashes_the_parser() -> Defect {
+    Defect::after(|inc, ans| {
+        if names_a_field_twice(&inc.body) {
+            answer_with(ans, 500, "internal_server_error");
+        }
+    })
+}
+
+/// Legal: a body naming a field twice refused (400 in the envelope), as strict parsers do.
+fn a_field_twice_refused() -> Defect {
+    Defect::after(|inc, ans| {
+        if names_a_field_twice(&inc.body) {
+            answer_with(ans, 400, "bad_request");
+        }
+    })
+}
+
 const DEFECTS: &[Row] = &[
+    Row::new(
+        "a quote in a body field breaks the handler (500)",
+        a_quote_in_a_body_field_breaks_the_handler,
+        ONLY,
+        &[
+            Fails("http.neighbours"),
+            Says("http.neighbours", "with SQL characters"),
+        ],
+    ),
+    Row::new(
+        "a body naming a field twice crashes the parser (500)",
+        a_field_twice_crashes_the_parser,
+        ONLY,
+        &[
+            Fails("http.neighbours"),
+            Says("http.neighbours", "given twice"),
+        ],
+    ),
+    Row::new(
+        "a body naming a field twice refused with 400 (legal)",
+        a_field_twice_refused,
+        ONLY,
+        &[NothingFails, Passes("http.neighbours")],
+    ),
     Row::new(
         "a trailing slash reaches the route without authentication",
         trailing_slash_skips_auth,

@@ -15,7 +15,7 @@
 //!   With an unknown partner always; with `--allow-destructive`, also on a spare fixture.
 //! - `http.clients` (`clients.rs`): every operation sent as each real client sends it (the
 //!   profiles in `crates/check/clients/`) gets the plain request's answer or a clean error.
-//! - `http.neighbours` and `http.neighbour-auth` (`neighbours.rs`): the neighbours of every
+//! - `http.neighbours` and `http.neighbour-auth` (`neighbours/`): the neighbours of every
 //!   operation's plain request, derived from the spec (path, each parameter's forms, the
 //!   media type), get the meant answer or a clean error; one served to the run's key is
 //!   refused without a key, with a key never issued and with a key of a plan below.

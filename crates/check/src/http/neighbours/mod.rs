@@ -3,7 +3,7 @@
 //! doubled slash, upper case, a letter percent-encoded, a suffix, a prefix); each query
 //! parameter the spec names, at a value every target must accept (repeated with the same
 //! value and with another, percent-encoded once and twice, empty where it is optional); the
-//! body's media type in capitals. A neighbour gets the answer of the request it means (for a
+//! body's media type in capitals, and each of its fields' forms (`body.rs`). A neighbour gets the answer of the request it means (for a
 //! parameter given two values, either one's), or a clean error in the envelope.
 //!
 //! A neighbour the target serves (2xx) to the run's key is sent again without a key, with a
@@ -12,6 +12,8 @@
 //! refused cleanly; served, the shape is a way around authentication or the plan gate.
 
 use std::collections::HashMap;
+
+mod body;
 
 use super::plain::{plain, service_ops};
 use super::same::{self, Body};
@@ -104,6 +106,7 @@ pub(super) fn neighbours(op: &Operation, plain: &Req) -> Vec<Neighbour> {
     for p in op.params.iter().filter(|p| generated(p)) {
         out.extend(param_neighbours(p, plain));
     }
+    out.extend(body::neighbours(plain));
     out
 }
 
@@ -227,9 +230,16 @@ pub(super) fn look_alike(key: &str) -> String {
         .collect()
 }
 
-/// Where a request is kept among the answers already had: its method, path and query.
+/// Where a request is kept among the answers already had: its method, path, query and body.
 fn at(req: &Req) -> String {
-    format!("{} {}?{}", req.method, req.path, req.query_string())
+    let body = req.body.as_deref().map(String::from_utf8_lossy);
+    format!(
+        "{} {}?{} {}",
+        req.method,
+        req.path,
+        req.query_string(),
+        body.unwrap_or_default()
+    )
 }
 
 /// The answers to `reqs`, `--concurrency` in flight at a time, in their order, kept as

@@ -148,8 +148,16 @@ type Bodies = HashMap<String, Vec<u8>>;
 
 /// Once a key is throttled, it stays throttled: nothing gives its quota back.
 fn sticky_throttle() -> Defect {
+    sticky(|_| true)
+}
+
+/// Once a key is throttled in a class `stuck` takes, it stays throttled in it.
+fn sticky(stuck: fn(&Incoming) -> bool) -> Defect {
     let throttled: Arc<Mutex<HashMap<String, bool>>> = Default::default();
     Defect::after(move |inc, ans| {
+        if !stuck(inc) {
+            return;
+        }
         let mut t = throttled.lock().unwrap();
         let key = key_of(inc);
         if ans.status == 429 {
@@ -298,19 +306,7 @@ async fn a_limiter_shared_by_keys_fails_limiter_over_time() {
 /// Once an analytics request is throttled, every later one is: the analytics class never gives
 /// its quota back, the standard class does.
 fn sticky_analytics() -> Defect {
-    let throttled: Arc<Mutex<HashMap<String, bool>>> = Default::default();
-    Defect::after(move |inc, ans| {
-        if class_window(inc) == W {
-            return;
-        }
-        let mut t = throttled.lock().unwrap();
-        let key = key_of(inc);
-        if ans.status == 429 {
-            t.insert(key, true);
-        } else if t.get(&key).copied().unwrap_or(false) && (200..300).contains(&ans.status) {
-            throttle(ans);
-        }
-    })
+    sticky(|inc| class_window(inc) < W)
 }
 
 /// Each class is judged by its own limiter: a stuck analytics limiter fails on the analytics

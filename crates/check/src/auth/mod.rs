@@ -12,6 +12,8 @@ use linkcert_spec::{Limit, Operation};
 
 mod mutations;
 
+pub(crate) use mutations::look_alike;
+
 /// A request for `op` that is valid apart from what the check varies: required parameters
 /// get their simplest valid value, a JSON body is an empty object.
 pub fn minimal_request(op: &Operation) -> Req {

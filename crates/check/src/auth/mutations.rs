@@ -60,6 +60,19 @@ fn header(what: &'static str, value: String) -> Mutation {
 
 /// Every byte of `s` as `%XX`: a target that percent-decodes the credential lets it in.
 /// The key with every ASCII letter in the other case (`auth.required` sends it too).
+/// A key that looks issued and was not: each letter and digit moved to the next of its class.
+pub(crate) fn look_alike(key: &str) -> String {
+    key.chars()
+        .map(|c| match c {
+            '0'..='8' | 'a'..='y' | 'A'..='Y' => (c as u8 + 1) as char,
+            '9' => '0',
+            'z' => 'a',
+            'Z' => 'A',
+            c => c,
+        })
+        .collect()
+}
+
 pub(super) fn case_flipped(key: &str) -> String {
     key.chars()
         .map(|c| {
@@ -320,6 +333,21 @@ mod tests {
 
     fn resp(status: u16, body: &str) -> Resp {
         Resp::json_answer(status, body)
+    }
+
+    #[test]
+    fn a_look_alike_key_keeps_its_shape() {
+        assert_eq!(look_alike("lk_free_19z"), "ml_gsff_20a");
+        let k = "lk_enterprise_1";
+        let a = look_alike(k);
+        assert_eq!(a.len(), k.len());
+        assert!(
+            a.chars()
+                .zip(k.chars())
+                .all(|(x, y)| x.is_ascii_digit() == y.is_ascii_digit()
+                    && x.is_ascii_lowercase() == y.is_ascii_lowercase())
+        );
+        assert_ne!(a, k);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::plain::{plain, service_ops};
 use super::same::{self, Body};
 use super::{Judged, answer_text, record};
 use crate::Ctx;
+use crate::auth::look_alike;
 use crate::cases::{generated, other_value, sure_value};
 use crate::conformance::Expect;
 use crate::probe::{Exchange, Req};
@@ -215,19 +216,6 @@ fn param_neighbours(p: &Param, plain: &Req) -> Vec<Neighbour> {
         });
     }
     out
-}
-
-/// A key that looks issued and was not: each letter and digit moved to the next of its class.
-pub(super) fn look_alike(key: &str) -> String {
-    key.chars()
-        .map(|c| match c {
-            '0'..='8' | 'a'..='y' | 'A'..='Y' => (c as u8 + 1) as char,
-            '9' => '0',
-            'z' => 'a',
-            'Z' => 'A',
-            c => c,
-        })
-        .collect()
 }
 
 /// Where a request is kept among the answers already had: its method, path, query and body.
@@ -482,22 +470,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_value_encoded_once_decodes_to_itself_and_a_look_alike_key_keeps_its_shape() {
+    fn a_value_encoded_once_decodes_to_itself() {
         assert_eq!(encode_first("abc"), "%61bc");
         assert_eq!(encode_first("#FFF"), "%23FFF");
         assert_eq!(encode_first("a b"), "%61+b");
         assert_eq!(path_encoded("/tags"), "/%74ags");
-        assert_eq!(look_alike("lk_free_19z"), "ml_gsff_20a");
-        let k = "lk_enterprise_1";
-        let a = look_alike(k);
-        assert_eq!(a.len(), k.len());
-        assert!(
-            a.chars()
-                .zip(k.chars())
-                .all(|(x, y)| x.is_ascii_digit() == y.is_ascii_digit()
-                    && x.is_ascii_lowercase() == y.is_ascii_lowercase())
-        );
-        assert_ne!(a, k);
     }
 
     #[test]

@@ -337,3 +337,30 @@ async fn an_analytics_limiter_that_never_gives_back_fails_limiter_fresh_on_its_c
         "{f}"
     );
 }
+
+/// A limiter before authentication: every request refused for its credential is charged to
+/// one counter that every key's X-RateLimit-Remaining reports (a counter per client address,
+/// say), so a key's Remaining falls for requests that were not its own.
+fn charged_before_auth() -> Defect {
+    let refused: Arc<Mutex<u64>> = Default::default();
+    Defect::after(move |_, ans| {
+        let mut r = refused.lock().unwrap();
+        if ans.status == 401 {
+            *r += 1;
+        } else if (200..300).contains(&ans.status)
+            && let Some(left) = ans.header_u64("x-ratelimit-remaining")
+        {
+            ans.set_header("x-ratelimit-remaining", left.saturating_sub(*r));
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_charged_for_requests_refused_for_their_credential_fails_limiter_over_time() {
+    fails_in_front_of_both(
+        charged_before_auth,
+        "limiter.over-time",
+        &["lower than the key's own requests explain"],
+    )
+    .await;
+}

@@ -731,7 +731,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "limiter.over-time",
-        title: "over three windows of each rate class (a burst, idle windows, the class's routes mixed; the classes at once), each key's admissions, Remaining and 429s follow from its own history in that class, and its admissions stay within N per window touched",
+        title: "over three windows of each rate class (a burst, idle windows, the class's routes mixed beside requests refused for their credential; the classes at once), each key's admissions, Remaining and 429s follow from its own history in that class (never lower than its own requests explain), and its admissions stay within N per window touched",
         clause: "Limits: per key; analytics: separate per-second limits; all other endpoints use the standard limits",
         level: Fail,
         needs: Needs::keys(LIMITER_KEYS),

@@ -12,6 +12,9 @@ use tokio::time::Instant;
 
 use super::Driven;
 use crate::Ctx;
+use crate::auth::look_alike;
+use crate::conformance::Expect;
+use crate::ratelimit::cheap_request;
 use crate::ratelimit::headers::Seen;
 
 /// Requests of one key in flight at once in its burst and its mixed window: enough to outpace
@@ -168,8 +171,23 @@ async fn at_once<'a>(ctx: &Ctx, d: &Driven, ops: impl Iterator<Item = &'a Operat
     answered(sends).await
 }
 
-/// Requests spread evenly over one window from now, up to `IN_FLIGHT` at once, in send order,
-/// until one goes unanswered.
+/// The request of `op` refused for its credential: without a key, and with a key that looks
+/// like the key's and was never issued. They are not the key's: its counter must not move
+/// for them (`limiter.over-time` reads that off the key's own Remaining); judged by the
+/// checks on every exchange, kept nowhere.
+async fn refused(ctx: &Ctx, op: &Operation, d: &Driven) {
+    let alike = format!("Bearer {}", look_alike(&d.key.key));
+    for req in [
+        cheap_request(op),
+        cheap_request(op).header("authorization", alike),
+    ] {
+        let x = ctx.probe.send_raw(req).await;
+        ctx.judge(op, &x, Expect::Any);
+    }
+}
+
+/// Requests spread evenly over one window from now, each beside its refused twins
+/// (`refused`), up to `IN_FLIGHT` at once, in send order, until one goes unanswered.
 async fn spread<'a>(
     ctx: &Ctx,
     d: &Driven,
@@ -182,7 +200,7 @@ async fn spread<'a>(
         .enumerate()
         .map(|(i, op)| async move {
             tokio::time::sleep_until(start + step * i as u32).await;
-            send(ctx, op, d).await
+            tokio::join!(send(ctx, op, d), refused(ctx, op, d)).0
         })
         .collect();
     answered(sends).await

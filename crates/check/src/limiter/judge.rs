@@ -71,7 +71,7 @@ fn over_time(ctx: &Ctx, life: &Life, label: &str) {
     if !ctx.enabled(id) {
         return;
     }
-    let j = history(life.n, w, &life.seen);
+    let j = history(life.n, w, &life.seen, true);
     if let Some(f) = j.first {
         let what = fault_words(f.fault);
         ctx.rec.violation(

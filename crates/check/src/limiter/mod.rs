@@ -11,7 +11,8 @@
 //!   the whole quota back after two windows, a sliding counter's weighing included);
 //! - a later window with the class's routes mixed, spread over it, past the limit on the
 //!   small plans: each route costs one (the spec: "all other endpoints use the standard
-//!   limits").
+//!   limits"); each request beside its twins refused for their credential (no key, a key
+//!   that looks like it and was never issued), which must not move the key's counter.
 //!
 //! Each rate class lives its own three windows ("separate per-second limits" for analytics),
 //! the classes of a key at once: its analytics requests go out while its standard burst does,

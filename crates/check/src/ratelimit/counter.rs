@@ -331,8 +331,9 @@ fn judge_spent(ctx: &Ctx, op: &Operation, a: &PlanKey, last: &Seen) {
 }
 
 /// A key's exchanges, in send order, judged by the counter rule (`linkcert_rate::quota`) for
-/// a limit of `n` per `w` seconds: `ratelimit.counter`'s and `limiter.over-time`'s.
-pub(crate) fn history(n: u64, w: f64, seen: &[Seen]) -> Judgement {
+/// a limit of `n` per `w` seconds: `ratelimit.counter`'s and `limiter.over-time`'s; `all`:
+/// they are every request sent with the key (the limiter's own keys).
+pub(crate) fn history(n: u64, w: f64, seen: &[Seen], all: bool) -> Judgement {
     let said: Vec<Said> = seen
         .iter()
         .map(|s| {
@@ -346,7 +347,8 @@ pub(crate) fn history(n: u64, w: f64, seen: &[Seen]) -> Judgement {
             )
         })
         .collect();
-    History::judge_all(n, w, &said)
+    let h = History::new(n, w);
+    if all { h.of_every_request() } else { h }.judge_each(&said)
 }
 
 /// What a fault of the counter rule is, as a finding says it.
@@ -355,6 +357,9 @@ pub(crate) fn fault_words(fault: Fault) -> &'static str {
         Fault::OverAdmitted => "admitted past what the key's own history leaves",
         Fault::Remaining => "X-RateLimit-Remaining higher than the key's own history leaves",
         Fault::Throttled => "throttled although the key's own traffic had not spent its quota",
+        Fault::Lowered => {
+            "X-RateLimit-Remaining lower than the key's own requests explain: others were charged to it"
+        }
     }
 }
 
@@ -373,7 +378,7 @@ pub(super) fn judge(ctx: &Ctx, trails: &[Trail]) {
                 record(ctx, &label, rule, &j, &t.seen);
             }
         }
-        let j = history(t.n, w, &t.seen);
+        let j = history(t.n, w, &t.seen, false);
         match j.first {
             None if j.judged > 0 => ctx.rec.pass(id, &label),
             None => {}

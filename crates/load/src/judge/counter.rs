@@ -46,6 +46,10 @@ impl KeyRule for State {
                     Fault::Throttled => {
                         "a 429 the key's own traffic cannot explain: another key's traffic spent its quota"
                     }
+                    // Not judged here (`History::of_every_request` is not asked for).
+                    Fault::Lowered => {
+                        "X-RateLimit-Remaining lower than the key's own traffic explains"
+                    }
                 };
                 j.fail(
                     rule_id!("load.counter"),

@@ -9,6 +9,9 @@ impl History {
         let s = e.s;
         if s.admitted() {
             self.judge_admitted(b);
+            if self.every_request {
+                self.judge_lowered(b);
+            }
             self.chain(b);
         } else if s.status == 429 {
             self.judge_throttled(b);
@@ -224,19 +227,38 @@ impl History {
         let Some((a, left)) = self.anchor(b, true) else {
             return;
         };
-        let (Some(ea), Some(eb)) = (self.get(a), self.get(b)) else {
+        let (Some(sa), Some(sb)) = (self.get(a).map(|e| e.s), self.get(b).map(|e| e.s)) else {
             return;
         };
-        let (sa, sb) = (ea.s, eb.s);
         self.out.judged += 1;
         if left < 2 {
             return;
         }
-        // Every other exchange the target may have decided between `a` and `b`.
+        let between = self.between(a, b, left);
+        if left >= between + 2 {
+            self.fault(
+                Fault::Throttled,
+                b,
+                format!(
+                    "admitted: {left} were left {:.2} s earlier and the key sent {between} requests since",
+                    sb.recv - sa.sent
+                ),
+                "429".into(),
+            );
+        }
+    }
+
+    /// Every other exchange of the key the target may have decided between `a`'s decision
+    /// and `b`'s, counted until `room` is explained (the count reaches `room - 1`).
+    fn between(&self, a: usize, b: usize, room: u64) -> u64 {
+        let (Some(ea), Some(eb)) = (self.get(a), self.get(b)) else {
+            return u64::MAX;
+        };
+        let (sa, sb) = (ea.s, eb.s);
         let mut between = 0u64;
         let mut i = a + 1;
         while let Some(e) = self.get(i) {
-            if e.s.sent > sb.recv || between + 2 > left {
+            if e.s.sent > sb.recv || between + 2 > room {
                 break;
             }
             if i != b {
@@ -247,22 +269,49 @@ impl History {
         let mut i = a;
         while let Some(e) = i.checked_sub(1).and_then(|j| self.get(j)) {
             i -= 1;
-            if e.s.sent + self.max_latency < sa.sent || a - i > REACH || between + 2 > left {
+            if e.s.sent + self.max_latency < sa.sent || a - i > REACH || between + 2 > room {
                 break;
             }
             if e.s.recv >= sa.sent {
                 between += 1;
             }
         }
-        if left >= between + 2 {
+        between
+    }
+
+    /// An admission's Remaining lower than the key's own requests explain: after an answer
+    /// saying r were left, Remaining falls by at most the key's requests the target may have
+    /// decided meanwhile (any status: a target may count refusals), `b` itself, and the two
+    /// the rule lets an answer say too many (`judge_admitted`: one for rounding, the refill's
+    /// one), which the next answer may take back. Every legal limiter only gives back as time
+    /// passes; anything lower was charged for requests that were not the key's (a counter
+    /// shared with other keys, or with requests refused for their credential).
+    fn judge_lowered(&mut self, b: usize) {
+        let Some(claimed) = self.get(b).and_then(|e| e.s.remaining) else {
+            return;
+        };
+        let Some((a, left)) = self.anchor(b, true) else {
+            return;
+        };
+        // The drop past the key's own requests (b and those between) that is taken back.
+        const SLACK: u64 = 2;
+        let Some(room) = left.checked_sub(claimed + SLACK).filter(|r| *r >= 2) else {
+            return;
+        };
+        let between = self.between(a, b, room);
+        if room >= between + 2 {
+            let gap = self
+                .get(b)
+                .zip(self.get(a))
+                .map_or(0.0, |(eb, ea)| eb.s.recv - ea.s.sent);
             self.fault(
-                Fault::Throttled,
+                Fault::Lowered,
                 b,
                 format!(
-                    "admitted: {left} were left {:.2} s earlier and the key sent {between} requests since",
-                    sb.recv - sa.sent
+                    "X-RateLimit-Remaining at least {}: {left} left {gap:.2} s earlier, the key sent {between} other requests since, and {SLACK} for the rule's rounding",
+                    left.saturating_sub(between + 1 + SLACK)
                 ),
-                "429".into(),
+                claimed.to_string(),
             );
         }
     }

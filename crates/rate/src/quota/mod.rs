@@ -28,7 +28,12 @@
 //!   (`Judgement::lowered_by_refusals`);
 //! - throttled: a 429 although the key's latest Remaining was more than everything the key
 //!   sent since (every status: a target may count refused requests) could spend: another
-//!   key's traffic spent it (a counter shared by keys, plans or the workspace).
+//!   key's traffic spent it (a counter shared by keys, plans or the workspace);
+//! - lowered: an admission's Remaining lower than that, the same way: every legal limiter
+//!   only gives back as time passes, so a Remaining that falls further was charged for
+//!   requests that were not the key's (another key's, or ones refused for their credential).
+//!   Sound only on a key whose every request is in its history (`check`'s limiter keys,
+//!   `load`'s keys), as `throttled` is.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -86,6 +91,8 @@ pub enum Fault {
     OverAdmitted,
     Remaining,
     Throttled,
+    /// Remaining lower than the key's own requests explain.
+    Lowered,
 }
 
 /// One answer the key's history contradicts.
@@ -147,6 +154,8 @@ pub struct History {
     /// Positions not judged yet: something sent before their answer may still come.
     pending: VecDeque<usize>,
     chains: HashMap<u64, Link>,
+    /// Every request sent with the key is in the history: `lowered` is judged.
+    every_request: bool,
     out: Judgement,
 }
 
@@ -172,8 +181,16 @@ impl History {
             dropped_to: f64::NEG_INFINITY,
             pending: VecDeque::new(),
             chains: HashMap::new(),
+            every_request: false,
             out: Judgement::default(),
         }
+    }
+
+    /// A history holding every request sent with the key (no one else uses it): a Remaining
+    /// lower than its own requests explain is judged too (`Fault::Lowered`).
+    pub fn of_every_request(mut self) -> History {
+        self.every_request = true;
+        self
     }
 
     /// The next exchange of the key, in send order.
@@ -223,11 +240,15 @@ impl History {
 
     /// Judges a whole history at once.
     pub fn judge_all(n: u64, window_secs: f64, history: &[Said]) -> Judgement {
-        let mut h = History::new(n, window_secs);
+        History::new(n, window_secs).judge_each(history)
+    }
+
+    /// Judges these exchanges, then the whole.
+    pub fn judge_each(mut self, history: &[Said]) -> Judgement {
         for s in history {
-            h.observe(*s);
+            self.observe(*s);
         }
-        h.finish()
+        self.finish()
     }
 
     fn get(&self, at: usize) -> Option<&Entry> {

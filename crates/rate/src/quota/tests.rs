@@ -91,6 +91,12 @@ impl Limiter {
 }
 
 /// Requests at `(sent, latency)`: the limiter decides halfway, answers in send order.
+/// Every history here holds every request of its key: `lowered` is judged too, so every
+/// legal limiter below passes it as well.
+fn judge_all(n: u64, w: f64, h: &[Said]) -> Judgement {
+    History::new(n, w).of_every_request().judge_each(h)
+}
+
 fn run(l: &mut Limiter, sends: &[(f64, f64)]) -> Vec<Said> {
     run_skewed(l, sends, 0.0)
 }
@@ -156,7 +162,7 @@ fn every_legal_limiter_passes_whatever_the_phase_and_round_trip() {
             for lat in [0.001, 0.004, 0.03] {
                 let start = T0 + phase as f64 * W / 12.0;
                 let h = run(&mut l.clone(), &check_like(start, lat));
-                let j = History::judge_all(N, W, &h);
+                let j = judge_all(N, W, &h);
                 assert_eq!(j.faults, 0, "phase {phase} lat {lat}: {:?}", j.first);
                 assert!(j.judged > 100, "{}", j.judged);
             }
@@ -173,7 +179,7 @@ fn a_target_clock_seconds_off_the_clients_passes() {
             for phase in 0..12 {
                 let start = T0 + phase as f64 * W / 12.0;
                 let h = run_skewed(&mut l.clone(), &check_like(start, 0.004), skew);
-                let j = History::judge_all(N, W, &h);
+                let j = judge_all(N, W, &h);
                 assert_eq!(j.faults, 0, "skew {skew} phase {phase}: {:?}", j.first);
             }
         }
@@ -184,7 +190,7 @@ fn a_target_clock_seconds_off_the_clients_passes() {
 fn a_burst_over_the_quota_and_a_fresh_history_pass() {
     for l in limiters() {
         let h = run(&mut l.clone(), &at_once(T0 + 0.3, 150, 0.05));
-        let j = History::judge_all(N, W, &h);
+        let j = judge_all(N, W, &h);
         assert_eq!(j.faults, 0, "{:?}", j.first);
     }
 }
@@ -199,7 +205,7 @@ fn a_counter_per_route_is_found() {
             let lim = if i % 2 == 0 { &mut a } else { &mut b };
             h.extend(run(lim, &[(sent, lat)]));
         }
-        let j = History::judge_all(N, W, &h);
+        let j = judge_all(N, W, &h);
         assert!(j.faults > 0, "{j:?}");
         assert!(
             matches!(
@@ -220,7 +226,7 @@ fn a_429_caused_by_another_keys_traffic_is_found() {
         // Another key spends the shared counter; this key's next request is throttled.
         run(&mut shared, &at_once(T0 + 1.2, 100, 0.0));
         h.extend(run(&mut shared, &[(T0 + 1.2, 0.002)]));
-        let j = History::judge_all(N, W, &h);
+        let j = judge_all(N, W, &h);
         assert_eq!(
             j.first.as_ref().map(|f| f.fault),
             Some(Fault::Throttled),
@@ -248,7 +254,7 @@ fn a_racy_limiter_admitting_a_burst_past_the_quota_is_found() {
                     reset,
                 }),
         );
-        let j = History::judge_all(N, W, &h);
+        let j = judge_all(N, W, &h);
         assert_eq!(
             j.first.as_ref().map(|f| f.fault),
             Some(Fault::OverAdmitted),
@@ -280,7 +286,7 @@ fn remaining_wrong_only_late_in_the_window_is_found() {
                 }
             })
             .collect();
-        let j = History::judge_all(N, W, &h);
+        let j = judge_all(N, W, &h);
         assert_eq!(
             j.first.as_ref().map(|f| f.fault),
             Some(Fault::Remaining),
@@ -315,7 +321,7 @@ fn answers_overtaking_each_other_in_a_burst_pass() {
     for i in 0..6u64 {
         h.push(said(T0 + 0.002, T0 + 0.020 - i as f64 * 0.002, 9 - i));
     }
-    let j = History::judge_all(N, W, &h);
+    let j = judge_all(N, W, &h);
     assert_eq!(j.faults, 0, "{:?}", j.first);
     assert!(j.judged >= 6);
 }
@@ -335,8 +341,8 @@ fn hostile_headers_neither_panic_nor_fail_what_they_cannot_show() {
             Some(raw),
         ));
     }
-    let _ = History::judge_all(N, W, &h);
-    let _ = History::judge_all(0, 0.0, &h);
+    let _ = judge_all(N, W, &h);
+    let _ = judge_all(0, 0.0, &h);
 }
 
 #[test]
@@ -366,7 +372,7 @@ fn every_legal_limiter_of_a_sub_second_window_passes_over_spans_of_several_windo
                     };
             }
             let h = run(&mut l.clone().per(n, w), &sends);
-            let j = History::judge_all(n, w, &h);
+            let j = judge_all(n, w, &h);
             assert_eq!(j.faults, 0, "round {round}: {:?}", j.first);
             assert!(j.judged > 200, "{}", j.judged);
         }
@@ -424,7 +430,7 @@ fn refusals_counted_or_not_pass_and_a_refusal_alone_in_flight_says_which() {
                 counted,
                 false,
             );
-            let j = History::judge_all(N, W, &h);
+            let j = judge_all(N, W, &h);
             assert_eq!(j.faults, 0, "counted {counted}: {:?}", j.first);
             assert!(j.quiet_refusals > 5, "{}", j.quiet_refusals);
             if counted {
@@ -440,7 +446,7 @@ fn refusals_counted_or_not_pass_and_a_refusal_alone_in_flight_says_which() {
 fn a_refusal_that_says_the_whole_quota_is_left_is_found() {
     for l in limiters() {
         let h = run_refusing(&mut l.clone(), &check_like(T0 + 0.5, 0.004), 7, true, true);
-        let j = History::judge_all(N, W, &h);
+        let j = judge_all(N, W, &h);
         let f = j.first.expect("found");
         assert_eq!(f.fault, Fault::Remaining);
         assert!(f.expected.contains("on a refusal (400)"), "{}", f.expected);
@@ -484,6 +490,7 @@ fn a_refusals_remaining_is_held_to_the_bound_and_counted_alone_in_flight() {
         ]
     };
     // 0.025 s from the answer saying 30 to the refusal: N per W gives back 0.25, plus one.
+    // Not every request of the key: those between the first two answers are left out.
     for (claimed, faults) in [(29, 0), (30, 0), (31, 1)] {
         let j = History::judge_all(N, W, &history(claimed));
         let first = j.first.clone();
@@ -503,7 +510,7 @@ fn a_refusals_remaining_is_held_to_the_bound_and_counted_alone_in_flight() {
     }
     // A refusal without Remaining says nothing of what was left.
     let h = vec![said(0.0, 200, Some(30), reset), said(0.1, 400, None, reset)];
-    let j = History::judge_all(N, W, &h);
+    let j = judge_all(N, W, &h);
     assert_eq!((j.quiet_refusals, j.lowered_by_refusals), (0, 0));
     // Alone in flight, one after the other, all naming one Reset but the last.
     let h = vec![
@@ -513,7 +520,7 @@ fn a_refusals_remaining_is_held_to_the_bound_and_counted_alone_in_flight() {
         said(0.3, 422, Some(28), reset),
         said(0.4, 400, Some(28), reset + 6),
     ];
-    let j = History::judge_all(N, W, &h);
+    let j = judge_all(N, W, &h);
     assert_eq!(j.faults, 0, "{:?}", j.first);
     assert_eq!((j.quiet_refusals, j.lowered_by_refusals), (3, 2));
     // Two in flight at once are not alone: neither is set against the answer before.
@@ -525,6 +532,40 @@ fn a_refusals_remaining_is_held_to_the_bound_and_counted_alone_in_flight() {
         },
         said(0.15, 400, Some(28), reset),
     ];
-    let j = History::judge_all(N, W, &h);
+    let j = judge_all(N, W, &h);
     assert_eq!((j.quiet_refusals, j.lowered_by_refusals), (0, 0));
+}
+
+/// A Remaining lower than the key's own requests explain is found, on a key whose every
+/// request is in the history; one within them, or one request's reading, is not; and a
+/// history that may lack requests is not judged so.
+#[test]
+fn a_remaining_lowered_by_requests_not_the_keys_is_found_on_a_whole_history() {
+    let reset = T0 as u64 + 20;
+    // 49 left, then one request alone: 48 is the key's own, 47 and 46 within the two an
+    // answer may have said too many, 45 and lower charged for requests the key never sent.
+    let h = |then: u64| {
+        vec![
+            said(0.0, 200, Some(50), reset),
+            said(0.1, 200, Some(49), reset),
+            said(0.2, 200, Some(then), reset),
+        ]
+    };
+    for (then, faults) in [(48, 0), (47, 0), (46, 0), (45, 1), (40, 1)] {
+        let j = judge_all(N, W, &h(then));
+        assert_eq!(j.faults, faults, "Remaining {then}: {:?}", j.first);
+        if let Some(f) = j.first {
+            assert_eq!((f.fault, f.at), (Fault::Lowered, 2));
+        }
+        assert_eq!(History::judge_all(N, W, &h(then)).faults, 0);
+    }
+    // Requests of the key in flight explain as much as they are: five at once, then 43.
+    let mut h = vec![said(0.0, 200, Some(50), reset)];
+    h.extend((0..5).map(|i| said(0.1 + i as f64 * 0.001, 200, None, reset)));
+    // 50 - 5 - 1 = 44 the key's own; 43 and 42 the rule's rounding.
+    for (then, faults) in [(42, 0), (41, 1)] {
+        let mut h = h.clone();
+        h.push(said(0.101, 200, Some(then), reset));
+        assert_eq!(judge_all(N, W, &h).faults, faults, "{then}");
+    }
 }

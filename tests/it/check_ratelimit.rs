@@ -297,24 +297,42 @@ mod counter {
         })
     }
 
-    /// A racy limiter: a 429 while another request of the key is in flight is answered 200
-    /// (the last 200 of the route), Remaining 0.
+    /// A racy limiter: a 429 to a request whose life overlapped another of the key's (one was
+    /// in flight when it came, came while it was in flight, or is in flight as it is answered)
+    /// is answered 200 (the last 200 of the route), Remaining 0. Overlap over the request's
+    /// whole life, not at one instant: a busy machine that spaces the burst's answers still
+    /// overlaps their lives, so the defect shows however the scheduler runs them.
     fn racy() -> Defect {
-        type State = Mutex<(HashMap<String, u64>, Cache)>;
+        /// Per key: requests in flight, and arrivals so far.
+        type Flying = HashMap<String, (u64, u64)>;
+        type State = Mutex<(Flying, Cache)>;
         let state: Arc<State> = Arc::default();
         let before = state.clone();
         Defect {
             before: Some(Box::new(move |inc: &mut Incoming| {
-                if let Some(key) = bearer(inc) {
-                    *before.lock().unwrap().0.entry(key).or_default() += 1;
-                }
+                let Some(key) = bearer(inc) else { return };
+                let mut st = before.lock().unwrap();
+                let (flying, arrivals) = st.0.entry(key).or_default();
+                let overlapped = *flying > 0;
+                *flying += 1;
+                *arrivals += 1;
+                let mark = format!("{arrivals} {}", u8::from(overlapped));
+                inc.headers.insert("x-test-arrival", mark.parse().unwrap());
             })),
             after: Some(Box::new(move |inc: &Incoming, ans: &mut Answer| {
                 let Some(key) = bearer(inc) else { return };
+                let mark = inc
+                    .headers
+                    .get("x-test-arrival")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("0 0")
+                    .to_string();
+                let (own, overlapped) = mark.split_once(' ').unwrap_or(("0", "0"));
+                let own: u64 = own.parse().unwrap_or(0);
                 let mut st = state.lock().unwrap();
                 let (flying, cache) = &mut *st;
-                let n = flying.entry(key.clone()).or_default();
-                let concurrent = *n > 1;
+                let (n, arrivals) = flying.entry(key.clone()).or_default();
+                let concurrent = overlapped == "1" || *n > 1 || *arrivals > own;
                 *n = n.saturating_sub(1);
                 let route = format!("{key} {}", inc.path);
                 if ans.status != 429 || concurrent {

@@ -111,6 +111,16 @@ fn a_quote_in_a_body_field_breaks_the_handler() -> Defect {
     })
 }
 
+/// A query parameter's value pasted into an SQL string: a quote breaks it, and the handler
+/// answers 500.
+fn a_quote_in_a_query_parameter_breaks_the_handler() -> Defect {
+    Defect::after(|inc, ans| {
+        if inc.query.contains("%27") || inc.query.contains('\'') {
+            answer_with(ans, 500, "internal_server_error");
+        }
+    })
+}
+
 /// A body naming a field twice crashes the parser: 500.
 fn a_field_twice_crashes_the_parser() -> Defect {
     Defect::after(|inc, ans| {
@@ -133,6 +143,15 @@ const DEFECTS: &[Row] = &[
     Row::new(
         "a quote in a body field breaks the handler (500)",
         a_quote_in_a_body_field_breaks_the_handler,
+        ONLY,
+        &[
+            Fails("http.neighbours"),
+            Says("http.neighbours", "with SQL characters"),
+        ],
+    ),
+    Row::new(
+        "a quote in a query parameter breaks the handler (500)",
+        a_quote_in_a_query_parameter_breaks_the_handler,
         ONLY,
         &[
             Fails("http.neighbours"),

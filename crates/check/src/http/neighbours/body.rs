@@ -11,16 +11,8 @@
 
 use serde_json::Value;
 
-use super::Neighbour;
+use super::{HOSTILE, Neighbour};
 use crate::probe::Req;
-
-/// Appended to a string field's value: a quote closing an SQL string, a URL's path and query
-/// separators, a shell's command substitution.
-const HOSTILE: [(&str, &str); 3] = [
-    ("SQL", "' OR '1'='1"),
-    ("URL", "/../?x=1#y"),
-    ("shell", "$(id);`id`"),
-];
 
 /// The fields of the plain body, in order, as JSON text: the object rebuilt by hand, so that
 /// a name may come twice.

@@ -2,7 +2,8 @@
 //! request, derived from the spec rather than listed per route. The path (a trailing or
 //! doubled slash, upper case, a letter percent-encoded, a suffix, a prefix); each query
 //! parameter the spec names, at a value every target must accept (repeated with the same
-//! value and with another, percent-encoded once and twice, empty where it is optional); the
+//! value and with another, percent-encoded once and twice, empty where it is optional, with
+//! SQL, URL and shell characters appended); the
 //! body's media type in capitals, and each of its fields' forms (`body.rs`). A neighbour gets the answer of the request it means (for a
 //! parameter given two values, either one's), or a clean error in the envelope.
 //!
@@ -40,6 +41,15 @@ pub(super) struct Neighbour {
     /// it to say anything (the target reads the parameter at all).
     pub not: Option<(Req, Req)>,
 }
+
+/// Appended to a value (a query parameter's, a body field's): a quote closing an SQL string, a
+/// URL's path and query separators, a shell's command substitution. The value then names
+/// something else, so any clean answer holds; a 5xx or an error outside the envelope fails.
+const HOSTILE: [(&str, &str); 3] = [
+    ("SQL", "' OR '1'='1"),
+    ("URL", "/../?x=1#y"),
+    ("shell", "$(id);`id`"),
+];
 
 /// `value` with its first character percent-encoded (`abc` as `%61bc`): the same value once
 /// decoded (RFC 3986 2.1, 6.2.2.2).
@@ -203,6 +213,15 @@ fn param_neighbours(p: &Param, plain: &Req) -> Vec<Neighbour> {
             req: with_raw(plain, name, &format!("{}={twice}", enc(name))),
             meant: Vec::new(),
             not: Some((with_param(plain, name, w), base.clone())),
+        });
+    }
+    for (kind, tail) in HOSTILE {
+        let hostile = format!("{v}{tail}");
+        out.push(Neighbour {
+            what: format!("{name} with {kind} characters ({name}={hostile})"),
+            req: with_param(plain, name, &hostile),
+            meant: Vec::new(),
+            not: None,
         });
     }
     if !p.required {

@@ -41,6 +41,9 @@ pub(super) struct Life {
     /// Where the request after the idle windows is in `seen`, and how long the key had been
     /// idle (from its latest answer to that send).
     pub fresh: Option<(usize, f64)>,
+    /// Every request sent with the key is in `seen`: no requests in flight were let go when
+    /// one went unanswered (the target may have counted those).
+    pub whole: bool,
 }
 
 impl Life {
@@ -89,6 +92,7 @@ pub(super) async fn life(
         w,
         seen: Vec::new(),
         fresh: None,
+        whole: true,
     };
     let first = cheap;
     life.seen.push(send(ctx, first, d).await);
@@ -105,6 +109,7 @@ pub(super) async fn life(
     }
     let n = life.n;
     if !burst(ctx, d, first, &mut life, w).await {
+        life.whole = false;
         return life;
     }
     // Two windows idle from the latest answer.
@@ -121,7 +126,9 @@ pub(super) async fn life(
     // Saturating: a custom limit is the target's own X-RateLimit-Limit, any u64.
     let m = n.saturating_add(past_limit(n)).min(MIX_MOST);
     let mixed = (0..m as usize).map(|i| routes[i % routes.len()]);
-    life.seen.extend(spread(ctx, d, mixed, w).await);
+    let got = spread(ctx, d, mixed, w).await;
+    life.whole = got.len() as u64 == m;
+    life.seen.extend(got);
     life
 }
 

@@ -71,7 +71,8 @@ fn over_time(ctx: &Ctx, life: &Life, label: &str) {
     if !ctx.enabled(id) {
         return;
     }
-    let j = history(life.n, w, &life.seen, true);
+    // Lowered is judged only where every request of the key is in the history.
+    let j = history(life.n, w, &life.seen, life.whole);
     if let Some(f) = j.first {
         let what = fault_words(f.fault);
         ctx.rec.violation(

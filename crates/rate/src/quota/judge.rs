@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// How many earlier admissions an admission's Remaining is set against (`judge_lowered`).
+const LOWERED_ANCHORS: usize = 32;
+
 impl History {
     /// Judges the answer at `b`: every exchange sent before its answer came is in.
     pub(super) fn judge(&mut self, b: usize) {
@@ -281,38 +284,51 @@ impl History {
 
     /// An admission's Remaining lower than the key's own requests explain: after an answer
     /// saying r were left, Remaining falls by at most the key's requests the target may have
-    /// decided meanwhile (any status: a target may count refusals), `b` itself, and the two
-    /// the rule lets an answer say too many (`judge_admitted`: one for rounding, the refill's
-    /// one), which the next answer may take back. Every legal limiter only gives back as time
-    /// passes; anything lower was charged for requests that were not the key's (a counter
-    /// shared with other keys, or with requests refused for their credential).
+    /// decided meanwhile (any status: a target may count refusals) and `b` itself, with the
+    /// rule's own tolerance mirrored: `judge_admitted` lets an answer say as many too many as
+    /// any limiter gives back over the span and two, which a later answer may take back.
+    /// Every legal limiter only gives back as time passes; anything lower was charged for
+    /// requests that were not the key's (a counter shared with other keys, or with requests
+    /// refused for their credential). Set against the latest `LOWERED_ANCHORS` earlier
+    /// admissions, not only the last: such charges add up over answers, where one step hides
+    /// them in the tolerance.
     fn judge_lowered(&mut self, b: usize) {
-        let Some(claimed) = self.get(b).and_then(|e| e.s.remaining) else {
+        let Some(sb) = self.get(b).map(|e| e.s) else {
             return;
         };
-        let Some((a, left)) = self.anchor(b, true) else {
-            return;
-        };
-        // The drop past the key's own requests (b and those between) that is taken back.
-        const SLACK: u64 = 2;
-        let Some(room) = left.checked_sub(claimed + SLACK).filter(|r| *r >= 2) else {
-            return;
-        };
-        let between = self.between(a, b, room);
-        if room >= between + 2 {
-            let gap = self
-                .get(b)
-                .zip(self.get(a))
-                .map_or(0.0, |(eb, ea)| eb.s.recv - ea.s.sent);
-            self.fault(
-                Fault::Lowered,
-                b,
-                format!(
-                    "X-RateLimit-Remaining at least {}: {left} left {gap:.2} s earlier, the key sent {between} other requests since, and {SLACK} for the rule's rounding",
-                    left.saturating_sub(between + 1 + SLACK)
-                ),
-                claimed.to_string(),
-            );
+        let Some(claimed) = sb.remaining else { return };
+        let (mut tried, lo) = (0, self.base.max(b.saturating_sub(REACH)));
+        for a in (lo..b).rev() {
+            let Some(sa) = self.get(a).map(|e| e.s) else {
+                break;
+            };
+            // Decided before `b`: answered before it was sent.
+            let Some(left) = sa.remaining.filter(|_| sa.admitted() && sa.recv <= sb.sent) else {
+                continue;
+            };
+            tried += 1;
+            if tried > LOWERED_ANCHORS {
+                break;
+            }
+            let span = (sb.recv - sa.sent).max(0.0);
+            let tolerance = self.n as f64 * span / self.w + 2.0;
+            let Some(room) = left.checked_sub(claimed).filter(|r| *r as f64 > tolerance) else {
+                continue;
+            };
+            let between = self.between(a, b, room);
+            let excess = room.saturating_sub(between.saturating_add(1));
+            if excess as f64 > tolerance {
+                self.fault(
+                    Fault::Lowered,
+                    b,
+                    format!(
+                        "X-RateLimit-Remaining at least {:.0}: {left} left {span:.2} s earlier, the key sent {between} other requests since, and {tolerance:.0} for what an answer may have said too many",
+                        (left as f64 - between as f64 - 1.0 - tolerance).max(0.0).ceil()
+                    ),
+                    claimed.to_string(),
+                );
+                return;
+            }
         }
     }
 }

@@ -29,11 +29,13 @@
 //! - throttled: a 429 although the key's latest Remaining was more than everything the key
 //!   sent since (every status: a target may count refused requests) could spend: another
 //!   key's traffic spent it (a counter shared by keys, plans or the workspace);
-//! - lowered: an admission's Remaining lower than that, the same way: every legal limiter
-//!   only gives back as time passes, so a Remaining that falls further was charged for
-//!   requests that were not the key's (another key's, or ones refused for their credential).
-//!   Sound only on a key whose every request is in its history (`check`'s limiter keys,
-//!   `load`'s keys), as `throttled` is.
+//! - lowered: an admission's Remaining lower than the key's own requests since an earlier
+//!   admission explain, past the tolerance the rule gives an answer the other way (what any
+//!   limiter gives back over the span, and two): every legal limiter only gives back as time
+//!   passes, so a Remaining that falls further was charged for requests that were not the
+//!   key's (another key's, or ones refused for their credential). Judged only on a key whose
+//!   every request is in its history (`History::of_every_request`: `check`'s limiter keys);
+//!   charges slower than the limit's own rate hide in the tolerance.
 
 use std::collections::{HashMap, VecDeque};
 

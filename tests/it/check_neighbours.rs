@@ -146,7 +146,7 @@ const DEFECTS: &[Row] = &[
         ONLY,
         &[
             Fails("http.neighbours"),
-            Says("http.neighbours", "with SQL characters"),
+            Says("http.neighbours", "with SQL quotes and a comment appended"),
         ],
     ),
     Row::new(
@@ -155,7 +155,7 @@ const DEFECTS: &[Row] = &[
         ONLY,
         &[
             Fails("http.neighbours"),
-            Says("http.neighbours", "with SQL characters"),
+            Says("http.neighbours", "with SQL quotes and a comment appended"),
         ],
     ),
     Row::new(

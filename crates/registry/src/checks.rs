@@ -548,7 +548,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "http.neighbours",
-        title: "every operation's neighbours, derived from the spec (a trailing or doubled slash, upper case, an encoded letter, a suffix, a prefix; each parameter repeated, with two values, encoded once and twice, empty, with SQL, URL and shell characters; the media type in capitals; each body field named twice, with two values, JSON-escaped, with SQL, URL and shell characters), get the answer of the request they mean or a clean error",
+        title: "every operation's neighbours, derived from the spec (a trailing or doubled slash, upper case, an encoded letter, a suffix, a prefix; each parameter repeated, with two values, encoded once and twice, empty, with each of http.chars' hostile strings appended; the media type in capitals; each body field named twice, with two values, JSON-escaped, with those strings appended), get the answer of the request they mean or a clean error",
         clause: "Endpoints: response 200 (the same for the same request); all error responses follow the Errors part",
         level: Fail,
         needs: Needs::keys("any key (a key of Advanced or higher for deactivation)"),

@@ -2,7 +2,8 @@
 //! forms"). A field given twice in one object (RFC 8259 4: names SHOULD be unique, and a
 //! parser keeps one or refuses), with the same value and, for a string, with another; a
 //! string with its first character as a JSON escape (`\u0070...`: the same string once
-//! parsed); a string with characters that mean something to SQL, URLs or shells appended.
+//! parsed); a string with each of `http.chars`' hostile strings appended (SQL quotes, shell
+//! substitution, URL delimiters, control characters...).
 //!
 //! The plain body names nothing a target has (`plain.rs`), and so does every neighbour: no
 //! fixture is spent. A value the plain body does not hold names nothing either, so its
@@ -11,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{HOSTILE, Neighbour};
+use super::{Neighbour, hostile_tails};
 use crate::probe::Req;
 
 /// The fields of the plain body, in order, as JSON text: the object rebuilt by hand, so that
@@ -91,10 +92,10 @@ pub(super) fn neighbours(plain: &Req) -> Vec<Neighbour> {
                 not: None,
             });
         }
-        for (kind, tail) in HOSTILE {
+        for (kind, tail) in hostile_tails() {
             let v = Value::from(format!("{s}{tail}")).to_string();
             out.push(Neighbour {
-                what: format!("the body's {name} with {kind} characters ({v})"),
+                what: format!("the body's {name} with {kind} appended ({v})"),
                 req: with_body(plain, object(&with(v))),
                 meant: Vec::new(),
                 not: None,
@@ -126,8 +127,8 @@ mod tests {
         assert_eq!(bodies[2], r#"{"partnerId":"\u0070n_x"}"#);
         let parsed: Value = serde_json::from_str(&bodies[2]).unwrap();
         assert_eq!(parsed, json!({ "partnerId": "pn_x" }));
-        assert!(bodies[3].contains("pn_x' OR '1'='1"), "{}", bodies[3]);
-        assert_eq!(near.len(), 6);
+        assert!(bodies[3].contains("pn_xit's"), "{}", bodies[3]);
+        assert_eq!(near.len(), 3 + crate::cases::hostile_strings().len());
         assert!(near[3..].iter().all(|n| n.meant.is_empty()));
         // A number field: only given twice.
         let plain = Req::post_json("/x", &json!({ "n": 0 }));

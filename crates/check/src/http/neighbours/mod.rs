@@ -3,7 +3,7 @@
 //! doubled slash, upper case, a letter percent-encoded, a suffix, a prefix); each query
 //! parameter the spec names, at a value every target must accept (repeated with the same
 //! value and with another, percent-encoded once and twice, empty where it is optional, with
-//! SQL, URL and shell characters appended); the
+//! each of `http.chars`' hostile strings appended); the
 //! body's media type in capitals, and each of its fields' forms (`body.rs`). A neighbour gets the answer of the request it means (for a
 //! parameter given two values, either one's), or a clean error in the envelope.
 //!
@@ -42,14 +42,12 @@ pub(super) struct Neighbour {
     pub not: Option<(Req, Req)>,
 }
 
-/// Appended to a value (a query parameter's, a body field's): a quote closing an SQL string, a
-/// URL's path and query separators, a shell's command substitution. The value then names
-/// something else, so any clean answer holds; a 5xx or an error outside the envelope fails.
-const HOSTILE: [(&str, &str); 3] = [
-    ("SQL", "' OR '1'='1"),
-    ("URL", "/../?x=1#y"),
-    ("shell", "$(id);`id`"),
-];
+/// The hostile strings `http.chars` sends alone (`cases::hostile_strings`), appended to a value
+/// (a query parameter's, a body field's) as its neighbours: the value then names something
+/// else, so any clean answer holds; a 5xx or an error outside the envelope fails.
+fn hostile_tails() -> Vec<(&'static str, String)> {
+    crate::cases::hostile_strings()
+}
 
 /// `value` with its first character percent-encoded (`abc` as `%61bc`): the same value once
 /// decoded (RFC 3986 2.1, 6.2.2.2).
@@ -215,10 +213,13 @@ fn param_neighbours(p: &Param, plain: &Req) -> Vec<Neighbour> {
             not: Some((with_param(plain, name, w), base.clone())),
         });
     }
-    for (kind, tail) in HOSTILE {
+    for (kind, tail) in hostile_tails() {
         let hostile = format!("{v}{tail}");
         out.push(Neighbour {
-            what: format!("{name} with {kind} characters ({name}={hostile})"),
+            what: format!(
+                "{name} with {kind} appended ({name}={})",
+                hostile.escape_debug()
+            ),
             req: with_param(plain, name, &hostile),
             meant: Vec::new(),
             not: None,

@@ -41,6 +41,64 @@ fn trailing_slash_skips_auth() -> Defect {
     }
 }
 
+/// Whether an Authorization header holds a key of a plan below Advanced (both implementations
+/// name their keys by plan: `lk_free_1`).
+fn gated_key(auth: &HeaderValue) -> bool {
+    let a = auth.to_str().unwrap_or("");
+    ["free", "pro", "business"]
+        .iter()
+        .any(|p| a.starts_with(&format!("Bearer lk_{p}_")))
+}
+
+/// The plan gate bound to the exact path: a deactivation at a path the router normalises (a
+/// trailing or doubled slash) reaches the handler as if sent with a key of a plan above. The
+/// proxy cannot know which workspace owns the fixture (the reference's strongest, the second
+/// implementation's Advanced), so it sends such requests on with each plan above in turn.
+/// Neighbours naming unknown ids cannot show it; naming a fixture with a gated key, it is
+/// served.
+fn gate_only_on_exact_path() -> Defect {
+    let turn = Arc::new(Mutex::new(0usize));
+    Defect::before(move |inc: &mut Incoming| {
+        let normalised = inc.path.replace("//", "/");
+        let normalised = normalised.trim_end_matches('/');
+        let gated = inc.headers.get("authorization").is_some_and(gated_key);
+        if normalised == "/partners/deactivate" && normalised != inc.path && gated {
+            inc.path = normalised.to_string();
+            let mut t = turn.lock().unwrap();
+            let key = ["Bearer lk_advanced_1", "Bearer lk_enterprise_1"][*t % 2];
+            *t += 1;
+            inc.headers
+                .insert("authorization", HeaderValue::from_static(key));
+        }
+    })
+}
+
+/// A rule serving `*.json` from the route without it, put before authentication and sent on
+/// with a key that worked before: a request with a key gets the target's own 404 for the
+/// suffix; one without a key is served.
+fn suffix_served_to_no_key() -> Defect {
+    let good: Arc<Mutex<Option<HeaderValue>>> = Arc::default();
+    let seen = good.clone();
+    Defect {
+        before: Some(Box::new(move |inc: &mut Incoming| {
+            if inc.path.ends_with(".json") && !inc.headers.contains_key("authorization") {
+                inc.path.truncate(inc.path.len() - ".json".len());
+                if let Some(k) = seen.lock().unwrap().clone() {
+                    inc.headers.insert("authorization", k);
+                }
+            }
+        })),
+        after: Some(Box::new(move |inc, ans| {
+            if ans.status == 200
+                && let Some(k) = inc.headers.get("authorization")
+            {
+                good.lock().unwrap().get_or_insert(k.clone());
+            }
+        })),
+        hold: None,
+    }
+}
+
 /// A query decoded twice (a framework's decoding, then the handler's own): `%254C` serves as
 /// `L`.
 fn query_decoded_twice() -> Defect {
@@ -180,6 +238,29 @@ const DEFECTS: &[Row] = &[
         &[
             Fails("http.neighbour-auth"),
             Says("http.neighbour-auth", "a trailing slash without a key"),
+        ],
+    ),
+    Row::new(
+        "the plan gate only on the exact path: a gated key deactivates at a normalised path",
+        gate_only_on_exact_path,
+        // The fixture is http's (its real deactivation is `http.media-type`'s).
+        &["http.neighbours", "http.neighbour-auth", "http.media-type"],
+        &[
+            Fails("http.neighbour-auth"),
+            Says("http.neighbour-auth", "slash with a free key"),
+            Says("http.neighbour-auth", "naming the fixture partner"),
+        ],
+    ),
+    Row::new(
+        "a suffix the run's key gets 404 for is served without a key",
+        suffix_served_to_no_key,
+        ONLY,
+        &[
+            Fails("http.neighbour-auth"),
+            Says(
+                "http.neighbour-auth",
+                "a suffix (.json) without a key, which the run's key got 404",
+            ),
         ],
     ),
     Row::new(

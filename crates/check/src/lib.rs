@@ -314,7 +314,9 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
             match turn {
                 fixtures::Turn::PartnersById => deactivates("partners"),
                 // Its real deactivation is one part of a check that runs without fixtures.
-                fixtures::Turn::Http => selected("http.media-type"),
+                fixtures::Turn::Http => {
+                    selected("http.media-type") || selected("http.neighbour-auth")
+                }
                 fixtures::Turn::FirstSequence => deactivates("sequence"),
                 fixtures::Turn::PartnersBoth => selected("partners.choices"),
             }

@@ -561,7 +561,7 @@ pub const CHECKS: &[CheckDef] = &[
     },
     CheckDef {
         id: "http.neighbour-auth",
-        title: "a neighbour the target serves to the run's key is refused without a key, with a key that looks issued and was not, and with a key of a plan below the operation's",
+        title: "every neighbour, whatever the run's key got, is refused without a key, with a key that looks issued and was not, and with a key of a plan below the operation's (a deactivation's also naming a fixture partner)",
         clause: "Authentication: every request carries Authorization: Bearer <API_KEY>; a missing or invalid credential gives 401; partner endpoints depend on the plan",
         level: Fail,
         needs: Needs::keys("any key (a key of a plan below Advanced for the plan gate)"),

@@ -42,6 +42,15 @@ pub async fn run(ctx: &Ctx) {
         );
         return;
     };
+    if ctx.enabled(id) {
+        unknown(ctx, op, &key).await;
+    }
+    fixture(ctx, op).await;
+}
+
+/// Deactivations of an unknown partner with a charset parameter get the plain one's answer.
+async fn unknown(ctx: &Ctx, op: &Operation, key: &PlanKey) {
+    let id = check_id!("http.media-type");
     let label = op.label();
     let send = |ct: &str, partner: &str, key: &PlanKey| {
         let req = Req::new(op.method.clone(), &op.path)
@@ -49,7 +58,7 @@ pub async fn run(ctx: &Ctx) {
             .key(key);
         ctx.exchange(op, req, Expect::Any)
     };
-    let (plain, _) = send("application/json", UNKNOWN_PARTNER, &key).await;
+    let (plain, _) = send("application/json", UNKNOWN_PARTNER, key).await;
     let Some(base) = plain.resp().filter(|r| r.status != 429) else {
         let why = format!(
             "the plain request got no judgeable answer: {}",
@@ -59,7 +68,7 @@ pub async fn run(ctx: &Ctx) {
         return;
     };
     for ct in JSON_WITH_PARAMS {
-        let (x, _) = send(ct, UNKNOWN_PARTNER, &key).await;
+        let (x, _) = send(ct, UNKNOWN_PARTNER, key).await;
         let j = match x.resp() {
             Some(r) if r.status == 429 => Judged::Throttled,
             Some(r) if same_answer(base, r) => Judged::Pass(format!(
@@ -74,16 +83,21 @@ pub async fn run(ctx: &Ctx) {
         );
         record(ctx, id, &label, &expected, j, &x);
     }
-    fixture(ctx, op).await;
 }
 
 /// With `--allow-destructive` and a fixture partner: a real deactivation sent as
 /// `application/json; charset=utf-8` is served (200 with the partner's id). A bare fixture is
 /// sent with each key that may deactivate until one does not answer 404 (the ledger's order).
+/// Before it, `http.neighbour-auth` sends the deactivation's neighbours naming the fixture with
+/// a key of a plan below (`neighbours::gated_on_fixture`).
 async fn fixture(ctx: &Ctx, op: &Operation) {
     let id = check_id!("http.media-type");
     let label = op.label();
+    let media = ctx.enabled(id);
     if !ctx.target.allow_destructive {
+        if !media {
+            return;
+        }
         ctx.rec.observe(
             check_id!("http.choices"),
             &label,
@@ -93,6 +107,9 @@ async fn fixture(ctx: &Ctx, op: &Operation) {
         return;
     }
     let Some(f) = ctx.fixtures.claim(Field::PartnerId, FAMILY) else {
+        if !media {
+            return;
+        }
         ctx.rec.observe(
             check_id!("http.choices"),
             &label,
@@ -104,6 +121,17 @@ async fn fixture(ctx: &Ctx, op: &Operation) {
         );
         return;
     };
+    if ctx.enabled(check_id!("http.neighbour-auth")) {
+        let req = Req::new(op.method.clone(), &op.path).body(
+            "application/json",
+            json!({ "partnerId": f.id }).to_string().into_bytes(),
+        );
+        let what = format!("the fixture partner {}", f.id);
+        super::neighbours::gated_on_fixture(ctx, op, &req, &what).await;
+    }
+    if !media {
+        return;
+    }
     let ct = JSON_WITH_PARAMS[0];
     let allowed = ctx.keys_for(op);
     let tried = ctx

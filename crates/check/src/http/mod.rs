@@ -82,9 +82,6 @@ pub async fn run(ctx: &Ctx) {
     // Independent of each other: side by side, so a far target's round trips overlap.
     tokio::join!(
         async {
-            if on(check_id!("http.media-type")) {
-                media::run(ctx).await;
-            }
             if on(check_id!("http.client-headers")) {
                 headers::client_headers(ctx).await;
             }
@@ -96,6 +93,10 @@ pub async fn run(ctx: &Ctx) {
                 || on(check_id!("http.conditional"))
             {
                 neighbours::run(ctx).await;
+            }
+            // After the neighbours: its fixture's gated neighbours are theirs too.
+            if on(check_id!("http.media-type")) || on(check_id!("http.neighbour-auth")) {
+                media::run(ctx).await;
             }
         },
         async {

@@ -170,13 +170,19 @@ pub async fn run(ctx: &Ctx) {
     }
 }
 
-/// The run's sequences, drawn before any is played (proptest's trees are not `Send`).
+/// The run's sequences, drawn before any is played (proptest's trees are not `Send`). The
+/// first one's first deactivation of a fixture is sent at once (`steps::at_once_first`), so
+/// every run tries the state change racing itself on a fresh fixture, whatever the seed.
 fn draw(seed: u64, shape: Shape) -> Vec<Vec<Step>> {
     let strategy = steps::sequence(shape);
     let mut runner = runner(seed);
-    (0..SEQUENCES)
+    let mut out: Vec<Vec<Step>> = (0..SEQUENCES)
         .filter_map(|_| strategy.new_tree(&mut runner).ok().map(|t| t.current()))
-        .collect()
+        .collect();
+    if let Some(first) = out.first_mut() {
+        steps::at_once_first(first);
+    }
+    out
 }
 
 /// The run's runner: seeded from `--seed`, so a run replays its sequences exactly.

@@ -179,6 +179,28 @@ pub(super) fn sequence(shape: Shape) -> BoxedStrategy<Vec<Step>> {
         .boxed()
 }
 
+/// The sequence with its first deactivation of a fixture by the owner sent `AT_ONCE` times
+/// at once: where the fixture is still active, the requests race for its one first answer.
+/// A sequence with none gets one by partnerId after its leading reads.
+pub(super) fn at_once_first(v: &mut Vec<Step>) {
+    let fixture = |f: Form| matches!(f, Form::Partner | Form::Tenant | Form::Both | Form::Learned);
+    for s in v.iter_mut() {
+        match *s {
+            Step::AtOnce(f) if fixture(f) => return,
+            Step::Deactivate(Key::Owner, f) if fixture(f) => {
+                *s = Step::AtOnce(f);
+                return;
+            }
+            _ => {}
+        }
+    }
+    let at = v
+        .iter()
+        .position(|s| !matches!(s, Step::Links | Step::Tags | Step::Qr))
+        .unwrap_or(v.len());
+    v.insert(at, Step::AtOnce(Form::Partner));
+}
+
 /// The ids a play's body may name.
 pub(super) struct Names<'a> {
     pub partner: Option<&'a str>,
@@ -248,5 +270,41 @@ mod tests {
         };
         assert_eq!(body(Form::Tenant, &names), None);
         assert_eq!(body(Form::Partner, &names), Some(json!({"partnerId": "p"})));
+    }
+
+    /// Whatever was drawn, the first deactivation of a fixture is sent at once, and nothing
+    /// else of the sequence changes.
+    #[test]
+    fn the_first_deactivation_of_a_fixture_goes_at_once() {
+        let shape = Shape {
+            gated: 1,
+            others: 1,
+            tags: true,
+            qr: true,
+            links: true,
+        };
+        let mut runner = TestRunner::deterministic();
+        for _ in 0..200 {
+            let drawn = sequence(shape).new_tree(&mut runner).unwrap().current();
+            let mut v = drawn.clone();
+            at_once_first(&mut v);
+            let first = v.iter().position(|s| {
+                matches!(s, Step::AtOnce(_) | Step::Deactivate(Key::Owner, _))
+                    && s.needs_partner() | s.needs_tenant()
+            });
+            assert!(
+                matches!(first.map(|i| v[i]), Some(Step::AtOnce(_))),
+                "{v:?}"
+            );
+            let changed =
+                v.len() != drawn.len() || v.iter().zip(&drawn).filter(|(a, b)| a != b).count() > 1;
+            assert!(!changed || v.len() == drawn.len() + 1, "{drawn:?} -> {v:?}");
+        }
+        let mut reads = vec![Step::Links, Step::Tags];
+        at_once_first(&mut reads);
+        assert_eq!(
+            reads,
+            [Step::Links, Step::Tags, Step::AtOnce(Form::Partner)]
+        );
     }
 }

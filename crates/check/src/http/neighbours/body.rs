@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{Neighbour, hostile_tails};
+use super::Neighbour;
 use crate::probe::Req;
 
 /// The fields of the plain body, in order, as JSON text: the object rebuilt by hand, so that
@@ -92,7 +92,7 @@ pub(super) fn neighbours(plain: &Req) -> Vec<Neighbour> {
                 not: None,
             });
         }
-        for (kind, tail) in hostile_tails() {
+        for (kind, tail) in crate::cases::hostile_strings() {
             let v = Value::from(format!("{s}{tail}")).to_string();
             out.push(Neighbour {
                 what: format!("the body's {name} with {kind} appended ({v})"),

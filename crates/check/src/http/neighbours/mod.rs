@@ -7,10 +7,13 @@
 //! body's media type in capitals, and each of its fields' forms (`body.rs`). A neighbour gets the answer of the request it means (for a
 //! parameter given two values, either one's), or a clean error in the envelope.
 //!
-//! A neighbour the target serves (2xx) to the run's key is sent again without a key, with a
-//! key that looks issued and was not (the same length and character classes), and, where the
-//! operation needs a plan, with a key of a plan below: each must be refused (401, 403) or
-//! refused cleanly; served, the shape is a way around authentication or the plan gate.
+//! Every neighbour is sent again without a key, with a key that looks issued and was not (the
+//! same length and character classes), and, where the operation needs a plan, with a key of a
+//! plan below: each must be refused (401, 403) or refused cleanly, whatever the run's key got;
+//! served, the shape is a way around authentication or the plan gate. A state-changing
+//! operation's neighbours name unknown ids; with a fixture the ledger gave `http`, they are
+//! also sent naming it with the key of a plan below (`gated_on_fixture`), which spends nothing
+//! unless the gate fails.
 
 use std::collections::HashMap;
 
@@ -40,13 +43,6 @@ pub(super) struct Neighbour {
     /// An answer it must not get, and the request whose answer must differ from that one for
     /// it to say anything (the target reads the parameter at all).
     pub not: Option<(Req, Req)>,
-}
-
-/// The hostile strings `http.chars` sends alone (`cases::hostile_strings`), appended to a value
-/// (a query parameter's, a body field's) as its neighbours: the value then names something
-/// else, so any clean answer holds; a 5xx or an error outside the envelope fails.
-fn hostile_tails() -> Vec<(&'static str, String)> {
-    crate::cases::hostile_strings()
 }
 
 /// `value` with its first character percent-encoded (`abc` as `%61bc`): the same value once
@@ -213,7 +209,9 @@ fn param_neighbours(p: &Param, plain: &Req) -> Vec<Neighbour> {
             not: Some((with_param(plain, name, w), base.clone())),
         });
     }
-    for (kind, tail) in hostile_tails() {
+    // `http.chars`' hostile strings appended: the value then names something else, so any
+    // clean answer holds; a 5xx or an error outside the envelope fails.
+    for (kind, tail) in crate::cases::hostile_strings() {
         let hostile = format!("{v}{tail}");
         out.push(Neighbour {
             what: format!(
@@ -317,16 +315,21 @@ fn judge_meant(
     first.unwrap_or_else(|| Judged::Observe(format!("{what}: the request it means got no answer")))
 }
 
-/// A served neighbour sent with a credential that must not be served.
-fn judge_refused(x: &Exchange, what: &str, who: &str) -> Judged {
+/// A neighbour sent with a credential that must not be served; `served`: the status the run's
+/// key got for it.
+fn judge_refused(x: &Exchange, what: &str, who: &str, served: Option<u16>) -> Judged {
     let Some(r) = x.resp() else {
         return Judged::Fail(format!("{} for {what} {who}", answer_text(x)));
     };
     match r.status {
         429 => Judged::Throttled,
-        s if (200..300).contains(&s) => {
-            Judged::Fail(format!("{s} for {what} {who}: served as to the run's key"))
-        }
+        s if (200..300).contains(&s) => Judged::Fail(match served {
+            Some(k) if (200..300).contains(&k) => {
+                format!("{s} for {what} {who}: served as to the run's key")
+            }
+            Some(k) => format!("{s} for {what} {who}, which the run's key got {k} for"),
+            None => format!("{s} for {what} {who}"),
+        }),
         401 | 403 if is_envelope(r) => Judged::Pass(format!("{what} {who}: {}", answer_text(x))),
         s if (400..500).contains(&s) && is_envelope(r) => {
             Judged::Pass(format!("{what} {who}: refused with {}", answer_text(x)))
@@ -404,7 +407,6 @@ async fn standards(
 
 async fn one(ctx: &Ctx, op: &Operation) {
     let id = check_id!("http.neighbours");
-    let auth = check_id!("http.neighbour-auth");
     let label = op.label();
     let Some(key) = ctx.key_for(op).cloned() else {
         ctx.rec
@@ -448,36 +450,79 @@ async fn one(ctx: &Ctx, op: &Operation) {
         let not = n.not.as_ref().and_then(|(a, b)| Some((got(a)?, got(b)?)));
         let j = judge_meant(kind, &xs, not, &dx, &n.what);
         note(ctx, id, &label, expected, j, &dx);
-        if dx.resp().is_some_and(|r| r.is_success()) {
-            let mut bare = n.req.clone();
-            bare.key = None;
-            let alike = bare
-                .clone()
-                .header("authorization", format!("Bearer {}", look_alike(&key.key)));
-            refusals.push((n.what.clone(), "without a key".to_string(), bare.clone()));
-            let never = "with a key that was never issued".to_string();
-            refusals.push((n.what.clone(), never, alike));
-            if let Some(k) = &below {
-                let who = format!("with a {} key (a plan below the operation's)", k.plan);
-                refusals.push((n.what.clone(), who, bare.key(k)));
-            }
+        // Every neighbour, served or not: a shape the run's key is refused may still be one
+        // another credential is served (a route whose own gate lets anyone through).
+        let served = dx.resp().map(|r| r.status);
+        for (who, req) in credentials(&n.req, &key, below.as_ref()) {
+            refusals.push((n.what.clone(), who, req, served));
         }
     })
     .await;
-    let expected = "401 or 403 in the envelope (or another clean refusal): a shape served to the \
-                    run's key is refused to others";
+    refuse_each(ctx, op, &label, refusals).await;
+}
+
+/// `req` with each credential that must not be served: none, a key that looks issued and was
+/// not, and a key of a plan below the operation's where the run has one.
+fn credentials(req: &Req, key: &PlanKey, below: Option<&PlanKey>) -> Vec<(String, Req)> {
+    let mut bare = req.clone();
+    bare.key = None;
+    let alike = bare
+        .clone()
+        .header("authorization", format!("Bearer {}", look_alike(&key.key)));
+    let mut out = vec![
+        ("without a key".to_string(), bare.clone()),
+        ("with a key that was never issued".to_string(), alike),
+    ];
+    if let Some(k) = below {
+        let who = format!("with a {} key (a plan below the operation's)", k.plan);
+        out.push((who, bare.key(k)));
+    }
+    out
+}
+
+/// The neighbours of a state-changing request that names a fixture (`req`, `what` saying
+/// which), and the request itself, each sent with a key of a plan below the operation's: the
+/// plan gate holds on every shape. A gated key spends nothing: the fixture changes only where
+/// the target fails. None sent without such a key.
+pub(in crate::http) async fn gated_on_fixture(ctx: &Ctx, op: &Operation, req: &Req, what: &str) {
+    let Some(below) = key_below(ctx, op).cloned() else {
+        return;
+    };
+    let who = format!(
+        "with a {} key (a plan below the operation's), naming {what}",
+        below.plan
+    );
+    let refusals = std::iter::once(("the request itself".to_string(), req.clone()))
+        .chain(neighbours(op, req).into_iter().map(|n| (n.what, n.req)))
+        .map(|(w, mut r)| {
+            r.key = None;
+            (w, who.clone(), r.key(&below), None)
+        })
+        .collect();
+    refuse_each(ctx, op, &op.label(), refusals).await;
+}
+
+/// A request that must be refused: what it is, whose credential, the request, and the status
+/// the run's key got for the same shape (None: no answer).
+type Refusal = (String, String, Req, Option<u16>);
+
+/// Send each refusal, `--concurrency` at a time, and judge it by `http.neighbour-auth`.
+async fn refuse_each(ctx: &Ctx, op: &Operation, label: &str, refusals: Vec<Refusal>) {
+    let expected = "401 or 403 in the envelope (or another clean refusal): a shape is served to \
+                    no credential the operation refuses";
     let sends = refusals
         .iter()
-        .map(|(.., r)| (op, r.clone(), Expect::Any))
+        .map(|(_, _, r, _)| (op, r.clone(), Expect::Any))
         .collect();
     ctx.exchange_each(sends, |i, x, _| {
-        if let Some((what, who, _)) = refusals.get(i) {
+        if let Some((what, who, _, served)) = refusals.get(i) {
+            let j = judge_refused(&x, what, who, *served);
             note(
                 ctx,
-                auth,
-                &label,
+                check_id!("http.neighbour-auth"),
+                label,
                 expected,
-                judge_refused(&x, what, who),
+                j,
                 &x,
             );
         }

@@ -204,6 +204,14 @@ const DEFECTS: &[Row] = &[
         &["qr.size"],
         &[Fails("qr.size")],
     ),
+    // The matrix on every plan asks for no size past 1000; the bounds the run's key was given
+    // are asked with every plan's key.
+    Row::new(
+        "a Free key's sizes past 1024 drawn at 1024",
+        free_sizes_clamped,
+        &["qr.size"],
+        &[Fails("qr.size"), Says("qr.size", "with the free key")],
+    ),
     Row::new(
         "long urls losing their query",
         long_urls_lose_their_query,
@@ -511,6 +519,25 @@ fn size_drawn_at(range: std::ops::RangeInclusive<f64>, to: &'static str) -> Defe
             .and_then(|(_, v)| v.parse::<f64>().ok());
         if asked.is_some_and(|s| range.contains(&s)) {
             set_query(inc, "size", Some(to));
+        }
+    })
+}
+
+/// A Free key's sizes past 1024 drawn at 1024 (a per-plan cap applied as a silent clamp, not a
+/// refusal): the key that renders best gets what it asks.
+fn free_sizes_clamped() -> Defect {
+    Defect::before(|inc| {
+        let free = inc
+            .headers
+            .get("authorization")
+            .and_then(|a| a.to_str().ok())
+            .is_some_and(|a| a.starts_with("Bearer lk_free_"));
+        let asked = query_pairs(&inc.query)
+            .iter()
+            .find(|(k, _)| k == "size")
+            .and_then(|(_, v)| v.parse::<f64>().ok());
+        if inc.path == "/qr" && free && asked.is_some_and(|s| s > 1024.0) {
+            set_query(inc, "size", Some("1024"));
         }
     })
 }

@@ -283,9 +283,11 @@ pub async fn run(ctx: &Ctx) {
     .any(|c| ctx.enabled(*c));
     // The ranges first (their own probes are side by side); then the renders beside the
     // rest: independent of each other, so a far target's round trips overlap.
-    if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
-        f.ranges().await;
-    }
+    let picks = if ctx.enabled(check_id!("qr.size")) || ctx.enabled(check_id!("qr.margin")) {
+        f.ranges().await
+    } else {
+        Vec::new()
+    };
     tokio::join!(
         async {
             if renders {
@@ -309,14 +311,15 @@ pub async fn run(ctx: &Ctx) {
         for case in f.levels_in_turn() {
             f.render(&case).await;
         }
-        f.every_plan().await;
+        f.every_plan(&picks).await;
     }
 }
 
 impl Family<'_> {
     /// The renders asked again with a key of each other plan that may call GET /qr: a
-    /// feature honoured on the key that renders best may not be on the others.
-    async fn every_plan(&self) {
+    /// feature honoured on the key that renders best may not be on the others. With them, the
+    /// bounds of size and margin the run's key was given, and a value inside (`picks`).
+    async fn every_plan(&self, picks: &[ranges::Pick]) {
         let mut plans = vec![self.key.plan.clone()];
         for key in self.ctx.keys_for(self.op) {
             if plans.contains(&key.plan) {
@@ -329,7 +332,9 @@ impl Family<'_> {
                 key: key.clone(),
                 label: self.label.clone(),
             };
-            g.render_each(&g.every_plan_cases(&key.plan)).await;
+            let mut cases = g.every_plan_cases(&key.plan);
+            cases.extend(g.pick_cases(picks, &key.plan));
+            g.render_each(&cases).await;
         }
     }
 }

@@ -77,22 +77,71 @@ enum Probe {
     Unknown,
 }
 
+/// A value the run's key had accepted, asked again with every other plan's key.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pick {
+    dim: Dim,
+    value: u32,
+    what: &'static str,
+}
+
+/// Of the values a search accepted (the default first), the bounds and one inside them: the
+/// lowest, the highest, and the last seeded value strictly between.
+fn picks(dim: Dim, seen: &[(u32, Option<f64>)]) -> Vec<Pick> {
+    let (Some(lo), Some(hi)) = (
+        seen.iter().map(|s| s.0).min(),
+        seen.iter().map(|s| s.0).max(),
+    ) else {
+        return Vec::new();
+    };
+    let pick = |value, what| Pick { dim, value, what };
+    let mut out = vec![pick(lo, "the lowest accepted")];
+    if hi != lo {
+        out.push(pick(hi, "the highest accepted"));
+    }
+    if let Some(&(v, _)) = seen.iter().rev().find(|(v, _)| *v > lo && *v < hi) {
+        out.push(pick(v, "inside the accepted range"));
+    }
+    out
+}
+
 impl Family<'_> {
-    /// The accepted ranges of size and margin, their bounds, just past them and values between.
-    pub(super) async fn ranges(&self) {
+    /// The accepted ranges of size and margin, their bounds, just past them and values between;
+    /// what to ask again with every other plan's key (`picks`).
+    pub(super) async fn ranges(&self) -> Vec<Pick> {
         // The two searches are independent: side by side, as their probes wait on renders.
         let size = async {
             if self.ctx.enabled(check_id!("qr.size")) {
-                self.range(Dim::Size).await;
+                return picks(Dim::Size, &self.range(Dim::Size).await);
             }
+            Vec::new()
         };
         let margin = async {
             if self.ctx.enabled(check_id!("qr.margin")) && self.op.param("margin").is_some() {
                 let seen = self.range(Dim::Margin).await;
+                let out = picks(Dim::Margin, &seen);
                 self.margin_series(seen);
+                return out;
             }
+            Vec::new()
         };
-        tokio::join!(size, margin);
+        let (mut size, margin) = tokio::join!(size, margin);
+        size.extend(margin);
+        size
+    }
+
+    /// The renders of `picks` for another plan's key (`plan`): each may be refused cleanly (a
+    /// plan may render less), and one accepted is judged in full.
+    pub(super) fn pick_cases(&self, picks: &[Pick], plan: &str) -> Vec<Case> {
+        picks
+            .iter()
+            .map(|p| {
+                let what = format!("{}, with the {plan} key", p.what);
+                let mut c = self.dim_case(p.dim, p.value, &what);
+                c.expect = Expect::AcceptOrRefuse;
+                c
+            })
+            .collect()
     }
 
     /// The accepted range of `dim`: every accepted probe as (value, quiet zone px if read).
@@ -222,18 +271,7 @@ impl Family<'_> {
 
     /// One render with `dim` at `v`: accepted (and judged by every `qr.*` check), or refused.
     async fn probe(&self, dim: Dim, v: u32, why: &str) -> Probe {
-        let case = self.case(format!("{} {v} ({why})", dim.name()), TYPICAL_URL);
-        let mut case = match dim {
-            Dim::Size => case.size(f64::from(v)),
-            Dim::Margin => case.size(f64::from(MARGIN_SIZE)).margin(f64::from(v)),
-        }
-        .level(EcLevel::M);
-        // Below about 3 px a module (the smallest code holding the url, default margin), no
-        // reader is sure to read it: the image's size, PNG and colours are still judged.
-        let modules = min_modules(TYPICAL_URL.as_bytes(), EcLevel::M).unwrap_or(177) + 2 * 2;
-        if dim == Dim::Size && f64::from(v) / f64::from(modules) < 3.0 {
-            case.content = ContentWant::Unread;
-        }
+        let case = self.dim_case(dim, v, why);
         // Sent and judged as `render` does, but a refusal is not observed one by one: the
         // range found is.
         let (x, o) = self
@@ -251,5 +289,50 @@ impl Family<'_> {
             Outcome::CleanRejection(_) => Probe::Refused,
             _ => Probe::Unknown,
         }
+    }
+
+    /// The render of `dim` at `v` (`why` says which value it is).
+    fn dim_case(&self, dim: Dim, v: u32, why: &str) -> Case {
+        let case = self.case(format!("{} {v} ({why})", dim.name()), TYPICAL_URL);
+        let mut case = match dim {
+            Dim::Size => case.size(f64::from(v)),
+            Dim::Margin => case.size(f64::from(MARGIN_SIZE)).margin(f64::from(v)),
+        }
+        .level(EcLevel::M);
+        // Below about 3 px a module (the smallest code holding the url, default margin), no
+        // reader is sure to read it: the image's size, PNG and colours are still judged.
+        let modules = min_modules(TYPICAL_URL.as_bytes(), EcLevel::M).unwrap_or(177) + 2 * 2;
+        if dim == Dim::Size && f64::from(v) / f64::from(modules) < 3.0 {
+            case.content = ContentWant::Unread;
+        }
+        case
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bounds of what was accepted and the last value seeded between them, whatever order
+    /// the search met them in; one value accepted gives one pick.
+    #[test]
+    fn picks_are_the_bounds_and_one_inside() {
+        let seen = [600, 1024, 2048, 4096, 256, 32, 33, 731, 58]
+            .map(|v| (v, None))
+            .to_vec();
+        let got: Vec<(u32, &str)> = picks(Dim::Size, &seen)
+            .iter()
+            .map(|p| (p.value, p.what))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (32, "the lowest accepted"),
+                (4096, "the highest accepted"),
+                (58, "inside the accepted range")
+            ]
+        );
+        assert_eq!(picks(Dim::Margin, &[(2, None)]).len(), 1);
+        assert!(picks(Dim::Margin, &[]).is_empty());
     }
 }

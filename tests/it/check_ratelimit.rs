@@ -392,10 +392,13 @@ mod counter {
 }
 
 /// Rate-limit fields on every answer, whatever its status: an error layer that sets them
-/// again (each field twice) on refusals fails `ratelimit.headers`, which no success shows.
+/// again (each field twice) on refusals fails `ratelimit.headers`, and a limiter of its own on
+/// errors fails `ratelimit.every-answer`; no family's own trail shows either.
 mod every_answer {
     use super::common::broken::{Defect, Row, Then, run_table};
     use axum::http::HeaderValue;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
 
     fn twice_on_refusals() -> Defect {
         Defect::after(|_, ans| {
@@ -412,18 +415,69 @@ mod every_answer {
         })
     }
 
-    const ROWS: &[Row] = &[Row::new(
-        "X-RateLimit-Limit twice on every refusal",
-        twice_on_refusals,
-        &["status", "ratelimit.headers"],
-        &[
-            Then::Fails("ratelimit.headers"),
-            Then::Says("ratelimit.headers", "X-RateLimit-Limit 3 times"),
-        ],
-    )];
+    /// A limiter of its own on errors (brute-force protection): the fifth, tenth and fifteenth
+    /// refusal of a key are answered 429 in the envelope instead, however much of its quota is
+    /// left. No family's
+    /// own trail holds a refusal; the whole record does.
+    fn errors_throttled_apart() -> Defect {
+        let refused: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+        Defect::after(move |inc, ans| {
+            let Some(key) = inc
+                .headers
+                .get("authorization")
+                .and_then(|a| a.to_str().ok())
+                .map(str::to_string)
+            else {
+                return;
+            };
+            if !(400..500).contains(&ans.status) || ans.status == 429 {
+                return;
+            }
+            let mut refused = refused.lock().unwrap();
+            let n = refused.entry(key).or_default();
+            *n += 1;
+            // Three of them: each 429 costs the runner a paced wait.
+            if n.is_multiple_of(5) && *n <= 15 {
+                ans.status = 429;
+                ans.body =
+                    br#"{"error":{"code":"rate_limit_exceeded","message":"too many errors"}}"#
+                        .to_vec();
+                ans.set_header("content-type", "application/json");
+                ans.set_header("retry-after", 1);
+            }
+        })
+    }
+
+    const ROWS: &[Row] = &[
+        Row::new(
+            "X-RateLimit-Limit twice on every refusal",
+            twice_on_refusals,
+            &["status", "ratelimit.headers"],
+            &[
+                Then::Fails("ratelimit.headers"),
+                Then::Says("ratelimit.headers", "X-RateLimit-Limit 3 times"),
+            ],
+        ),
+        Row::new(
+            "fault-free: every answer of the run follows from its key's history",
+            Defect::none,
+            &["http", "plan", "ratelimit.every-answer"],
+            &[Then::NothingFails, Then::Passes("ratelimit.every-answer")],
+        ),
+        Row::new(
+            "a limiter of its own on errors: the fifth refusal 429, quota left",
+            errors_throttled_apart,
+            // `status`: valid and invalid requests with one key, admissions and refusals mixed.
+            &["status", "ratelimit.every-answer"],
+            &[
+                Then::Fails("ratelimit.every-answer"),
+                Then::Says("ratelimit.every-answer", "throttled although"),
+            ],
+        ),
+    ];
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_rate_field_twice_on_any_answer_fails_ratelimit_headers() {
+    async fn rate_fields_on_any_answer_follow_from_the_key_s_history() {
         run_table(ROWS).await;
     }
 }

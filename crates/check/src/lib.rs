@@ -234,6 +234,8 @@ pub async fn run(
     }
     let ctx = Arc::new(ctx);
     let ran = families::run_families(&ctx, stop).await;
+    // Over the whole record, once every family is done (or stopped).
+    ratelimit::every_answer::judge(&ctx);
     ctx.progress.finish();
     let mut results = ctx.rec.results(|c| ctx.enabled(c));
     results.retain(|r| ctx.selects(&r.id));

@@ -53,6 +53,23 @@ pub fn beside<F: std::future::Future>(f: F) -> impl std::future::Future<Output =
     BESIDE.scope(true, f)
 }
 
+/// Requests kept in the credential log at most (a run's own, about 9,000 in the main job):
+/// past it, the log stops growing and says so (`Probe::credential_log`).
+const MAX_LOGGED: usize = 2_000_000;
+
+/// One request sent with an Authorization header, as the wire saw it: the header's value, the
+/// route, and when it went and came back (UTC epoch seconds). What every answer's rate-limit
+/// fields are judged against, whichever family sent it (`ratelimit::every_answer`).
+#[derive(Clone, Debug)]
+pub struct Sent {
+    pub authorization: String,
+    pub method: http::Method,
+    pub path: String,
+    pub said: linkcert_rate::quota::Said,
+    /// X-RateLimit-Limit, as a count.
+    pub limit: Option<u64>,
+}
+
 /// Sends requests to one target and keeps count.
 pub struct Probe {
     client: reqwest::Client,
@@ -72,6 +89,8 @@ pub struct Probe {
     /// How a fresh connection asks whether the target is still there (`outage::diagnose`):
     /// it sees the target as a new client would, not a pooled connection's end.
     fresh: Option<ClientConfig>,
+    /// Every request sent with a credential, and whether the log was full before the end.
+    log: Mutex<(Vec<Sent>, bool)>,
 }
 
 impl Probe {
@@ -96,6 +115,7 @@ impl Probe {
             timeout,
             watch: Arc::new(Watch::new()),
             fresh: None,
+            log: Mutex::new((Vec::new(), false)),
         }
     }
 
@@ -125,6 +145,43 @@ impl Probe {
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
     }
+    /// Every request sent with an Authorization header, in send order, and whether the log
+    /// filled up (then it holds the first `MAX_LOGGED`).
+    pub fn credential_log(&self) -> (Vec<Sent>, bool) {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        (log.0.clone(), log.1)
+    }
+
+    fn log_sent(&self, req: &Req, sent: f64, answer: Option<&Resp>) {
+        let Some((_, authorization)) = req
+            .all_headers()
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        else {
+            return;
+        };
+        let h = |name| answer.and_then(|r| r.header(name));
+        let said = linkcert_rate::quota::Said::read(
+            sent,
+            now_epoch(),
+            answer.map_or(0, |r| r.status),
+            h(rate_headers::REMAINING),
+            h(rate_headers::RESET),
+        );
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        if log.0.len() >= MAX_LOGGED {
+            log.1 = true;
+            return;
+        }
+        log.0.push(Sent {
+            authorization,
+            method: req.method.clone(),
+            path: req.path.clone(),
+            said,
+            limit: rate_headers::parse_count(h(rate_headers::LIMIT)),
+        });
+    }
+
     /// 429s met by paced sends (waited out and retried).
     pub fn throttled_met(&self) -> u64 {
         self.throttled.load(Ordering::Relaxed)
@@ -324,7 +381,35 @@ impl Probe {
         linkcert_run::outage::diagnose(&cfg, &self.base_url, PROBE_BUDGET.min(self.timeout)).await
     }
 
+    /// One request on the wire, kept in the credential log however it ends: answered, failed,
+    /// or dropped unanswered (a family that let it go still had it charged).
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, Failure> {
+        struct Unanswered<'a> {
+            probe: &'a Probe,
+            req: &'a Req,
+            sent: f64,
+            done: bool,
+        }
+        impl Drop for Unanswered<'_> {
+            fn drop(&mut self) {
+                if !self.done {
+                    self.probe.log_sent(self.req, self.sent, None);
+                }
+            }
+        }
+        let mut guard = Unanswered {
+            probe: self,
+            req,
+            sent: now_epoch(),
+            done: false,
+        };
+        let answer = self.on_the_wire(req, url).await;
+        guard.done = true;
+        self.log_sent(req, guard.sent, answer.as_ref().ok());
+        answer
+    }
+
+    async fn on_the_wire(&self, req: &Req, url: &str) -> Result<Resp, Failure> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         if BESIDE.try_with(|b| *b).unwrap_or(false) {
             self.sent_beside.fetch_add(1, Ordering::Relaxed);

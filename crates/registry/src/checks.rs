@@ -696,6 +696,18 @@ pub const CHECKS: &[CheckDef] = &[
         ]),
     },
     CheckDef {
+        id: "ratelimit.every-answer",
+        title: "every answer of the run, whichever family sent it: each key's admissions, Remaining and 429s follow from its own history (what the standard counter may not count weighs nothing either way)",
+        clause: "Limits: per key; all other endpoints use the standard limits",
+        level: Fail,
+        needs: Needs::keys("any key of a plan with a fixed limit"),
+        enforces: Enforces::Clauses(&[
+            "limits.standard",
+            "limits.headers.remaining",
+            "limits.exceeded",
+        ]),
+    },
+    CheckDef {
         id: "ratelimit.analytics",
         title: "analytics endpoints throttle at their per-second limit",
         clause: "Limits / Analytics endpoints",

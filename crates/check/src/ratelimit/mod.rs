@@ -33,6 +33,7 @@ use linkcert_run::target::PlanKey;
 use linkcert_spec::verdict::Verdict;
 
 pub(crate) mod counter;
+pub(crate) mod every_answer;
 pub(crate) mod headers;
 
 use headers::*;

@@ -120,6 +120,27 @@ fn trailing_slash_redirected() -> Defect {
     })
 }
 
+/// Legal: a public page (a catch-all, as single-page hosting serves) for every path off the
+/// spec's asked without a key; with a key, the target's own answer.
+fn public_page_off_the_paths() -> Defect {
+    const PATHS: [&str; 6] = [
+        "/qr",
+        "/tags",
+        "/links",
+        "/analytics",
+        "/events",
+        "/partners/deactivate",
+    ];
+    Defect::after(|inc, ans| {
+        if !PATHS.contains(&inc.path.as_str()) && !inc.headers.contains_key("authorization") {
+            ans.status = 200;
+            ans.body = b"<!doctype html><title>Links</title><p>Sign in".to_vec();
+            ans.headers.clear();
+            ans.set_header("content-type", "text/html");
+        }
+    })
+}
+
 /// Legal: of a parameter given twice, the last counts.
 fn last_of_a_repeated_parameter() -> Defect {
     Defect::before(|inc| {
@@ -275,13 +296,25 @@ const DEFECTS: &[Row] = &[
     Row::new(
         "a trailing slash redirected 308 (legal)",
         trailing_slash_redirected,
-        // The redirect is HTTP's own: `status.listed` observes it, whichever check met it.
-        &["http.neighbours", "http.shapes", "status.listed"],
+        // The redirect is HTTP's own: `status.listed` observes it, whichever check met it;
+        // sent without a key too, it serves nothing.
+        &[
+            "http.neighbours",
+            "http.neighbour-auth",
+            "http.shapes",
+            "status.listed",
+        ],
         &[
             NothingFails,
             Passes("http.neighbours"),
             Says("status.listed", "a redirect for a path off the spec's"),
         ],
+    ),
+    Row::new(
+        "a public page for every path off the spec's without a key (legal)",
+        public_page_off_the_paths,
+        &["http.neighbour-auth"],
+        &[NothingFails, Passes("http.neighbour-auth")],
     ),
     Row::new(
         "the last of a repeated parameter counts (legal)",

@@ -53,19 +53,24 @@ pub fn beside<F: std::future::Future>(f: F) -> impl std::future::Future<Output =
     BESIDE.scope(true, f)
 }
 
-/// Requests kept in the credential log at most (a run's own, about 9,000 in the main job):
+/// Requests kept in the request log at most (a run's own, about 9,000 in the main job):
 /// past it, the log stops growing and says so (`Probe::credential_log`).
 const MAX_LOGGED: usize = 2_000_000;
 
-/// One request sent with an Authorization header, as the wire saw it: the header's value, the
-/// route, and when it went and came back (UTC epoch seconds). What every answer's rate-limit
-/// fields are judged against, whichever family sent it (`ratelimit::every_answer`).
+/// One request as the wire saw it: its credentials (every Authorization header, and the query,
+/// where a key may ride too), the route, and when it went and came back (UTC epoch seconds).
+/// What every answer's rate-limit fields are judged against, whichever family sent it
+/// (`ratelimit::every_answer`).
 #[derive(Clone, Debug)]
 pub struct Sent {
-    pub authorization: String,
+    pub authorization: Vec<String>,
+    pub query: String,
     pub method: http::Method,
     pub path: String,
     pub said: linkcert_rate::quota::Said,
+    /// Whether an answer came (else `said.recv` is when the runner let it go, not when the
+    /// target decided it).
+    pub answered: bool,
     /// X-RateLimit-Limit, as a count.
     pub limit: Option<u64>,
 }
@@ -145,21 +150,20 @@ impl Probe {
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
     }
-    /// Every request sent with an Authorization header, in send order, and whether the log
-    /// filled up (then it holds the first `MAX_LOGGED`).
+    /// Every request sent, in the order answers came, and whether the log filled up (then it
+    /// holds the first `MAX_LOGGED`).
     pub fn credential_log(&self) -> (Vec<Sent>, bool) {
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         (log.0.clone(), log.1)
     }
 
     fn log_sent(&self, req: &Req, sent: f64, answer: Option<&Resp>) {
-        let Some((_, authorization)) = req
+        let authorization = req
             .all_headers()
             .into_iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-        else {
-            return;
-        };
+            .filter(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v)
+            .collect();
         let h = |name| answer.and_then(|r| r.header(name));
         let said = linkcert_rate::quota::Said::read(
             sent,
@@ -175,9 +179,11 @@ impl Probe {
         }
         log.0.push(Sent {
             authorization,
+            query: req.query_string(),
             method: req.method.clone(),
             path: req.path.clone(),
             said,
+            answered: answer.is_some(),
             limit: rate_headers::parse_count(h(rate_headers::LIMIT)),
         });
     }

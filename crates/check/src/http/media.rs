@@ -13,7 +13,7 @@ use crate::fixtures::{self, Field, Tried};
 use crate::probe::Req;
 use crate::recorder::Why;
 use linkcert_http::{Resp, error_code};
-use linkcert_run::target::PlanKey;
+use linkcert_run::target::{Fixture, PlanKey};
 use linkcert_spec::Operation;
 
 /// The family's name in the fixture ledger.
@@ -85,6 +85,19 @@ async fn unknown(ctx: &Ctx, op: &Operation, key: &PlanKey) {
     }
 }
 
+/// `http.neighbour-auth` on the fixture: its deactivation's neighbours with a gated key;
+/// whether any was served (the fixture may be spent).
+async fn gated(ctx: &Ctx, op: &Operation, f: &Fixture) -> bool {
+    if !ctx.enabled(check_id!("http.neighbour-auth")) {
+        return false;
+    }
+    let req = Req::new(op.method.clone(), &op.path).body(
+        "application/json",
+        json!({ "partnerId": f.id }).to_string().into_bytes(),
+    );
+    super::neighbours::gated_on_fixture(ctx, op, &req, &f.id).await
+}
+
 /// With `--allow-destructive` and a fixture partner: a real deactivation sent as
 /// `application/json; charset=utf-8` is served (200 with the partner's id). A bare fixture is
 /// sent with each key that may deactivate until one does not answer 404 (the ledger's order).
@@ -94,42 +107,35 @@ async fn fixture(ctx: &Ctx, op: &Operation) {
     let id = check_id!("http.media-type");
     let label = op.label();
     let media = ctx.enabled(id);
-    if !ctx.target.allow_destructive {
-        if !media {
-            return;
+    let not_tried = |why: String| {
+        if media {
+            let what = format!("a real deactivation with a charset parameter: not tried{why}");
+            ctx.rec
+                .observe(check_id!("http.choices"), &label, what, None);
         }
-        ctx.rec.observe(
-            check_id!("http.choices"),
-            &label,
-            "a real deactivation with a charset parameter: not tried (needs --allow-destructive)",
-            None,
-        );
-        return;
+    };
+    if !ctx.target.allow_destructive {
+        return not_tried(" (needs --allow-destructive)".into());
     }
     let Some(f) = ctx.fixtures.claim(Field::PartnerId, FAMILY) else {
-        if !media {
-            return;
-        }
-        ctx.rec.observe(
-            check_id!("http.choices"),
-            &label,
-            format!(
-                "a real deactivation with a charset parameter: not tried: {}",
-                ctx.fixtures.shortage(FAMILY, fixtures::HTTP)
-            ),
-            None,
-        );
-        return;
+        return not_tried(format!(
+            ": {}",
+            ctx.fixtures.shortage(FAMILY, fixtures::HTTP)
+        ));
     };
-    if ctx.enabled(check_id!("http.neighbour-auth")) {
-        let req = Req::new(op.method.clone(), &op.path).body(
-            "application/json",
-            json!({ "partnerId": f.id }).to_string().into_bytes(),
-        );
-        let what = format!("the fixture partner {}", f.id);
-        super::neighbours::gated_on_fixture(ctx, op, &req, &what).await;
-    }
+    let spent = gated(ctx, op, &f).await;
     if !media {
+        return;
+    }
+    if spent {
+        // A gated key's request was served (`http.neighbour-auth` fails it): the fixture may
+        // be deactivated already, so its charset deactivation says nothing.
+        let why = format!(
+            "the fixture {} may have been deactivated by a gated key's request (see \
+             http.neighbour-auth)",
+            f.id
+        );
+        ctx.rec.not_judged(id, &label, why);
         return;
     }
     let ct = JSON_WITH_PARAMS[0];

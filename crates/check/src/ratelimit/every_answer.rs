@@ -9,9 +9,10 @@
 //! those is the target's choice, or another counter's) is kept as a request that was sent and
 //! whose fields say nothing: it may have spent quota (a later 429 is not blamed on the key's
 //! own traffic), and it is never counted as an admission (a Remaining it left untouched is not
-//! blamed either). A key whose plan's limit the spec does not give (a custom plan) is judged
-//! by the limit its own answers announce. The limiter's own keys are judged by
-//! `limiter.over-time`.
+//! blamed either); so is a request carrying the key in another form (another spelling of the
+//! scheme, a second header, the query). A request let go unanswered may have been decided at
+//! any time after. A key whose plan's limit the spec does not give (a custom plan) is judged
+//! on its 429s alone. The limiter's own keys are judged by `limiter.over-time`.
 
 use super::*;
 use crate::probe::Sent;
@@ -39,16 +40,25 @@ pub(crate) fn judge(ctx: &Ctx) {
         );
     }
     for key in &ctx.target.keys {
-        let authorization = key.authorization();
-        let mut mine: Vec<&Sent> = log
+        let mut mine: Vec<(&Sent, Form)> = log
             .iter()
-            .filter(|s| s.authorization == authorization)
+            .filter_map(|s| Some((s, form(s, key)?)))
             .collect();
-        mine.sort_by(|a, b| a.said.sent.total_cmp(&b.said.sent));
-        let Some(n) = limit(ctx, key, &class, &mine) else {
-            continue;
-        };
-        let said: Vec<Said> = mine.iter().map(|s| counted(ctx, s, &class)).collect();
+        mine.sort_by(|a, b| a.0.said.sent.total_cmp(&b.0.said.sent));
+        // Let go unanswered, a request may have been decided at any time after: up to the end
+        // of the key's history, for all the rule knows.
+        let end = mine.iter().map(|(s, _)| s.said.recv).fold(0.0, f64::max);
+        let said: Vec<Said> = mine
+            .iter()
+            .map(|(s, f)| {
+                let mut said = counted(ctx, s, *f, &class);
+                if !s.answered {
+                    said.recv = said.recv.max(end);
+                }
+                said
+            })
+            .collect();
+        let n = limit(ctx, key, &class);
         let j = History::new(n, w).judge_each(&said);
         match j.first {
             None if j.judged > 0 => ctx.rec.pass(id, label),
@@ -56,7 +66,7 @@ pub(crate) fn judge(ctx: &Ctx) {
             Some(f) => {
                 let at = mine
                     .get(f.at)
-                    .map(|s| format!("; the answer to {} {}", s.method, s.path))
+                    .map(|(s, _)| format!("; the answer to {} {}", s.method, s.path))
                     .unwrap_or_default();
                 ctx.rec.violation(
                     id,
@@ -77,30 +87,48 @@ pub(crate) fn judge(ctx: &Ctx) {
     }
 }
 
-/// The key's limit per window: its plan's; where the spec names none (a custom plan), the one
-/// the key's own answers announce, when they all announce the same (several: that is
-/// `ratelimit.limit`'s finding, and nothing is judged here).
-fn limit(ctx: &Ctx, key: &PlanKey, class: &str, mine: &[&Sent]) -> Option<u64> {
-    if let Limit::Fixed(n) = plan_limit(ctx, key, class) {
-        return Some(n);
-    }
-    let mut announced = mine
-        .iter()
-        .filter(|s| counted(ctx, s, class).status != 0)
-        .filter_map(|s| s.limit);
-    let n = announced.next()?;
-    announced.all(|m| m == n).then_some(n).filter(|&n| n > 0)
+/// How a request carries a key: as `check` sends it (one Authorization header, the key's own
+/// form), or in any other way (another spelling of the scheme, a second header, the query):
+/// a target may count those against the key or not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Own,
+    Other,
 }
 
-/// A request as the rule takes it: an operation of `class` at its own method and path as
-/// answered; anything else as sent and saying nothing (status 0: no admission, no fields).
-fn counted(ctx: &Ctx, s: &Sent, class: &str) -> Said {
-    let standard = ctx.spec.operations.iter().any(|op| {
-        op.method == s.method
-            && op.path == s.path
-            && op.rate_class == class
-            && op.id != "deactivatePartner"
-    });
+/// How `s` carries `key`, if it does.
+fn form(s: &Sent, key: &PlanKey) -> Option<Form> {
+    let own = key.authorization();
+    if s.authorization.len() == 1 && s.authorization[0] == own && !s.query.contains(&key.key) {
+        return Some(Form::Own);
+    }
+    let mentions =
+        s.authorization.iter().any(|a| a.contains(&key.key)) || s.query.contains(&key.key);
+    mentions.then_some(Form::Other)
+}
+
+/// The key's limit per window: its plan's. Where the spec names none (a custom plan), the
+/// window and the quota the target keeps are its own, and the Limit it announces may be any
+/// figure (per hour, a bucket's capacity): only a 429 with quota left can be judged, which
+/// needs neither (a limit no history reaches).
+fn limit(ctx: &Ctx, key: &PlanKey, class: &str) -> u64 {
+    match plan_limit(ctx, key, class) {
+        Limit::Fixed(n) => n,
+        _ => u64::MAX,
+    }
+}
+
+/// A request as the rule takes it: an operation of `class` at its own method and path, with
+/// the key in its own form, as answered; anything else as sent and saying nothing (status 0:
+/// no admission, no fields).
+fn counted(ctx: &Ctx, s: &Sent, form: Form, class: &str) -> Said {
+    let standard = form == Form::Own
+        && ctx.spec.operations.iter().any(|op| {
+            op.method == s.method
+                && op.path == s.path
+                && op.rate_class == class
+                && op.id != "deactivatePartner"
+        });
     if standard {
         s.said
     } else {
@@ -110,5 +138,45 @@ fn counted(ctx: &Ctx, s: &Sent, class: &str) -> Said {
             reset: None,
             ..s.said
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(authorization: &[&str], query: &str) -> Sent {
+        Sent {
+            authorization: authorization.iter().map(|a| a.to_string()).collect(),
+            query: query.to_string(),
+            method: http::Method::GET,
+            path: "/tags".into(),
+            said: Said::read(0.0, 0.1, 200, Some("5"), None),
+            answered: true,
+            limit: None,
+        }
+    }
+
+    /// The key as `check` sends it is taken at its word; in any other form it is a request
+    /// that may have spent quota; another key's request is not the key's at all.
+    #[test]
+    fn a_key_in_another_form_is_kept_as_saying_nothing() {
+        let key = PlanKey {
+            plan: "free".into(),
+            key: "lk_free_1".into(),
+        };
+        let own = key.authorization();
+        assert!(matches!(form(&sent(&[&own], ""), &key), Some(Form::Own)));
+        for other in [
+            sent(&["bearer lk_free_1"], ""),
+            sent(&["Bearer  lk_free_1"], ""),
+            sent(&[&own, &own], ""),
+            sent(&[], "apiKey=lk_free_1"),
+            sent(&[&own], "apiKey=lk_free_1"),
+        ] {
+            assert!(matches!(form(&other, &key), Some(Form::Other)), "{other:?}");
+        }
+        assert!(form(&sent(&["Bearer lk_pro_1"], ""), &key).is_none());
+        assert!(form(&sent(&[], ""), &key).is_none());
     }
 }

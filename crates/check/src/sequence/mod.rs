@@ -34,7 +34,7 @@ mod steps;
 
 use model::Judged;
 use play::{Played, Seen, play, read_request};
-use steps::{Shape, Step};
+use steps::{Form, Shape, Step};
 
 /// Sequences a run plays (each up to `steps::MAX_STEPS` requests, and its shrinking on a
 /// failure).
@@ -141,7 +141,18 @@ pub async fn run(ctx: &Ctx) {
             "no key of a plan below the operation's (--key free=...): the gate not tried",
         );
     }
-    for (n, steps) in (1..).zip(draw(ctx.opts.seed, shape)) {
+    for (n, mut steps) in (1..).zip(draw(ctx.opts.seed, shape)) {
+        if n == 1 {
+            // The first play's first deactivation of a fixture goes at once, so every run
+            // tries the state change racing itself on a fresh fixture, whatever the seed; one
+            // is added where none was drawn, on a fixture the pool has.
+            let add = if pool.partners.is_empty() {
+                Form::Tenant
+            } else {
+                Form::Partner
+            };
+            steps::at_once_first(&mut steps, add);
+        }
         let Some(cast) = pool.cast(&steps) else {
             if n == 1 {
                 ctx.skip_family(
@@ -170,19 +181,13 @@ pub async fn run(ctx: &Ctx) {
     }
 }
 
-/// The run's sequences, drawn before any is played (proptest's trees are not `Send`). The
-/// first one's first deactivation of a fixture is sent at once (`steps::at_once_first`), so
-/// every run tries the state change racing itself on a fresh fixture, whatever the seed.
+/// The run's sequences, drawn before any is played (proptest's trees are not `Send`).
 fn draw(seed: u64, shape: Shape) -> Vec<Vec<Step>> {
     let strategy = steps::sequence(shape);
     let mut runner = runner(seed);
-    let mut out: Vec<Vec<Step>> = (0..SEQUENCES)
+    (0..SEQUENCES)
         .filter_map(|_| strategy.new_tree(&mut runner).ok().map(|t| t.current()))
-        .collect();
-    if let Some(first) = out.first_mut() {
-        steps::at_once_first(first);
-    }
-    out
+        .collect()
 }
 
 /// The run's runner: seeded from `--seed`, so a run replays its sequences exactly.

@@ -181,8 +181,8 @@ pub(super) fn sequence(shape: Shape) -> BoxedStrategy<Vec<Step>> {
 
 /// The sequence with its first deactivation of a fixture by the owner sent `AT_ONCE` times
 /// at once: where the fixture is still active, the requests race for its one first answer.
-/// A sequence with none gets one by partnerId after its leading reads.
-pub(super) fn at_once_first(v: &mut Vec<Step>) {
+/// A sequence with none gets one in the form `add` after its leading reads.
+pub(super) fn at_once_first(v: &mut Vec<Step>, add: Form) {
     let fixture = |f: Form| matches!(f, Form::Partner | Form::Tenant | Form::Both | Form::Learned);
     for s in v.iter_mut() {
         match *s {
@@ -198,7 +198,7 @@ pub(super) fn at_once_first(v: &mut Vec<Step>) {
         .iter()
         .position(|s| !matches!(s, Step::Links | Step::Tags | Step::Qr))
         .unwrap_or(v.len());
-    v.insert(at, Step::AtOnce(Form::Partner));
+    v.insert(at, Step::AtOnce(add));
 }
 
 /// The ids a play's body may name.
@@ -287,7 +287,7 @@ mod tests {
         for _ in 0..200 {
             let drawn = sequence(shape).new_tree(&mut runner).unwrap().current();
             let mut v = drawn.clone();
-            at_once_first(&mut v);
+            at_once_first(&mut v, Form::Partner);
             let first = v.iter().position(|s| {
                 matches!(s, Step::AtOnce(_) | Step::Deactivate(Key::Owner, _))
                     && s.needs_partner() | s.needs_tenant()
@@ -301,10 +301,7 @@ mod tests {
             assert!(!changed || v.len() == drawn.len() + 1, "{drawn:?} -> {v:?}");
         }
         let mut reads = vec![Step::Links, Step::Tags];
-        at_once_first(&mut reads);
-        assert_eq!(
-            reads,
-            [Step::Links, Step::Tags, Step::AtOnce(Form::Partner)]
-        );
+        at_once_first(&mut reads, Form::Tenant);
+        assert_eq!(reads, [Step::Links, Step::Tags, Step::AtOnce(Form::Tenant)]);
     }
 }

@@ -125,7 +125,7 @@ impl History {
             .map_or(0, |(_, prior)| prior);
         let first = self.entries.partition_point(|e| e.s.sent < lo);
         let last = self.entries.partition_point(|e| e.s.sent <= hi);
-        (last.saturating_sub(first) as u64 + before) as f64
+        (last.saturating_sub(first) as u64).saturating_add(before) as f64
     }
 
     /// After the latest answer saying r were left, no more admitted than r and the refill,
@@ -330,5 +330,44 @@ impl History {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(at: f64, status: u16, remaining: Option<u64>) -> Said {
+        let t0 = 1_700_000_000.0;
+        Said {
+            sent: t0 + at,
+            recv: t0 + at + 0.005,
+            status,
+            remaining,
+            reset: Some(1_700_000_020),
+        }
+    }
+
+    /// A limit no history reaches (a custom plan: `check` judges only its 429s) neither
+    /// overflows nor finds anything but a 429 with quota left; a 429 its own requests explain
+    /// passes.
+    #[test]
+    fn an_unbounded_limit_judges_only_429s_with_quota_left() {
+        let h = [
+            said(0.0, 0, None),
+            said(0.1, 200, Some(5000)),
+            said(0.2, 400, Some(99_999)),
+            said(0.3, 200, Some(4998)),
+            said(0.4, 429, Some(0)),
+        ];
+        let j = History::new(u64::MAX, 6.0).judge_each(&h);
+        assert_eq!(j.faults, 1, "{j:?}");
+        assert_eq!(j.first.map(|f| f.fault), Some(Fault::Throttled));
+        let h = [
+            said(0.1, 200, Some(1)),
+            said(0.3, 200, Some(0)),
+            said(0.4, 429, Some(0)),
+        ];
+        assert_eq!(History::new(u64::MAX, 6.0).judge_each(&h).faults, 0);
     }
 }

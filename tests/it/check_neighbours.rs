@@ -16,18 +16,19 @@ use common::broken::{
 
 const ONLY: &[&str] = &["http.neighbours", "http.neighbour-auth"];
 
-/// Authentication bound to the exact paths: a trailing slash reaches the route (the router
-/// strips it) with no credential checked (sent on with a key that worked before).
-fn trailing_slash_skips_auth() -> Defect {
+/// A rule in front of authentication that rewrites the path (`shape`: whether it did) and
+/// sends the request on with a key that was served before.
+fn sent_on_with_a_served_key(
+    shape: impl Fn(&mut Incoming) -> bool + Send + Sync + 'static,
+) -> Defect {
     let good: Arc<Mutex<Option<HeaderValue>>> = Arc::default();
     let seen = good.clone();
     Defect {
         before: Some(Box::new(move |inc: &mut Incoming| {
-            if inc.path.len() > 1 && inc.path.ends_with('/') {
-                inc.path.pop();
-                if let Some(k) = seen.lock().unwrap().clone() {
-                    inc.headers.insert("authorization", k);
-                }
+            if shape(inc)
+                && let Some(k) = seen.lock().unwrap().clone()
+            {
+                inc.headers.insert("authorization", k);
             }
         })),
         after: Some(Box::new(move |inc, ans| {
@@ -39,6 +40,18 @@ fn trailing_slash_skips_auth() -> Defect {
         })),
         hold: None,
     }
+}
+
+/// Authentication bound to the exact paths: a trailing slash reaches the route (the router
+/// strips it) with no credential checked.
+fn trailing_slash_skips_auth() -> Defect {
+    sent_on_with_a_served_key(|inc| {
+        let slash = inc.path.len() > 1 && inc.path.ends_with('/');
+        if slash {
+            inc.path.pop();
+        }
+        slash
+    })
 }
 
 /// Whether an Authorization header holds a key of a plan below Advanced (both implementations
@@ -73,30 +86,16 @@ fn gate_only_on_exact_path() -> Defect {
     })
 }
 
-/// A rule serving `*.json` from the route without it, put before authentication and sent on
-/// with a key that worked before: a request with a key gets the target's own 404 for the
-/// suffix; one without a key is served.
+/// A rule serving `*.json` from the route without it, put before authentication: a request
+/// with a key gets the target's own 404 for the suffix; one without a key is served.
 fn suffix_served_to_no_key() -> Defect {
-    let good: Arc<Mutex<Option<HeaderValue>>> = Arc::default();
-    let seen = good.clone();
-    Defect {
-        before: Some(Box::new(move |inc: &mut Incoming| {
-            if inc.path.ends_with(".json") && !inc.headers.contains_key("authorization") {
-                inc.path.truncate(inc.path.len() - ".json".len());
-                if let Some(k) = seen.lock().unwrap().clone() {
-                    inc.headers.insert("authorization", k);
-                }
-            }
-        })),
-        after: Some(Box::new(move |inc, ans| {
-            if ans.status == 200
-                && let Some(k) = inc.headers.get("authorization")
-            {
-                good.lock().unwrap().get_or_insert(k.clone());
-            }
-        })),
-        hold: None,
-    }
+    sent_on_with_a_served_key(|inc| {
+        let keyless = inc.path.ends_with(".json") && !inc.headers.contains_key("authorization");
+        if keyless {
+            inc.path.truncate(inc.path.len() - ".json".len());
+        }
+        keyless
+    })
 }
 
 /// A query decoded twice (a framework's decoding, then the handler's own): `%254C` serves as

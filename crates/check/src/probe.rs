@@ -54,7 +54,7 @@ pub fn beside<F: std::future::Future>(f: F) -> impl std::future::Future<Output =
 }
 
 /// Requests kept in the request log at most (a run's own, about 9,000 in the main job):
-/// past it, the log stops growing and says so (`Probe::credential_log`).
+/// past it, the log stops growing and says so (`Probe::take_request_log`).
 const MAX_LOGGED: usize = 2_000_000;
 
 /// One request as the wire saw it: its credentials (every Authorization header, and the query,
@@ -71,8 +71,6 @@ pub struct Sent {
     /// Whether an answer came (else `said.recv` is when the runner let it go, not when the
     /// target decided it).
     pub answered: bool,
-    /// X-RateLimit-Limit, as a count.
-    pub limit: Option<u64>,
 }
 
 /// Sends requests to one target and keeps count.
@@ -94,7 +92,7 @@ pub struct Probe {
     /// How a fresh connection asks whether the target is still there (`outage::diagnose`):
     /// it sees the target as a new client would, not a pooled connection's end.
     fresh: Option<ClientConfig>,
-    /// Every request sent with a credential, and whether the log was full before the end.
+    /// Every request sent, and whether the log filled up.
     log: Mutex<(Vec<Sent>, bool)>,
 }
 
@@ -151,10 +149,10 @@ impl Probe {
         self.sent.load(Ordering::Relaxed)
     }
     /// Every request sent, in the order answers came, and whether the log filled up (then it
-    /// holds the first `MAX_LOGGED`).
-    pub fn credential_log(&self) -> (Vec<Sent>, bool) {
-        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        (log.0.clone(), log.1)
+    /// holds the first `MAX_LOGGED`); taken, once the families are done.
+    pub fn take_request_log(&self) -> (Vec<Sent>, bool) {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        (std::mem::take(&mut log.0), log.1)
     }
 
     fn log_sent(&self, req: &Req, sent: f64, answer: Option<&Resp>) {
@@ -184,7 +182,6 @@ impl Probe {
             path: req.path.clone(),
             said,
             answered: answer.is_some(),
-            limit: rate_headers::parse_count(h(rate_headers::LIMIT)),
         });
     }
 
@@ -387,7 +384,7 @@ impl Probe {
         linkcert_run::outage::diagnose(&cfg, &self.base_url, PROBE_BUDGET.min(self.timeout)).await
     }
 
-    /// One request on the wire, kept in the credential log however it ends: answered, failed,
+    /// One request on the wire, kept in the request log however it ends: answered, failed,
     /// or dropped unanswered (a family that let it go still had it charged).
     async fn transmit_once(&self, req: &Req, url: &str) -> Result<Resp, Failure> {
         struct Unanswered<'a> {

@@ -1,6 +1,6 @@
 //! `ratelimit.every-answer`: the counter rule (`linkcert_rate::quota`, the one `ratelimit.counter`
 //! and `load` apply) over every request the run sent with each key, whichever family sent it,
-//! judged once when the families are done (the probe's credential log: each request as the
+//! judged once when the families are done (the probe's request log: each request as the
 //! wire saw it, answered or not). A new family gets it without asking.
 //!
 //! Only what the spec makes the standard counter's is taken at its word: an operation of the
@@ -27,7 +27,7 @@ pub(crate) fn judge(ctx: &Ctx) {
     let class = ctx.spec.default_rate_class.clone();
     let w = ctx.target.window(&ctx.spec, &class).as_secs_f64();
     let label = "every answer of the run, key by key";
-    let (log, full) = ctx.probe.credential_log();
+    let (log, full) = ctx.probe.take_request_log();
     if full {
         ctx.rec.observe(
             id,
@@ -153,7 +153,6 @@ mod tests {
             path: "/tags".into(),
             said: Said::read(0.0, 0.1, 200, Some("5"), None),
             answered: true,
-            limit: None,
         }
     }
 

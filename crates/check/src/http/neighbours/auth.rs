@@ -93,7 +93,8 @@ pub(super) struct Refusal {
 }
 
 /// Send each refusal, `--concurrency` at a time, and judge it by `http.neighbour-auth`;
-/// `serves`: whether a 2xx is the operation's own answer. How many were served (2xx).
+/// `serves`: whether a 2xx off the spec's paths is the operation's own answer. How many got
+/// the operation's answer (a 2xx on its path, or one `serves` names).
 pub(super) async fn refuse_each(
     ctx: &Ctx,
     op: &Operation,
@@ -110,7 +111,8 @@ pub(super) async fn refuse_each(
     let mut served = 0;
     ctx.exchange_each(sends, |i, x, _| {
         if let Some(r) = refusals.get(i) {
-            served += usize::from(x.resp().is_some_and(|a| a.is_success()));
+            let operation = |a: &Resp| a.is_success() && (!r.off_path || serves(a));
+            served += usize::from(x.resp().is_some_and(operation));
             let j = judge_refused(r, &x, serves);
             note(
                 ctx,

@@ -31,8 +31,7 @@ use crate::cases::{generated, other_value, sure_value};
 use crate::conformance::Expect;
 use crate::probe::{Exchange, Req};
 use crate::recorder::Why;
-use linkcert_http::Resp;
-use linkcert_http::is_envelope;
+use linkcert_http::{Resp, is_envelope};
 use linkcert_registry::check_id;
 use linkcert_spec::{Operation, Param};
 

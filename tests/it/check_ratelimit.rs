@@ -4,6 +4,9 @@
 use crate::common;
 
 use common::broken::{Defect, Impl, broken_on, failed, run_check, side_by_side};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 const WINDOW: f64 = 4.0;
 
@@ -97,8 +100,30 @@ async fn a_429_without_retry_after_fails_ratelimit_retry_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_shorter_than_the_wait_fails_recovery() {
+    // Retry-After 0, while the key stays refused for a second and a half after each 429: the
+    // retry at once is refused whatever the window's phase (without the hold, a 429 just before
+    // a refill was followed by an admission, and the row was flaky).
     let r = failures(|| {
-        Defect::after(|_, a| {
+        let held: Arc<Mutex<HashMap<String, Instant>>> = Default::default();
+        Defect::after(move |inc, a| {
+            let key = inc
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            let mut held = held.lock().unwrap();
+            let holding = held
+                .get(&key)
+                .is_some_and(|t| t.elapsed() < Duration::from_millis(1500));
+            if a.status == 429 && !holding {
+                held.insert(key, Instant::now());
+            } else if holding && a.status != 429 {
+                a.status = 429;
+                a.body = br#"{"error":{"code":"rate_limit_exceeded","message":"held"}}"#.to_vec();
+                a.set_header("content-type", "application/json");
+                a.set_header("x-ratelimit-remaining", 0);
+            }
             if a.status == 429 {
                 a.set_header("retry-after", 0);
             }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod broken;
+pub mod browser;
 pub mod hostile;
 pub mod latency;
 pub mod outage;

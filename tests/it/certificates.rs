@@ -11,6 +11,7 @@ use std::process::Stdio;
 
 use base64::Engine;
 use common::broken::{Answer, BOTH, Broken, Defect, Impl, Incoming, broken_on, failed, run_check};
+use common::browser::browser;
 use linkcert::gate::{FailOn, accept::WaiverFile, baseline::Baseline};
 use linkcert::registry::{self, Command};
 use linkcert::report::Report;
@@ -248,59 +249,6 @@ fn browser_renders(html: &Path, expect: &str, screenshot: Option<&Path>) {
         .collect();
     assert!(verdict.contains(expect), "the browser shows {verdict:?}");
     assert!(doc.select(&sel("details.check")).count() > 0);
-}
-
-/// Open a page in headless Chromium: the DOM it built, or with `screenshot` a picture of it.
-/// Chromium is installed by .ci/run; elsewhere the browser half runs when /usr/bin/chromium
-/// (or $LINKCERT_CHROMIUM) exists (None without it), and LINKCERT_REQUIRE_BROWSER=1 makes its
-/// absence a failure.
-pub(crate) fn browser(html: &Path, screenshot: Option<&Path>) -> Option<String> {
-    let chromium =
-        std::env::var("LINKCERT_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !Path::new(&chromium).exists() {
-        assert!(
-            std::env::var("LINKCERT_REQUIRE_BROWSER").is_err(),
-            "no browser at {chromium}: install Debian's chromium (.ci/run does)"
-        );
-        eprintln!("no browser at {chromium}: the report was checked structurally only");
-        return None;
-    }
-    // A profile of its own per browser: two tests at once in one process would otherwise share
-    // one, and the second Chromium refuses it ("SingletonLock: File exists").
-    static BROWSERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let nth = BROWSERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let profile = tempdir(&format!("chromium-profile-{nth}"));
-    let url = format!("file://{}", html.display());
-    let mut args = vec![
-        "--headless".to_string(),
-        "--no-sandbox".into(),
-        "--disable-gpu".into(),
-        "--disable-quic".into(),
-        "--no-first-run".into(),
-        "--disable-background-networking".into(),
-        "--disable-component-update".into(),
-        "--disable-sync".into(),
-        format!("--user-data-dir={}", profile.display()),
-    ];
-    match screenshot {
-        Some(png) => {
-            args.push(format!("--screenshot={}", png.display()));
-            args.push("--window-size=1100,1400".into());
-        }
-        None => args.push("--dump-dom".into()),
-    }
-    args.push(url);
-    let out = std::process::Command::new(&chromium)
-        .args(&args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("chromium runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The waiver file of these tests: qr.colours accepted with a reason, entries for what the

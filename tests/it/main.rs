@@ -4,7 +4,8 @@
 //! next binary. Run one module with `cargo test --test it check_qr::`.
 //!
 //! `tests/load/` stays a binary of its own: its runs take turns on the machine (`TURNS`
-//! there), which tests beside them here would not see.
+//! there), which tests beside them here would not see. Every load run against a fleet or the
+//! built-in suite lives there.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -35,7 +36,6 @@ mod docs;
 mod interrupt;
 mod layering;
 mod layout;
-mod load_fleet;
 mod load_hostile;
 mod load_shards;
 mod no_server_errors;

@@ -1,6 +1,9 @@
-//! `load` over a fleet of keys (`free-fleet`), in front of both implementations serving
-//! fleets: the fault-free ones pass, and a noisy-neighbour defect (quiet keys throttled while
-//! another key overloads) fails `load.isolation`, naming the keys it hit.
+//! `load` over a fleet of keys (`free-fleet`, `tenants-fleet`), in front of both
+//! implementations serving fleets: the fault-free ones pass, a noisy-neighbour defect (quiet
+//! keys throttled while another key overloads) fails `load.isolation`, naming the keys it hit,
+//! and a limiter that forgets a silent key fails `load.admitted` under tenants that come and go.
+//! Named to sort first after the suite's test: libtest starts tests in name order, and each
+//! of these is a chain of fleet runs one after another, the longest after the suite's.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -9,6 +12,7 @@ use linkcert::load::{LoadOptions, Scenario};
 use linkcert::target::PlanKey;
 
 use crate::common::broken::{BOTH, Defect, Impl, broken_fleet};
+use crate::turns;
 
 /// Keys of the fleet: one noisy (a tenth, at least one), eleven quiet.
 const KEYS: usize = 12;
@@ -42,10 +46,6 @@ async fn fleet_run(imp: Impl, defect: Defect, name: &str) -> (String, String) {
     (verdict, findings["load.isolation"].clone())
 }
 
-/// One fleet run at a time in this binary: each is a load test of twelve keys, and several at
-/// once beside the rest of the suite on a busy machine starved the targets' own tasks.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// A fleet scenario in front of `imp` (behind `defect`): the report's verdict and each rule's
 /// worst finding ("verdict message actual").
 async fn fleet_scenario(
@@ -54,7 +54,9 @@ async fn fleet_scenario(
     name: &str,
     scenario: &str,
 ) -> (String, std::collections::BTreeMap<String, String>) {
-    let _turn = ONE_AT_A_TIME.lock().await;
+    // One of the machine's turns, as a defect test's small run: a fleet of twelve Free keys
+    // sends under 100 requests a second. Each test runs its fleets one after another.
+    let _turn = turns(1).await;
     let b = broken_fleet(imp, WINDOW, KEYS, defect).await;
     let mut target = b.target();
     target.keys = (1..=KEYS)
@@ -105,7 +107,7 @@ fn out_dir(imp: Impl, name: &str) -> std::path::PathBuf {
 fn fleet_page_reads(imp: Impl, name: &str) {
     let html = out_dir(imp, name).join("load.html");
     let page = std::fs::read_to_string(&html).expect("load.html");
-    let dom = crate::certificates::browser(&html, None).unwrap_or(page);
+    let dom = crate::common::browser::browser(&html, None).unwrap_or(page);
     let doc = scraper::Html::parse_document(&dom);
     let sel = |s: &str| scraper::Selector::parse(s).unwrap();
     let bars: u64 = doc
@@ -233,7 +235,7 @@ async fn tenants_that_come_and_go_find_a_limiter_that_forgets_them() {
 /// that holds each request `HOLD` (a target 250 ms away, as users' are), in front of both
 /// implementations, at the 6 s window. Fault-free, both pass: no rule judges what the distance
 /// changes (when an answer comes) as the target's. A measurement, not a timed test: ignored,
-/// about 2 minutes; `cargo test --test it far_away -- --ignored`.
+/// about 2 minutes; `cargo test --test load far_away -- --ignored`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the scenarios only run when named, far away: about 2 minutes; run it by name"]
 async fn the_scenarios_only_run_when_named_pass_far_away() {
@@ -249,7 +251,7 @@ async fn the_scenarios_only_run_when_named_pass_far_away() {
             matches!(verdict.as_str(), "pass" | "informational"),
             "{imp:?} tenants-fleet: {verdict} {rules:#?}"
         );
-        let _turn = ONE_AT_A_TIME.lock().await;
+        let _turn = turns(crate::SUITE).await;
         let b = broken_fleet(imp, WINDOW, 1, far()).await;
         let out = out_dir(imp, "every-plan-far");
         // Far away a new connection costs two holds (as `tests/load`'s far runs allow).

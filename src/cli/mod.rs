@@ -214,6 +214,11 @@ struct ServeArgs {
     /// Serve unencrypted HTTP. The spec allows only HTTPS: for local benchmarking only.
     #[arg(long)]
     plain_http: bool,
+    /// Also send the IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11) beside
+    /// X-RateLimit-*, saying the same: `RateLimit-Policy: "standard";q=600;w=60` and
+    /// `RateLimit: "standard";r=599;t=60`. Off by default: the spec names only X-RateLimit-*.
+    #[arg(long)]
+    ratelimit_fields: bool,
 }
 
 pub fn main() -> ExitCode {
@@ -283,6 +288,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         keys,
         window: args.window,
         tls,
+        ratelimit_fields: args.ratelimit_fields,
     };
     let running = server::start(spec.clone(), config).await?;
     println!("listening {}", running.base_url);

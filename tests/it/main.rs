@@ -39,6 +39,7 @@ mod layout;
 mod load_hostile;
 mod load_shards;
 mod no_server_errors;
+mod ratelimit_fields;
 mod registries;
 mod samples;
 mod sdk_requests;

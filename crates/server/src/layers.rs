@@ -143,7 +143,13 @@ where
         Err(e) => return e.into_response(),
     };
     req.extensions_mut().insert(caller);
-    let (decision, headers, limit, window) = count(app, caller, op);
+    let Counted {
+        decision,
+        headers,
+        limit,
+        window,
+        class,
+    } = count(app, caller, op);
     let mut resp = match decision {
         Decision::Admitted { .. } => admitted(app, caller, op, req, next).await,
         Decision::Throttled { .. } => ApiError::new(
@@ -156,6 +162,9 @@ where
         .into_response(),
     };
     stamp(resp.headers_mut(), &headers);
+    if app.ratelimit_fields {
+        stamp_ietf(resp.headers_mut(), class, &headers, window);
+    }
     resp
 }
 
@@ -215,14 +224,20 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, &'static str> {
     Ok(token)
 }
 
+/// What counting a request gave: the limiter's decision, the headers it sends, and the class
+/// it was counted in with that class's limit and window.
+struct Counted<'a> {
+    decision: Decision,
+    headers: RateHeaders,
+    limit: u64,
+    window: std::time::Duration,
+    class: &'a str,
+}
+
 /// Counts the request against its key's window; the headers go on whatever answer it gets. A
 /// request whose plan lacks its operation's class counts against the default class, so the
 /// 403 it is about to get carries headers too.
-fn count(
-    app: &App,
-    caller: Caller,
-    op: Option<&OpRuntime>,
-) -> (Decision, RateHeaders, u64, std::time::Duration) {
+fn count<'a>(app: &'a App, caller: Caller, op: Option<&'a OpRuntime>) -> Counted<'a> {
     let ws = &app.keys.workspaces[caller.workspace];
     let class = op
         .map(|o| o.op.rate_class.as_str())
@@ -238,12 +253,37 @@ fn count(
         .limiter
         .check(caller.key, class_index, limit, window, now);
     let headers = decision.headers(now, SystemTime::now());
-    (decision, headers, limit, window)
+    Counted {
+        decision,
+        headers,
+        limit,
+        window,
+        class,
+    }
 }
 
 fn stamp(h: &mut HeaderMap, r: &RateHeaders) {
     for (name, v) in r.pairs() {
         h.insert(HeaderName::from_static(name), HeaderValue::from(v));
+    }
+}
+
+/// The IETF fields beside X-RateLimit-*, saying the same: the class counted in is the policy,
+/// its limit the quota, Remaining `r` and the seconds to the reset `t` (Retry-After's on a
+/// 429).
+fn stamp_ietf(h: &mut HeaderMap, class: &str, r: &RateHeaders, window: std::time::Duration) {
+    use linkcert_rate::headers::ietf;
+    let fields = [
+        (ietf::POLICY, ietf::policy_field(class, r.limit, window)),
+        (
+            ietf::RATELIMIT,
+            ietf::ratelimit_field(class, r.remaining, r.reset_in),
+        ),
+    ];
+    for (name, value) in fields {
+        if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            h.insert(HeaderName::from_static(name), v);
+        }
     }
 }
 

@@ -72,6 +72,8 @@ pub struct ServeConfig {
     /// None: the spec's windows.
     pub window: Option<RateWindow>,
     pub tls: TlsMode,
+    /// Send the IETF RateLimit fields beside X-RateLimit-* (`linkcert_rate::headers::ietf`).
+    pub ratelimit_fields: bool,
 }
 
 impl ServeConfig {
@@ -82,6 +84,7 @@ impl ServeConfig {
             keys: None,
             window: None,
             tls: TlsMode::SelfSigned,
+            ratelimit_fields: false,
         }
     }
 }
@@ -106,6 +109,9 @@ pub struct App {
     classes: Vec<(String, Duration)>,
     /// The standard class's window, every other class scaled with it.
     standard_window: RateWindow,
+    /// The IETF RateLimit fields on every answer that carries X-RateLimit-* (`serve
+    /// --ratelimit-fields`).
+    ratelimit_fields: bool,
     ops: Vec<OpRuntime>,
     /// Path → (method, index in `ops`): looked up with the request's own `&str`.
     routes: HashMap<String, Vec<(Method, OpId)>>,
@@ -169,6 +175,7 @@ impl App {
             keys,
             classes,
             standard_window,
+            ratelimit_fields: false,
             ops,
             routes,
             data,
@@ -331,7 +338,9 @@ impl Drop for RunningServer {
 /// Start the reference server: it listens before this returns.
 pub async fn start(spec: Arc<Spec>, config: ServeConfig) -> Result<RunningServer, ServerError> {
     let keys = config.keys.unwrap_or_else(|| KeySet::development(&spec));
-    let app = Arc::new(App::new(spec, keys, config.window)?);
+    let mut app = App::new(spec, keys, config.window)?;
+    app.ratelimit_fields = config.ratelimit_fields;
+    let app = Arc::new(app);
     let router = app.router()?;
     let listener = TcpListener::bind(config.addr)
         .await

@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use linkcert_spec::verdict::Verdict;
 
+pub mod ietf;
 mod judge;
 
 pub use judge::*;
@@ -77,6 +78,9 @@ pub struct RateHeaders {
     pub reset_epoch: u64,
     /// On a throttled answer only: whole seconds, rounded up, at least 1.
     pub retry_after: Option<u64>,
+    /// Whole seconds until the reset, rounded up: Retry-After's on a throttled answer (the
+    /// IETF `RateLimit` field's `t`, `ietf`).
+    pub reset_in: u64,
 }
 
 impl RateHeaders {
@@ -97,6 +101,11 @@ impl RateHeaders {
             remaining,
             reset_epoch,
             retry_after: throttled.then(|| ceil_secs(wait).max(1)),
+            reset_in: if throttled {
+                ceil_secs(wait).max(1)
+            } else {
+                ceil_secs(wait)
+            },
         }
     }
 

@@ -31,6 +31,13 @@ impl Incoming {
             .get("authorization")
             .is_some_and(|v| v.as_bytes() == format!("Bearer {key}").as_bytes())
     }
+    /// The Authorization header as sent ("" when absent or not visible ASCII).
+    pub fn authorization(&self) -> &str {
+        self.headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+    }
     /// The request goes on carrying `Bearer key` instead.
     pub fn use_key(&mut self, key: &str) {
         let v = HeaderValue::from_str(&format!("Bearer {key}")).unwrap();

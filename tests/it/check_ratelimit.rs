@@ -106,12 +106,7 @@ async fn a_retry_after_shorter_than_the_wait_fails_recovery() {
     let r = failures(|| {
         let held: Arc<Mutex<HashMap<String, Instant>>> = Default::default();
         Defect::after(move |inc, a| {
-            let key = inc
-                .headers
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_string();
+            let key = inc.authorization().to_string();
             let mut held = held.lock().unwrap();
             let holding = held
                 .get(&key)
@@ -138,11 +133,7 @@ async fn no_limiting_fails_ratelimit_throttles() {
     // Every Free request is served as Enterprise: nothing is ever throttled at 60.
     let r = failures(|| {
         Defect::before(|inc| {
-            let free = inc
-                .headers
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("lk_free_"));
+            let free = inc.authorization().contains("lk_free_");
             if free {
                 inc.headers
                     .insert("authorization", "Bearer lk_enterprise_1".parse().unwrap());
@@ -157,11 +148,7 @@ async fn no_limiting_fails_ratelimit_throttles() {
 async fn a_counter_shared_by_keys_fails_ratelimit_per_key() {
     let r = failures(|| {
         Defect::before(|inc| {
-            let second = inc
-                .headers
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("lk_free_2"));
+            let second = inc.authorization().contains("lk_free_2");
             if second {
                 inc.headers
                     .insert("authorization", "Bearer lk_free_1".parse().unwrap());

@@ -409,12 +409,7 @@ fn breaks_at_the_limit() -> Defect {
         if inc.path != "/tags" || ans.status != 429 {
             return;
         }
-        let key = inc
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_string();
+        let key = inc.authorization().to_string();
         if keys.lock().unwrap().insert(key) {
             ans.status = 500;
             ans.body = br#"{"error":{"code":"internal_server_error","message":"attempt to subtract with overflow"}}"#.to_vec();

@@ -96,16 +96,13 @@ impl RateHeaders {
             .checked_add(wait)
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, ceil_secs);
+        let retry_after = throttled.then(|| ceil_secs(wait).max(1));
         RateHeaders {
             limit,
             remaining,
             reset_epoch,
-            retry_after: throttled.then(|| ceil_secs(wait).max(1)),
-            reset_in: if throttled {
-                ceil_secs(wait).max(1)
-            } else {
-                ceil_secs(wait)
-            },
+            retry_after,
+            reset_in: retry_after.unwrap_or_else(|| ceil_secs(wait)),
         }
     }
 

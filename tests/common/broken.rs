@@ -122,6 +122,18 @@ impl Upstream {
             Impl::Variant => Upstream::Variant(super::variant::start(window_secs).await),
         }
     }
+    /// The implementation also sending the IETF RateLimit fields: the reference draft -11's
+    /// (`serve --ratelimit-fields`), the variant draft -07's.
+    pub async fn start_with_fields(imp: Impl, window_secs: f64) -> Upstream {
+        match imp {
+            Impl::Reference => Upstream::Reference(super::reference_with_fields(window_secs).await),
+            Impl::Variant => {
+                let v = super::variant::start(window_secs).await;
+                v.serve_fields();
+                Upstream::Variant(v)
+            }
+        }
+    }
     pub fn base_url(&self) -> &str {
         match self {
             Upstream::Reference(r) => &r.base_url,
@@ -197,8 +209,14 @@ pub async fn broken_fleet(imp: Impl, window_secs: f64, n: usize, defect: Defect)
     proxy(upstream, defect).await
 }
 
+/// A proxy injecting `defect` in front of an implementation sending the IETF RateLimit fields
+/// (`Upstream::start_with_fields`).
+pub async fn broken_with_fields(imp: Impl, window_secs: f64, defect: Defect) -> Broken {
+    proxy(Upstream::start_with_fields(imp, window_secs).await, defect).await
+}
+
 /// A proxy injecting `defect` in front of a running implementation.
-async fn proxy(upstream: Upstream, defect: Defect) -> Broken {
+pub async fn proxy(upstream: Upstream, defect: Defect) -> Broken {
     let client = upstream.client();
     let base = upstream.base_url().to_string();
     let defect = Arc::new(defect);
@@ -403,6 +421,8 @@ pub struct Row {
     pub only: &'static [&'static str],
     pub then: &'static [Then],
     pub on: &'static [Impl],
+    /// The implementations send the IETF RateLimit fields (`broken_with_fields`).
+    pub fields: bool,
 }
 
 impl Row {
@@ -419,6 +439,15 @@ impl Row {
             only,
             then,
             on: &BOTH,
+            fields: false,
+        }
+    }
+
+    /// The implementations behind the defect send the IETF RateLimit fields.
+    pub const fn with_fields(self) -> Row {
+        Row {
+            fields: true,
+            ..self
         }
     }
 
@@ -465,7 +494,11 @@ pub async fn run_table(rows: &[Row]) {
 /// One row in front of one implementation: what it did not show, if anything.
 async fn run_row(row: Row, imp: Impl) -> Option<String> {
     let started = std::time::Instant::now();
-    let b = broken_on(imp, 6.0, (row.make)()).await;
+    let b = if row.fields {
+        broken_with_fields(imp, 6.0, (row.make)()).await
+    } else {
+        broken_on(imp, 6.0, (row.make)()).await
+    };
     let r = run_check(b.target(), row.only).await;
     eprintln!("{imp:?} {}: {:?}", row.defect, started.elapsed());
     let unmet: Vec<String> = row.then.iter().filter_map(|t| t.unmet(&r)).collect();

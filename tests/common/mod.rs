@@ -46,14 +46,27 @@ pub async fn reference(window_secs: Option<f64>) -> RunningServer {
         .expect("the reference starts")
 }
 
-/// The reference with `n` keys per plan (`serve --dev-keys n`).
-pub async fn reference_fleet(window_secs: f64, n: usize) -> RunningServer {
+/// The reference at a window of `window_secs`, with `fleet` keys per plan (`serve --dev-keys
+/// n`; None: the development set), sending the IETF RateLimit fields beside X-RateLimit-* or
+/// not (`serve --ratelimit-fields`).
+pub async fn reference_as(window_secs: f64, fleet: Option<usize>, fields: bool) -> RunningServer {
     let mut cfg = ServeConfig::in_process();
     cfg.window = Some(linkcert::window::RateWindow::from_secs(window_secs).expect("a window"));
-    cfg.keys = Some(linkcert::server::KeySet::development_fleet(&spec(), n));
+    cfg.keys = fleet.map(|n| linkcert::server::KeySet::development_fleet(&spec(), n));
+    cfg.ratelimit_fields = fields;
     server::start(spec(), cfg)
         .await
         .expect("the reference starts")
+}
+
+/// The reference sending the IETF RateLimit fields.
+pub async fn reference_with_fields(window_secs: f64) -> RunningServer {
+    reference_as(window_secs, None, true).await
+}
+
+/// The reference with `n` keys per plan (`serve --dev-keys n`).
+pub async fn reference_fleet(window_secs: f64, n: usize) -> RunningServer {
+    reference_as(window_secs, Some(n), false).await
 }
 
 /// The runner's own client settings (`linkcert::http`), trusting the server's certificate.

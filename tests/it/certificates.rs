@@ -650,6 +650,10 @@ fn every_clause_is_quoted_from_the_document_and_every_check_enforces_one() {
                         "{id} enforces no clause and says not why"
                     )
                 }
+                // A document beyond the spec, cited by name and revision.
+                registry::Enforces::Beyond(cite) => {
+                    assert!(cite.starts_with("draft-"), "{id} cites {cite:?}")
+                }
             }
         }
     }

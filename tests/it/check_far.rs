@@ -3,7 +3,8 @@
 //! analytics window is then 100 ms, and a delay longer than it would make the per-second
 //! limits unjudgeable for any client). The combinations, sequences, counters and surface
 //! checks judge what happened, not a schedule: nothing fails, and every family still judges
-//! cases.
+//! cases. Both send the IETF RateLimit fields (each its own draft's form), judged on every
+//! answer as far away as the rest.
 
 use std::time::{Duration, Instant};
 
@@ -20,8 +21,12 @@ async fn both_implementations_pass_every_family_far_away() {
         // Three keys per plan, as `check` gives the in-process reference: the limiter's
         // windows run beside the other families, far away too.
         let up = match imp {
-            Impl::Reference => Upstream::Reference(common::reference_fleet(6.0, 3).await),
-            Impl::Variant => Upstream::Variant(common::variant::start_fleet(6.0, 3).await),
+            Impl::Reference => Upstream::Reference(common::reference_as(6.0, Some(3), true).await),
+            Impl::Variant => {
+                let v = common::variant::start_fleet(6.0, 3).await;
+                v.serve_fields();
+                Upstream::Variant(v)
+            }
         };
         let proxy = latency::start(up.base_url(), Duration::from_millis(DELAY_MS), 0.10).await;
         let mut target = up.target();
@@ -51,11 +56,12 @@ async fn both_implementations_pass_every_family_far_away() {
             "http",
             "qr",
             "limiter",
+            "ratelimit.fields",
         ] {
             let judged: u64 = r
                 .checks
                 .iter()
-                .filter(|c| c.id.starts_with(&format!("{family}.")))
+                .filter(|c| c.id == family || c.id.starts_with(&format!("{family}.")))
                 .map(|c| c.cases)
                 .sum();
             assert!(

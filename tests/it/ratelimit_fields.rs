@@ -1,50 +1,29 @@
-//! The IETF RateLimit fields the reference sends behind `serve --ratelimit-fields`
-//! (draft-ietf-httpapi-ratelimit-headers-11): read as RFC 9651 Lists with `sfv`, they say what
-//! X-RateLimit-* say on every answer, a 429's `t` is its Retry-After, and without the flag no
-//! answer carries them (the spec names only X-RateLimit-*).
+//! The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11, and the earlier drafts'
+//! forms). The reference sends -11's behind `serve --ratelimit-fields`, the second
+//! implementation -07's Dictionary: both pass `ratelimit.fields`; without them nothing is judged;
+//! in front of both, a defect proxy's untrue fields fail it with the field named and quoted.
+//! The fields are read with the one parser `check` and `load` use (`rate_headers::ietf`).
 
-use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use linkcert::server::{self, RunningServer, ServeConfig};
-use sfv::{BareItem, List, ListEntry, Parser};
+use linkcert::rate_headers::ietf::{self, Fields, Form};
+use linkcert::report::Report;
 
-use crate::common::{client, header_u64, spec};
+use crate::common::broken::{
+    BOTH, Defect, Impl, Row, Then, broken_on, broken_with_fields, failed, run_check, run_table,
+};
+use crate::common::{client, header_u64, reference_with_fields};
 
-async fn reference(fields: bool) -> RunningServer {
-    let mut cfg = ServeConfig::in_process();
-    cfg.ratelimit_fields = fields;
-    server::start(spec(), cfg)
-        .await
-        .expect("the reference starts")
-}
-
-/// A field's one member: the policy it names and its integer parameters.
-fn member(r: &reqwest::Response, name: &str) -> (String, BTreeMap<String, i64>) {
-    let raw = r
+/// An answer's fields, as `check` reads them.
+fn fields(r: &reqwest::Response) -> Fields {
+    let pairs: Vec<(&str, &str)> = r
         .headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_else(|| panic!("{name} on a {}", r.status()));
-    let list: List = Parser::new(raw)
-        .parse()
-        .unwrap_or_else(|e| panic!("{name}: {raw:?} is no List: {e}"));
-    assert_eq!(list.len(), 1, "{name}: {raw}");
-    let ListEntry::Item(item) = &list[0] else {
-        panic!("{name}: {raw} is an inner list")
-    };
-    let BareItem::String(policy) = &item.bare_item else {
-        panic!("{name}: {raw} names no policy")
-    };
-    let params = item
-        .params
         .iter()
-        .map(|(k, v)| {
-            let n = v.as_integer().unwrap_or_else(|| panic!("{name}: {raw}"));
-            (k.as_str().to_string(), i64::from(n))
-        })
+        .filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)))
         .collect();
-    (policy.as_str().to_string(), params)
+    ietf::read_pairs(pairs.iter().copied())
+        .expect("well formed")
+        .unwrap_or_else(|| panic!("the fields on a {}", r.status()))
 }
 
 fn epoch_now() -> f64 {
@@ -55,8 +34,8 @@ fn epoch_now() -> f64 {
 }
 
 #[tokio::test]
-async fn the_fields_say_what_x_ratelimit_says_and_only_behind_the_flag() {
-    let s = reference(true).await;
+async fn the_reference_s_fields_say_what_x_ratelimit_says_and_only_behind_the_flag() {
+    let s = reference_with_fields(60.0).await;
     let c = client(&s);
     let get = |path: &str, key: &str| {
         c.get(format!("{}{path}", s.base_url))
@@ -69,16 +48,20 @@ async fn the_fields_say_what_x_ratelimit_says_and_only_behind_the_flag() {
             .await
             .expect("an answer");
         let now = epoch_now();
-        let (policy, p) = member(&r, "ratelimit-policy");
-        assert_eq!(policy, "standard");
-        assert_eq!(p["q"], 60);
-        assert_eq!(p["w"], 60);
-        let (policy, now_left) = member(&r, "ratelimit");
-        assert_eq!(policy, "standard");
-        let remaining = header_u64(&r, "x-ratelimit-remaining").expect("Remaining") as i64;
-        assert_eq!(now_left["r"], remaining, "request {sent}");
+        let f = fields(&r);
+        let p = &f.policies[..];
+        assert_eq!(p.len(), 1, "{f:?}");
+        assert_eq!(
+            (p[0].name.as_deref(), p[0].quota, p[0].window),
+            (Some("standard"), 60, Some(60))
+        );
+        let m = &f.now[..];
+        assert_eq!((m.len(), m[0].form), (1, Form::Lists));
+        assert_eq!(m[0].policy.as_deref(), Some("standard"));
+        let remaining = header_u64(&r, "x-ratelimit-remaining").expect("Remaining");
+        assert_eq!(m[0].remaining, Some(remaining), "request {sent}");
         let reset = header_u64(&r, "x-ratelimit-reset").expect("Reset") as f64;
-        let t = now_left["t"] as f64;
+        let t = m[0].reset_in.expect("t") as f64;
         assert!(
             (reset - now - t).abs() <= 2.0,
             "request {sent}: t={t}, Reset {reset} at {now}"
@@ -87,19 +70,25 @@ async fn the_fields_say_what_x_ratelimit_says_and_only_behind_the_flag() {
             assert_eq!(r.status(), 200);
         } else {
             assert_eq!(r.status(), 429);
-            assert_eq!(Some(now_left["t"] as u64), header_u64(&r, "retry-after"));
+            assert_eq!(m[0].reset_in, header_u64(&r, "retry-after"));
         }
     }
     // An analytics request counts in the analytics class: its own policy, a 1 s window.
     let r = get("/analytics", "lk_pro_1").await.expect("an answer");
     assert_eq!(r.status(), 200);
-    let (policy, p) = member(&r, "ratelimit-policy");
-    assert_eq!((policy.as_str(), p["q"], p["w"]), ("analytics", 2, 1));
-    let (policy, now_left) = member(&r, "ratelimit");
-    assert_eq!((policy.as_str(), now_left["r"]), ("analytics", 1));
+    let f = fields(&r);
+    let p = &f.policies[0];
+    assert_eq!(
+        (p.name.as_deref(), p.quota, p.window),
+        (Some("analytics"), 2, Some(1))
+    );
+    assert_eq!(
+        (f.now[0].policy.as_deref(), f.now[0].remaining),
+        (Some("analytics"), Some(1))
+    );
 
     // Without the flag: the spec's headers only.
-    let plain = reference(false).await;
+    let plain = crate::common::reference(None).await;
     let r = client(&plain)
         .get(format!("{}/tags?pageSize=1", plain.base_url))
         .header("authorization", "Bearer lk_free_1")
@@ -107,6 +96,239 @@ async fn the_fields_say_what_x_ratelimit_says_and_only_behind_the_flag() {
         .await
         .expect("an answer");
     assert_eq!(header_u64(&r, "x-ratelimit-limit"), Some(60));
-    assert!(r.headers().get("ratelimit").is_none());
-    assert!(r.headers().get("ratelimit-policy").is_none());
+    for name in ietf::NAMES {
+        assert!(r.headers().get(name).is_none(), "{name}");
+    }
+}
+
+/// The checks the fields' runs judge: the fields, and a burst to a 429 and past it.
+const ONLY: &[&str] = &["ratelimit.fields", "ratelimit.throttles"];
+
+/// Answers `ratelimit.fields` judged.
+fn judged(r: &Report) -> u64 {
+    r.checks
+        .iter()
+        .filter(|c| c.id == "ratelimit.fields")
+        .map(|c| c.cases)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_implementations_pass_with_their_own_draft_s_fields_and_judge_nothing_without() {
+    let runs = BOTH.map(|imp| async move {
+        let with = broken_with_fields(imp, 6.0, Defect::none()).await;
+        let without = broken_on(imp, 6.0, Defect::none()).await;
+        let (with, without) = tokio::join!(
+            run_check(with.target(), ONLY),
+            run_check(without.target(), ONLY)
+        );
+        (imp, with, without)
+    });
+    for (imp, with, without) in futures::future::join_all(runs).await {
+        assert_eq!(
+            failed(&with),
+            Vec::<String>::new(),
+            "{imp:?}: {}",
+            with.summary()
+        );
+        assert!(
+            judged(&with) > 60,
+            "{imp:?} judged {}: {}",
+            judged(&with),
+            with.summary()
+        );
+        // The units left judged over each key's history too.
+        assert!(
+            with.checks
+                .iter()
+                .any(|c| c.id == "ratelimit.fields" && c.operation.contains("key by key")),
+            "{imp:?}: {}",
+            with.summary()
+        );
+        assert_eq!(
+            failed(&without),
+            Vec::<String>::new(),
+            "{imp:?}: {}",
+            without.summary()
+        );
+        let rows: Vec<_> = without
+            .checks
+            .iter()
+            .filter(|c| c.id == "ratelimit.fields")
+            .collect();
+        assert!(rows.is_empty(), "{imp:?} without the fields: {rows:?}");
+    }
+}
+
+/// Rewrites field `name` of an answer, when it has it, with `f` of its value.
+fn rewrite(a: &mut crate::common::broken::Answer, name: &'static str, f: impl Fn(&str) -> String) {
+    let Some(v) = a.headers.get(name).and_then(|v| v.to_str().ok()) else {
+        return;
+    };
+    let new = f(v);
+    a.set_header(name, new);
+}
+
+/// Every Integer of parameter or member `key` in a field's value, changed by `f`
+/// (`"standard";q=60;w=6` with key `q`, or the Dictionary's `limit=60`).
+fn param(value: &str, key: &str, f: impl Fn(u64) -> u64) -> String {
+    let mut out = String::new();
+    for (i, part) in value.split_inclusive([';', ',']).enumerate() {
+        let lead = part.len() - part.trim_start().len();
+        let (space, part) = part.split_at(lead);
+        out.push_str(space);
+        let rewritten = part.strip_prefix(&format!("{key}=")).and_then(|v| {
+            let digits = v.chars().take_while(char::is_ascii_digit).count();
+            let n: u64 = v[..digits].parse().ok()?;
+            Some(format!("{key}={}{}", f(n), &v[digits..]))
+        });
+        // The first part is the member itself, never a parameter.
+        match rewritten.filter(|_| i > 0 || !value.starts_with('"')) {
+            Some(r) => out.push_str(&r),
+            None => out.push_str(part),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_defects_rewrite_only_the_parameter_they_name() {
+    let d11 = r#""standard";r=59;t=6"#;
+    assert_eq!(param(d11, "t", |t| t * 1000), r#""standard";r=59;t=6000"#);
+    let d07 = "limit=60, remaining=59, reset=5";
+    assert_eq!(param(d07, "t", |t| t * 1000), d07);
+    assert_eq!(
+        param(d07, "reset", |t| t * 1000),
+        "limit=60, remaining=59, reset=5000"
+    );
+}
+
+/// The quota a policy states, one more than the plan's: `q` (-11) or the Integer (-07).
+fn quota_plus_one() -> Defect {
+    Defect::after(|_, a| {
+        rewrite(a, "ratelimit-policy", |v| {
+            if v.contains("q=") {
+                param(v, "q", |q| q + 1)
+            } else {
+                let (q, w) = v.split_once(';').expect("60;w=6");
+                format!("{};{w}", q.parse::<u64>().expect("a quota") + 1)
+            }
+        })
+    })
+}
+
+/// The units left three more than X-RateLimit-Remaining says.
+fn remaining_plus_three() -> Defect {
+    Defect::after(|_, a| {
+        rewrite(a, "ratelimit", |v| {
+            param(&param(v, "r", |r| r + 3), "remaining", |r| r + 3)
+        })
+    })
+}
+
+/// No X-RateLimit-Remaining, and fields whose units left never fall: only the key's history
+/// shows them untrue.
+fn remaining_stuck_alone() -> Defect {
+    Defect::after(|_, a| {
+        a.headers.remove("x-ratelimit-remaining");
+        rewrite(a, "ratelimit", |v| {
+            param(&param(v, "r", |_| 50), "remaining", |_| 50)
+        })
+    })
+}
+
+/// The reset in milliseconds.
+fn reset_in_milliseconds() -> Defect {
+    Defect::after(|_, a| {
+        rewrite(a, "ratelimit", |v| {
+            param(&param(v, "t", |t| t * 1000), "reset", |t| t * 1000)
+        })
+    })
+}
+
+/// A RateLimit field no draft writes: an unterminated String.
+fn malformed() -> Defect {
+    Defect::after(|_, a| rewrite(a, "ratelimit", |_| "\"standard;r=5".into()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untrue_fields_fail_ratelimit_fields_naming_and_quoting_the_field_in_front_of_both() {
+    const FAILS: Then = Then::Fails("ratelimit.fields");
+    run_table(&[
+        Row::new(
+            "a quota that is not the plan's limit",
+            quota_plus_one,
+            ONLY,
+            &[FAILS, Then::Says("ratelimit.fields", "ratelimit-policy: ")],
+        )
+        .with_fields(),
+        Row::new(
+            "units left that are not X-RateLimit-Remaining's",
+            remaining_plus_three,
+            ONLY,
+            &[
+                FAILS,
+                Then::Says("ratelimit.fields", "as X-RateLimit-Remaining says"),
+            ],
+        )
+        .with_fields(),
+        Row::new(
+            "units left that never fall, and no X-RateLimit-Remaining",
+            remaining_stuck_alone,
+            ONLY,
+            &[
+                FAILS,
+                Then::Says("ratelimit.fields", "the RateLimit fields' units left"),
+            ],
+        )
+        .with_fields(),
+        Row::new(
+            "the reset in milliseconds",
+            reset_in_milliseconds,
+            ONLY,
+            &[
+                FAILS,
+                Then::Says("ratelimit.fields", "milliseconds, or an epoch time"),
+            ],
+        )
+        .with_fields(),
+        Row::new(
+            "a RateLimit field of no draft's form",
+            malformed,
+            ONLY,
+            &[
+                FAILS,
+                Then::Says("ratelimit.fields", "ratelimit: \"standard;r=5"),
+            ],
+        )
+        .with_fields(),
+    ])
+    .await;
+}
+
+/// Each implementation's form is its draft's, read as such (never a malformed -11 field).
+#[tokio::test]
+async fn each_implementation_s_form_is_read_as_its_own_draft() {
+    for (imp, form) in [
+        (Impl::Reference, Form::Lists),
+        (Impl::Variant, Form::Dictionary),
+    ] {
+        let b = broken_with_fields(imp, 6.0, Defect::none()).await;
+        let key = b
+            .target()
+            .keys
+            .iter()
+            .find(|k| k.plan == "free")
+            .cloned()
+            .expect("a Free key");
+        let r = b
+            .upstream
+            .client()
+            .get(format!("{}/tags?pageSize=1", b.url))
+            .header("authorization", format!("Bearer {}", key.key))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(fields(&r).now[0].form, form, "{imp:?}");
+    }
 }

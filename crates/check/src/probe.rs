@@ -71,6 +71,8 @@ pub struct Sent {
     /// Whether an answer came (else `said.recv` is when the runner let it go, not when the
     /// target decided it).
     pub answered: bool,
+    /// The IETF RateLimit fields the answer carried, well formed (`ratelimit::fields`).
+    pub fields: Option<Box<linkcert_rate::headers::ietf::Fields>>,
 }
 
 /// Sends requests to one target and keeps count.
@@ -182,6 +184,14 @@ impl Probe {
             path: req.path.clone(),
             said,
             answered: answer.is_some(),
+            fields: answer
+                .and_then(|r| {
+                    let pairs = r.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+                    linkcert_rate::headers::ietf::read_pairs(pairs)
+                        .ok()
+                        .flatten()
+                })
+                .map(Box::new),
         });
     }
 

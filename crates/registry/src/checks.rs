@@ -707,6 +707,15 @@ pub const CHECKS: &[CheckDef] = &[
             "limits.exceeded",
         ]),
     },
+    // Issue 43: the IETF RateLimit fields, where a target sends them.
+    CheckDef {
+        id: "ratelimit.fields",
+        title: "where a target sends the IETF RateLimit fields (any draft's form), they are well formed and true: the policy is the plan's limit and window, the units left and the reset are what X-RateLimit-Remaining, -Reset and Retry-After say, and the units left follow from the key's own history",
+        clause: "Not in the spec (it names only X-RateLimit-*): draft-ietf-httpapi-ratelimit-headers-11, RateLimit-Policy and RateLimit; -07 and -06 for their forms",
+        level: Fail,
+        needs: Needs::keys("any key of a plan with a fixed limit"),
+        enforces: Enforces::Beyond(super::RATELIMIT_FIELDS_DRAFT),
+    },
     CheckDef {
         id: "ratelimit.analytics",
         title: "analytics endpoints throttle at their per-second limit",

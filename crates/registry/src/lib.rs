@@ -49,13 +49,20 @@ impl Command {
 pub enum Enforces {
     Clauses(&'static [&'static str]),
     Nothing(&'static str),
+    /// A document beyond the spec, cited: what a target sends where the spec is silent must
+    /// be true by that document (the IETF RateLimit fields).
+    Beyond(&'static str),
 }
 
+/// The draft the RateLimit fields' check and rule enforce, and the earlier forms they read.
+pub const RATELIMIT_FIELDS_DRAFT: &str = "draft-ietf-httpapi-ratelimit-headers-11 (May 2026), RateLimit-Policy and RateLimit; its -07 (a Dictionary) and -06 (separate RateLimit-Limit, -Remaining, -Reset) for those forms";
+
 impl Enforces {
+    /// The spec's clauses: none for a check of a document beyond it.
     pub fn clauses(self) -> &'static [&'static str] {
         match self {
             Enforces::Clauses(c) => c,
-            Enforces::Nothing(_) => &[],
+            Enforces::Nothing(_) | Enforces::Beyond(_) => &[],
         }
     }
 }

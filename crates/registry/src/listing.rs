@@ -13,6 +13,7 @@ fn enforces_text(e: Enforces) -> String {
     match e {
         Enforces::Clauses(c) => format!("clauses: {}", c.join(", ")),
         Enforces::Nothing(why) => format!("clauses: none ({why})"),
+        Enforces::Beyond(cite) => format!("clauses: none of the spec's; beyond it, {cite}"),
     }
 }
 
@@ -158,6 +159,7 @@ fn enforces_md(e: Enforces) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         Enforces::Nothing(why) => format!("none: {}", md_escape(why)),
+        Enforces::Beyond(cite) => format!("none of the spec's; beyond it: {}", md_escape(cite)),
     }
 }
 

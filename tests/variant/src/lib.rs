@@ -72,6 +72,8 @@ struct App {
     /// By workspace name (= plan: one workspace per plan).
     workspaces: HashMap<&'static str, Workspace>,
     limiter: limiter::FixedWindow,
+    /// Whether answers carry the IETF RateLimit fields, in draft -07's form (`serve_fields`).
+    fields: std::sync::atomic::AtomicBool,
 }
 
 pub struct Variant {
@@ -112,6 +114,7 @@ pub async fn start_with_fleet(window_secs: f64, fleet: usize) -> Variant {
         fleet,
         workspaces,
         limiter: limiter::FixedWindow::new(window),
+        fields: std::sync::atomic::AtomicBool::new(false),
     });
     let shared = app.clone();
     let router = axum::Router::new().fallback(move |req: Request| {
@@ -130,6 +133,15 @@ impl Variant {
     /// The standard window its limiter counts in.
     pub fn window(&self) -> Duration {
         self.app.window
+    }
+
+    /// From now on, answers also carry the IETF RateLimit fields as draft -07 wrote them
+    /// (`RateLimit: limit=60, remaining=59, reset=17`, a Dictionary, and `RateLimit-Policy:
+    /// 60;w=60`), where the reference writes draft -11's: another target's legal choice.
+    pub fn serve_fields(&self) {
+        self.app
+            .fields
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Every key it accepts, with its plan: `(plan, key)`.
@@ -345,5 +357,15 @@ async fn handle(app: &App, req: Request) -> Response {
         "x-ratelimit-reset",
         HeaderValue::from(state.reset_epoch_secs),
     );
+    if app.fields.load(std::sync::atomic::Ordering::Relaxed) {
+        let (remaining, reset) = (state.remaining, state.retry_after_secs);
+        let dict = format!("limit={limit}, remaining={remaining}, reset={reset}");
+        h.insert("ratelimit", HeaderValue::from_str(&dict).unwrap());
+        let window = app.window;
+        if window.subsec_nanos() == 0 {
+            let policy = format!("{limit};w={}", window.as_secs());
+            h.insert("ratelimit-policy", HeaderValue::from_str(&policy).unwrap());
+        }
+    }
     resp
 }

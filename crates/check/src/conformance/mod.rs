@@ -2,7 +2,7 @@
 //! error is the envelope with the table's code, a success has the declared content type and
 //! schema (a PNG is a whole PNG datastream: `qr::png`; a deactivation asked by partnerId names
 //! that partner), and answers to authenticated requests carry the rate-limit headers (Reset in
-//! epoch seconds).
+//! epoch seconds) and, where the target sends them, true IETF RateLimit fields (`fields`).
 
 use linkcert_registry::check_id;
 use std::collections::HashMap;
@@ -16,6 +16,7 @@ use linkcert_http::{REJECTIONS, Resp, envelope_error, is_envelope, refused_clean
 use linkcert_rate::headers::{self as rate_headers, HeaderFault};
 use linkcert_spec::Operation;
 
+pub(crate) mod fields;
 mod served;
 
 /// What the sender knows about the request it made.
@@ -106,6 +107,7 @@ impl Ctx {
                 .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
         if authenticated && (r.is_success() || r.status == 429) {
             self.rate_headers_present(&label, x, r);
+            fields::judge(self, op, x, r);
         }
         self.rate_headers_once(&label, x, r);
         served::judge(self, &label, x, r);

@@ -21,14 +21,16 @@ use linkcert_rate::quota::{History, Said};
 /// Judge each key's whole record (after every family).
 pub(crate) fn judge(ctx: &Ctx) {
     let id = check_id!("ratelimit.every-answer");
-    if !ctx.enabled(id) {
+    // The same histories judge the RateLimit fields' units left (`fields::history`).
+    let own = ctx.enabled(id);
+    if !own && !ctx.enabled(check_id!("ratelimit.fields")) {
         return;
     }
     let class = ctx.spec.default_rate_class.clone();
     let w = ctx.target.window(&ctx.spec, &class).as_secs_f64();
     let label = "every answer of the run, key by key";
     let (log, full) = ctx.probe.take_request_log();
-    if full {
+    if full && own {
         ctx.rec.observe(
             id,
             label,
@@ -59,6 +61,15 @@ pub(crate) fn judge(ctx: &Ctx) {
             })
             .collect();
         let n = limit(ctx, key, &class);
+        let pairs: Vec<(&Sent, Said)> = mine
+            .iter()
+            .map(|(s, _)| *s)
+            .zip(said.iter().copied())
+            .collect();
+        super::fields::history(ctx, &pairs, key, &class, n);
+        if !own {
+            continue;
+        }
         let j = History::new(n, w).judge_each(&said);
         match j.first {
             None if j.judged > 0 => ctx.rec.pass(id, label),
@@ -153,6 +164,7 @@ mod tests {
             path: "/tags".into(),
             said: Said::read(0.0, 0.1, 200, Some("5"), None),
             answered: true,
+            fields: None,
         }
     }
 

@@ -34,6 +34,7 @@ use linkcert_spec::verdict::Verdict;
 
 pub(crate) mod counter;
 pub(crate) mod every_answer;
+pub(crate) mod fields;
 pub(crate) mod headers;
 
 use headers::*;

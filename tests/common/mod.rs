@@ -4,6 +4,7 @@
 
 pub mod broken;
 pub mod browser;
+pub mod fields;
 pub mod hostile;
 pub mod latency;
 pub mod outage;

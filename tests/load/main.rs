@@ -13,6 +13,7 @@ mod common;
 
 mod a_fleet;
 mod defects;
+mod fields;
 mod runs;
 
 // The allocator `linkcert` itself runs with (`src/main.rs`): glibc's malloc and its arena locks
@@ -60,22 +61,26 @@ const TURNS_IN_ALL: u32 = 4;
 const SUITE: u32 = 2;
 
 /// Where a suite run's target is: near, or behind the latency proxy (`delay`, ±10% per answer),
-/// and the window it limits over.
+/// the window it limits over, and whether it sends the IETF RateLimit fields (each
+/// implementation its own draft's form), judged by load.fields on every answer.
 #[derive(Clone, Copy)]
 struct Placement {
     delay: Option<Duration>,
     window: f64,
+    fields: bool,
 }
 
 /// The in-process reference's window, as `load` without a target runs it.
 const NEAR: Placement = Placement {
     delay: None,
     window: linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
+    fields: false,
 };
-/// 300 ms away: both implementations at once.
+/// 300 ms away: both implementations at once, sending the RateLimit fields.
 const FAR_TOGETHER: Placement = Placement {
     delay: Some(Duration::from_millis(300)),
     window: linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
+    fields: true,
 };
 /// 1 s away, at twice the window, so half the rates: a new connection waits two delays (the
 /// handshake's answer, then the request's), so Advanced opens about 1,300 at once at the 6 s
@@ -85,6 +90,7 @@ const FAR_TOGETHER: Placement = Placement {
 const FAR_STAGGERED: Placement = Placement {
     delay: Some(Duration::from_secs(1)),
     window: 2.0 * linkcert::cli::LOAD_REFERENCE_WINDOW_SECS,
+    fields: false,
 };
 /// Two of `FAR_STAGGERED`'s windows: Advanced's scenario starts about three windows into a run.
 const STAGGER: Duration = Duration::from_secs(24);
@@ -171,11 +177,19 @@ fn assert_fails(imp: Impl, report: &LoadReport, scenario: &str, check: &str) {
 /// rule fails, and our admitted (2xx) count per key equals the implementation's own count of
 /// admissions. Far targets: `at.delay` (±10% per answer) added by the latency proxy in front.
 async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placement) -> LoadReport {
-    let Placement { delay, window } = at;
+    let Placement {
+        delay,
+        window,
+        fields,
+    } = at;
     let side = TargetSide::new();
     let (up, proxy) = side
         .run(async move {
-            let up = Upstream::start(imp, window).await;
+            let up = if fields {
+                Upstream::start_with_fields(imp, window).await
+            } else {
+                Upstream::start(imp, window).await
+            };
             let proxy = match delay {
                 Some(d) => Some(common::latency::start(up.base_url(), d, 0.10).await),
                 None => None,
@@ -237,6 +251,20 @@ async fn passes_every_builtin_scenario(imp: Impl, sequential: bool, at: Placemen
             "{imp:?} {} is {}:\n{}",
             s.name,
             s.verdict.as_str(),
+            report.summary()
+        );
+    }
+    // Sent, the fields were judged: on every scenario's keys that were answered.
+    if fields {
+        let judged = report
+            .scenarios
+            .iter()
+            .flat_map(|s| &s.findings)
+            .filter(|f| f.check == "load.fields" && f.verdict == Verdict::Pass)
+            .count();
+        assert!(
+            judged > 0,
+            "{imp:?}: load.fields judged nothing\n{}",
             report.summary()
         );
     }

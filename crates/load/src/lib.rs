@@ -29,7 +29,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 pub use conductor::Prepared;
 use conductor::{Answers, Conductor, Ending, Launch};
 pub use error::LoadError;
-pub use judge::{ScenarioResult, ScenarioVerdict};
+pub use judge::{Finding, ScenarioResult, ScenarioVerdict};
 use live::Progress;
 pub use report::LoadReport;
 use resolved::Resolved;

@@ -31,6 +31,9 @@ pub struct Record {
     /// (`rate_headers::repeated`): "x-ratelimit-remaining: 5, 4".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeated: Option<String>,
+    /// The IETF RateLimit fields the answer carried, where it carried any (`judge::fields`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Box<FieldsSeen>>,
     /// The envelope's code, when the body is one (read for error statuses only).
     pub code: Option<String>,
     /// What the request ran into when it got no answer (or its answer broke off), as data.
@@ -72,6 +75,7 @@ impl Record {
             reset: None,
             retry_after: None,
             repeated: None,
+            fields: None,
             code: None,
             error: None,
             retry: false,
@@ -88,6 +92,7 @@ impl Record {
         self.remaining = header(h, rate_headers::REMAINING);
         self.reset = header(h, rate_headers::RESET);
         self.retry_after = header(h, rate_headers::RETRY_AFTER);
+        self.fields = FieldsSeen::of(h).map(Box::new);
         let names = rate_headers::ON_EVERY_ANSWER;
         if !names
             .iter()
@@ -151,6 +156,54 @@ impl Record {
             self.retry_after.as_deref(),
             wall0 + self.recv,
         )
+    }
+}
+
+/// An answer's IETF RateLimit fields as sent (each field's lines joined, as RFC 9110 combines
+/// them), kept whole: a policy list may be longer than `MAX_HEADER`, and a cut field would read
+/// as malformed. With its Date, from which the fields' seconds to the reset count. Read and
+/// judged by `judge::fields`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FieldsSeen {
+    pub pairs: Vec<(&'static str, String)>,
+    pub date: Option<String>,
+}
+
+/// The RateLimit fields of one answer are kept up to this many bytes in all: past it (a
+/// hostile target's), they are not kept, and that answer's fields are not judged.
+const MAX_FIELDS: usize = 4096;
+
+impl FieldsSeen {
+    /// None: the answer has none of the fields (the spec names only X-RateLimit-*), or more of
+    /// them than `MAX_FIELDS`.
+    fn of(h: &http::HeaderMap) -> Option<FieldsSeen> {
+        use linkcert_rate::headers::ietf::NAMES;
+        if !NAMES.iter().any(|n| h.contains_key(*n)) {
+            return None;
+        }
+        let size: usize = NAMES
+            .iter()
+            .flat_map(|n| h.get_all(*n))
+            .map(|v| v.len() + 2)
+            .sum();
+        if size > MAX_FIELDS {
+            return None;
+        }
+        let pairs = NAMES
+            .iter()
+            .filter_map(|n| {
+                let values: Vec<String> = h
+                    .get_all(*n)
+                    .iter()
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
+                    .collect();
+                (!values.is_empty()).then(|| (*n, values.join(", ")))
+            })
+            .collect();
+        Some(FieldsSeen {
+            pairs,
+            date: header(h, "date"),
+        })
     }
 }
 

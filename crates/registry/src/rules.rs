@@ -101,6 +101,13 @@ pub const RULES: &[RuleDef] = &[
         ]),
     },
     RuleDef {
+        id: "load.fields",
+        title: "where a target sends the IETF RateLimit fields (any draft's form), they are well formed and true on every answer: the plan's limit and window, what X-RateLimit-Remaining, -Reset and Retry-After say, and the key's own history",
+        level: Fail,
+        shape: None,
+        enforces: Enforces::Beyond(super::RATELIMIT_FIELDS_DRAFT),
+    },
+    RuleDef {
         id: "load.refusals",
         title: "requests the spec forbids (a share of every scenario's) are refused cleanly or honoured, and refusals are counted against the key the same way all run",
         level: Fail,

@@ -120,6 +120,7 @@ rules![
     retry_honesty::RetryHonesty,
     isolation::Isolation,
     counter::Counter,
+    fields::Fields,
     refusals::Refusals,
 ];
 

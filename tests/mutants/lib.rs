@@ -541,8 +541,10 @@ const INTRO: &str = "\
 How much of the reference implementation `check` pins down. cargo-mutants changes the \
 reference's own code (the server, `crates/server`, and the QR encoder, `crates/qr-encode`) one \
 small step at a time, and the test of each mutant is `check` against it: the main job, in \
-process (`tests/mutants/mutants.rs`). Any outcome but PASSED catches the mutant; a mutant that \
-hangs the server is ended by the timeout and counts as caught.
+process (`tests/mutants/mutants.rs`), the reference sending its optional IETF RateLimit fields \
+(`serve --ratelimit-fields`, judged by `ratelimit.fields`) so that what it says there is measured \
+too. Any outcome but PASSED catches the mutant; a mutant that hangs the server is ended by the \
+timeout and counts as caught.
 
 Code the reference shares with the tester is outside the measure: the spec (`crates/spec`), the \
 rate-header rules and the limiter's model (`crates/rate`), the window and the clock. A mutant \

@@ -1,7 +1,9 @@
 //! The measure of how much of the reference `check` pins down (issue 41, `benches/mutants`):
 //! cargo-mutants changes the reference one small step at a time and runs this, the main job in
 //! process: `check`, as `cargo run -- check` runs it, against the mutated reference. Any
-//! outcome but PASSED fails it, and the mutant counts as caught.
+//! outcome but PASSED fails it, and the mutant counts as caught. The reference sends its
+//! optional IETF RateLimit fields here (`serve --ratelimit-fields`), so that what it says
+//! there is measured too; `check` judges them where sent (ratelimit.fields).
 
 use std::sync::Arc;
 
@@ -18,6 +20,7 @@ async fn check_passes_the_reference() {
     let mut cfg = ServeConfig::in_process();
     cfg.window = Some(RateWindow::from_secs(IN_PROCESS_WINDOW_SECS).expect("a window"));
     cfg.keys = Some(KeySet::development_fleet(&spec, IN_PROCESS_KEYS_PER_PLAN));
+    cfg.ratelimit_fields = true;
     let running = linkcert_server::start(spec.clone(), cfg)
         .await
         .expect("the reference starts");

@@ -79,6 +79,16 @@ pub(super) struct LoadArgs {
     /// timeout ask for.
     #[arg(long, value_name = "N", default_value_t = linkcert_load::engine::DEFAULT_MAX_IN_FLIGHT)]
     max_in_flight: usize,
+    /// Also write the run's figures to Prometheus while it goes: prometheus-rw=URL, the
+    /// remote-write endpoint of a Prometheus started with --web.enable-remote-write-receiver
+    /// (http://HOST:9090/api/v1/write). Every second: sent, admitted, throttled and failed
+    /// per scenario and plan (and for its few worst keys, by label), latency percentiles, the
+    /// generator's lateness and the limit, each series with the run id and shard
+    /// (docs/src/prometheus.md; a Grafana dashboard in deploy/grafana/). A Prometheus that is
+    /// down or slow delays no request and changes no verdict: the samples it did not take are
+    /// counted in load.json and the summary.
+    #[arg(long, value_name = "SINK", value_parser = metrics_arg)]
+    metrics: Option<linkcert_load::metrics::MetricsSink>,
     #[command(flatten)]
     sharding: ShardArgs,
     #[command(subcommand)]
@@ -115,6 +125,10 @@ enum LoadCommand {
     /// one process had run it all. Exit 0 pass, 1 fail, 3 incomplete (a shard missing,
     /// failed or started late), 2 shards that are not of one run.
     Merge(super::merge::MergeArgs),
+}
+
+fn metrics_arg(s: &str) -> Result<linkcert_load::metrics::MetricsSink, String> {
+    linkcert_load::metrics::MetricsSink::parse(s)
 }
 
 fn shard_arg(s: &str) -> Result<linkcert_load::shard::Shard, String> {
@@ -194,6 +208,13 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
+    let mut opts = opts;
+    if let Some(sink) = &args.metrics {
+        // The shards of one run share its id; a run in one process names itself.
+        let run_id = meta.as_ref().map(|m| m.run_id.clone());
+        let run_id = run_id.or_else(|| args.sharding.run_id.clone());
+        opts.metrics = Some(start_metrics(sink, run_id, shard)?);
+    }
     let labels = prepared.labels.clone();
     let report = match load::execute(spec, target, prepared, &opts).await {
         Err(load::LoadError::LateStart { late_secs }) if meta.is_some() => {
@@ -214,6 +235,27 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         return Ok(Outcome::Incomplete.into());
     }
     Ok(exit_code(&report))
+}
+
+/// `--metrics`: the exporter writing to `sink`, every series labelled with the run and shard.
+fn start_metrics(
+    sink: &linkcert_load::metrics::MetricsSink,
+    run_id: Option<String>,
+    shard: Option<linkcert_load::shard::Shard>,
+) -> anyhow::Result<Arc<linkcert_load::metrics::Exporter>> {
+    use linkcert_load::metrics::{Exporter, series::RunLabels};
+    let run = RunLabels {
+        run_id: run_id.unwrap_or_else(|| format!("run-{}", timestamp())),
+        shard: shard.map_or_else(|| "1/1".to_string(), |s| s.label()),
+    };
+    eprintln!(
+        "linkcert load: writing the figures to {} every second (run_id {}, shard {})",
+        sink.shown(),
+        run.run_id,
+        run.shard
+    );
+    let exporter = Exporter::start(sink, run).context("starting the metrics exporter's thread")?;
+    Ok(Arc::new(exporter))
 }
 
 /// The numbers clap cannot check alone.

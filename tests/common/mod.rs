@@ -8,6 +8,7 @@ pub mod fields;
 pub mod hostile;
 pub mod latency;
 pub mod outage;
+pub mod prometheus;
 pub mod variant;
 
 /// How the binary words failures: as users read them, or reworded (a test-only wording of

@@ -37,6 +37,7 @@ mod interrupt;
 mod layering;
 mod layout;
 mod load_hostile;
+mod load_prometheus;
 mod load_shards;
 mod no_server_errors;
 mod ratelimit_fields;

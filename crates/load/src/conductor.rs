@@ -36,6 +36,8 @@ pub struct Answers {
     judging: judge::Judging,
     quota: Vec<QuotaSeen>,
     wall0: f64,
+    /// The figures `--metrics` writes while the run goes.
+    tap: Option<crate::metrics::Tap>,
 }
 
 impl Answers {
@@ -45,12 +47,22 @@ impl Answers {
             judging: judge::Judging::new(r, schedule.clone(), wall0, keys),
             quota: vec![QuotaSeen::default(); keys],
             wall0,
+            tap: None,
         }
+    }
+
+    /// Also counting each answer for `--metrics`.
+    pub fn with_tap(mut self, tap: Option<crate::metrics::Tap>) -> Answers {
+        self.tap = tap;
+        self
     }
 }
 
 impl Sink for Answers {
     fn take(&mut self, rec: Record) {
+        if let Some(t) = &self.tap {
+            t.observe(&rec);
+        }
         if let Some(q) = self.quota.get_mut(rec.key) {
             q.observe(&rec, self.wall0);
         }
@@ -69,6 +81,8 @@ pub struct Launch {
     pub not_before: Instant,
     /// What the progress line reads of it while it runs.
     pub live: Arc<Live>,
+    /// Its keys' labels (`free#17`), for `--metrics`.
+    pub labels: Vec<String>,
 }
 
 /// How the run ended, as the sender saw it: the outage, the interrupt, the broken target.
@@ -180,6 +194,11 @@ impl Conductor {
                 keys: job.keys.len(),
                 not_before,
                 live,
+                labels: job
+                    .keys
+                    .iter()
+                    .map(|p| self.labels.get(*p).cloned().unwrap_or_default())
+                    .collect(),
             });
         }
         out

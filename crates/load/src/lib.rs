@@ -11,6 +11,7 @@ pub mod error;
 pub mod judge;
 pub mod live;
 pub mod merge;
+pub mod metrics;
 pub mod record;
 pub mod report;
 pub mod resolved;
@@ -55,6 +56,8 @@ pub struct LoadOptions {
     pub shard: Option<shard::Shard>,
     /// When the run starts, UTC epoch seconds (`--start-at`): every shard at once.
     pub start_at: Option<f64>,
+    /// Where the figures go while the run goes (`--metrics`), if anywhere.
+    pub metrics: Option<Arc<metrics::Exporter>>,
 }
 
 /// The default of `--max-rate`: the highest combined rate at which scenarios running together
@@ -76,6 +79,7 @@ impl LoadOptions {
             sending: engine::Sending::default(),
             shard: None,
             start_at: None,
+            metrics: None,
         }
     }
     fn mode(&self) -> Mode {
@@ -238,6 +242,10 @@ pub async fn execute(
     };
     let mut report = conductor.finish(&spec, &target, started_epoch, ending)?;
     report.start_late_secs = late;
+    // The last figures written (a few seconds at most), off the runtime's workers.
+    if let Some(m) = opts.metrics.clone() {
+        report.metrics = tokio::task::spawn_blocking(move || m.finish()).await.ok();
+    }
     Ok(report)
 }
 
@@ -287,6 +295,7 @@ async fn launch_one(
         keys,
         not_before,
         live,
+        labels,
     } = launch;
     // An interrupt ends the wait for the keys' quota: the scenario does not start.
     tokio::select! {
@@ -298,8 +307,10 @@ async fn launch_one(
         return (job, began, None);
     }
     let rc = resolved.clone();
-    let sink =
-        move |schedule: &schedule::Summary, wall0: f64| Answers::new(&rc, schedule, wall0, keys);
+    let tap = opts.metrics.as_ref().map(|m| m.tap(&resolved, labels));
+    let sink = move |schedule: &schedule::Summary, wall0: f64| {
+        Answers::new(&rc, schedule, wall0, keys).with_tap(tap)
+    };
     let attack = engine::Attack {
         target,
         resolved: &resolved,

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use super::judge::fleet::LISTED_KEYS;
 use fleet::{FLEET_FAILS_SHOWN, fleet_lines, fleet_markdown, shards_markdown};
-
 mod fleet;
 use super::judge::{KeyStats, ScenarioResult, ScenarioVerdict};
 use super::scheduler::Plan;
@@ -81,6 +80,9 @@ pub struct LoadReport {
     /// With `--start-at`: how long after it this run began, seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_late_secs: Option<f64>,
+    /// With `--metrics`: what was written to Prometheus, and what was lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<crate::metrics::MetricsAccount>,
 }
 
 impl LoadReport {
@@ -124,6 +126,7 @@ impl LoadReport {
             shards: Vec::new(),
             incomplete: None,
             start_late_secs: None,
+            metrics: None,
         }
     }
 
@@ -404,6 +407,7 @@ impl LoadReport {
                 .collect();
             let _ = writeln!(o, "admitted/sent per key: {}", keys.join(", "));
         }
+        o.push_str(&crate::metrics::summary(self.metrics.as_ref()));
         if let Some(p) = &self.plan {
             let _ = writeln!(
                 o,

@@ -61,26 +61,19 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).expect("JSON")
 }
 
-/// The arguments of a run of `scenario` against `url` with the Free keys in `keys`.
+/// The arguments of a run of `scenario` against `url` with the Free keys in `keys`, in one
+/// process: a shard's (`load_shards::shard_args`) without the shard.
 fn load_args(url: &str, keys: &Path, scenario: &str, out: &Path, more: &[&str]) -> Vec<String> {
-    let mut a: Vec<String> = [
-        "load",
-        "--target",
-        url,
-        "--insecure",
-        "--key-file",
-        &keys.display().to_string(),
-        "--scenario",
-        scenario,
-        "--rate-window",
-        WINDOW,
-        "--out",
-        &out.display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    a.extend(more.iter().map(|s| s.to_string()));
+    let mut a = crate::load_shards::shard_args(url, keys, scenario, 1, 1, 0.0, out);
+    // Not a shard: no --shard, no --start-at.
+    let at = a.iter().position(|x| x == "--shard").expect("--shard");
+    a.drain(at..at + 4);
+    a.extend(
+        ["--rate-window", WINDOW]
+            .iter()
+            .chain(more)
+            .map(|s| s.to_string()),
+    );
     a
 }
 
@@ -114,21 +107,26 @@ async fn two_shards_write_to_prometheus_what_their_reports_say_and_the_dashboard
     let sink = format!("prometheus-rw={}", prom.write_url());
     let out = dir.join("run");
     let began = now() + 3.0;
-    let at = format!("{began:.3}");
     let shards: Vec<Child> = (1..=2)
         .map(|i| {
-            let shard = format!("{i}/2");
+            let mut args = crate::load_shards::shard_args(
+                &reference.base_url,
+                &keys,
+                "free-fleet",
+                i,
+                2,
+                began,
+                &out,
+            );
             let more = [
-                "--shard",
-                &shard,
-                "--start-at",
-                &at,
+                "--rate-window",
+                WINDOW,
                 "--run-id",
                 &run_id,
                 "--metrics",
                 &sink,
             ];
-            let args = load_args(&reference.base_url, &keys, "free-fleet", &out, &more);
+            args.extend(more.iter().map(|s| s.to_string()));
             spawn(&args, &dir.join(format!("shard-{i}.log")))
         })
         .collect();

@@ -64,7 +64,7 @@ fn now() -> f64 {
 }
 
 /// The arguments of shard `i` of `n` of a run of `scenario` against `url` with `keys`.
-fn shard_args(
+pub(crate) fn shard_args(
     url: &str,
     keys: &Path,
     scenario: &str,

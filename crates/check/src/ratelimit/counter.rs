@@ -363,6 +363,46 @@ pub(crate) fn fault_words(fault: Fault) -> &'static str {
     }
 }
 
+/// How a key's history judgement is said: what the answers were read as (`what`, before the
+/// fault's words), where the fault is (`at`, after its figures) and what more the count says.
+pub(crate) struct Words<'a> {
+    pub what: &'a str,
+    pub at: String,
+    pub more: String,
+}
+
+/// Records a key's history judgement `j` under `id`: a pass, or its first fault in words.
+pub(crate) fn record_history(
+    ctx: &Ctx,
+    id: Check,
+    label: &str,
+    key: &PlanKey,
+    j: &linkcert_rate::quota::Judgement,
+    said: Words,
+    exchange: Option<&Exchange>,
+) {
+    match &j.first {
+        None if j.judged > 0 => ctx.rec.pass(id, label),
+        None => {}
+        Some(f) => ctx.rec.violation(
+            id,
+            label,
+            format!("the {} key: {}", key.plan, f.expected),
+            format!(
+                "{}{}: {}{} ({} of {} answers{})",
+                fault_words(f.fault),
+                said.what,
+                f.actual,
+                said.at,
+                j.faults,
+                j.judged,
+                said.more
+            ),
+            exchange,
+        ),
+    }
+}
+
 /// Each key's history judged apart.
 pub(super) fn judge(ctx: &Ctx, trails: &[Trail]) {
     let id = check_id!("ratelimit.counter");
@@ -379,22 +419,12 @@ pub(super) fn judge(ctx: &Ctx, trails: &[Trail]) {
             }
         }
         let j = history(t.n, w, &t.seen, false);
-        match j.first {
-            None if j.judged > 0 => ctx.rec.pass(id, &label),
-            None => {}
-            Some(f) => {
-                let what = fault_words(f.fault);
-                ctx.rec.violation(
-                    id,
-                    &label,
-                    format!("the {} key: {}", t.key.plan, f.expected),
-                    format!(
-                        "{what}: {} ({} of {} answers)",
-                        f.actual, j.faults, j.judged
-                    ),
-                    t.seen.get(f.at).map(|s| &s.exchange),
-                );
-            }
-        }
+        let at = j.first.as_ref().and_then(|f| t.seen.get(f.at));
+        let said = Words {
+            what: "",
+            at: String::new(),
+            more: String::new(),
+        };
+        record_history(ctx, id, &label, &t.key, &j, said, at.map(|s| &s.exchange));
     }
 }

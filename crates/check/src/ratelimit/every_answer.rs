@@ -71,30 +71,15 @@ pub(crate) fn judge(ctx: &Ctx) {
             continue;
         }
         let j = History::new(n, w).judge_each(&said);
-        match j.first {
-            None if j.judged > 0 => ctx.rec.pass(id, label),
-            None => {}
-            Some(f) => {
-                let at = mine
-                    .get(f.at)
-                    .map(|(s, _)| format!("; the answer to {} {}", s.method, s.path))
-                    .unwrap_or_default();
-                ctx.rec.violation(
-                    id,
-                    label,
-                    format!("the {} key: {}", key.plan, f.expected),
-                    format!(
-                        "{}: {}{at} ({} of {} answers, over {} requests the run sent with the key)",
-                        counter::fault_words(f.fault),
-                        f.actual,
-                        j.faults,
-                        j.judged,
-                        said.len()
-                    ),
-                    None,
-                );
-            }
-        }
+        let at = j.first.as_ref().and_then(|f| mine.get(f.at));
+        let words = counter::Words {
+            what: "",
+            at: at.map_or(String::new(), |(s, _)| {
+                format!("; the answer to {} {}", s.method, s.path)
+            }),
+            more: format!(", over {} requests the run sent with the key", said.len()),
+        };
+        counter::record_history(ctx, id, label, key, &j, words, None);
     }
 }
 

@@ -36,28 +36,15 @@ pub(crate) fn history(ctx: &Ctx, log: &[(&Sent, Said)], key: &PlanKey, class: &s
         .collect();
     let j = History::new(n, w).judge_each(&said);
     let label = "the units left the RateLimit fields say, key by key";
-    match j.first {
-        None if j.judged > 0 => ctx.rec.pass(id, label),
-        None => {}
-        Some(f) => {
-            let at = log.get(f.at).map(|(s, _)| s);
-            let quoted = at
-                .and_then(|s| s.fields.as_deref())
-                .map(|f| format!("; {}", f.quoted(ietf::RATELIMIT)))
-                .unwrap_or_default();
-            ctx.rec.violation(
-                id,
-                label,
-                format!("the {} key: {}", key.plan, f.expected),
-                format!(
-                    "{} (the RateLimit fields' units left, in X-RateLimit-Remaining's place): {}{quoted} ({} of {} answers)",
-                    counter::fault_words(f.fault),
-                    f.actual,
-                    j.faults,
-                    j.judged
-                ),
-                None,
-            );
-        }
-    }
+    let at = j.first.as_ref().and_then(|f| log.get(f.at));
+    let words = counter::Words {
+        what: " (the RateLimit fields' units left, in X-RateLimit-Remaining's place)",
+        at: at
+            .and_then(|(s, _)| s.fields.as_deref())
+            .map_or(String::new(), |f| {
+                format!("; {}", f.quoted(ietf::RATELIMIT))
+            }),
+        more: String::new(),
+    };
+    counter::record_history(ctx, id, label, key, &j, words, None);
 }

@@ -8,16 +8,15 @@ use std::process::Stdio;
 /// (or $LINKCERT_CHROMIUM) exists (None without it), and LINKCERT_REQUIRE_BROWSER=1 makes its
 /// absence a failure.
 pub fn browser(html: &Path, screenshot: Option<&Path>) -> Option<String> {
-    let chromium =
-        std::env::var("LINKCERT_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !Path::new(&chromium).exists() {
-        assert!(
-            std::env::var("LINKCERT_REQUIRE_BROWSER").is_err(),
-            "no browser at {chromium}: install Debian's chromium (.ci/run does)"
-        );
-        eprintln!("no browser at {chromium}: the report was checked structurally only");
-        return None;
-    }
+    let chromium = super::installed(
+        super::Tool {
+            env: "LINKCERT_CHROMIUM",
+            path: "/usr/bin/chromium",
+            required_by: "LINKCERT_REQUIRE_BROWSER",
+            package: "chromium",
+        },
+        "the report was checked structurally only",
+    )?;
     // A profile of its own per browser: two tests at once in one process would otherwise share
     // one, and the second Chromium refuses it ("SingletonLock: File exists").
     static BROWSERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -32,6 +32,32 @@ impl Words {
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A program `.ci/run` installs for the tests (Debian's package `package`), at `path` or at
+/// the path in the environment variable `env`.
+pub struct Tool {
+    pub env: &'static str,
+    pub path: &'static str,
+    /// The environment variable (set by `.ci/run`) that makes its absence a failure.
+    pub required_by: &'static str,
+    pub package: &'static str,
+}
+
+/// Where `tool` is; None where it is not installed (saying `otherwise`), unless it is required.
+pub fn installed(tool: Tool, otherwise: &str) -> Option<String> {
+    let path = std::env::var(tool.env).unwrap_or_else(|_| tool.path.into());
+    if std::path::Path::new(&path).exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var(tool.required_by).is_err(),
+        "no {} at {path}: install Debian's {} (.ci/run does)",
+        tool.package,
+        tool.package
+    );
+    eprintln!("no {} at {path}: {otherwise}", tool.package);
+    None
+}
+
 use linkcert::http::ClientConfig;
 use linkcert::server::{self, RunningServer, ServeConfig};
 use linkcert::spec::Spec;

@@ -2,7 +2,7 @@
 //! installs it), on loopback, with its remote-write receiver on; its query API; and the
 //! picture the book shows, drawn from what its queries return.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,16 +32,15 @@ impl Prometheus {
     /// Started and ready; None where it is not installed (LINKCERT_REQUIRE_PROMETHEUS=1, which
     /// .ci/run sets, makes that a failure).
     pub async fn start(name: &str) -> Option<Prometheus> {
-        let bin =
-            std::env::var("LINKCERT_PROMETHEUS").unwrap_or_else(|_| "/usr/bin/prometheus".into());
-        if !Path::new(&bin).exists() {
-            assert!(
-                std::env::var("LINKCERT_REQUIRE_PROMETHEUS").is_err(),
-                "no Prometheus at {bin}: install Debian's prometheus (.ci/run does)"
-            );
-            eprintln!("no Prometheus at {bin}: the test of load --metrics did not run");
-            return None;
-        }
+        let bin = super::installed(
+            super::Tool {
+                env: "LINKCERT_PROMETHEUS",
+                path: "/usr/bin/prometheus",
+                required_by: "LINKCERT_REQUIRE_PROMETHEUS",
+                package: "prometheus",
+            },
+            "the test of load --metrics did not run",
+        )?;
         let dir =
             std::env::temp_dir().join(format!("linkcert-prometheus-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

@@ -87,8 +87,8 @@ pub(super) struct LoadArgs {
     /// (docs/src/prometheus.md; a Grafana dashboard in deploy/grafana/). A Prometheus that is
     /// down or slow delays no request and changes no verdict: the samples it did not take are
     /// counted in load.json and the summary.
-    #[arg(long, value_name = "SINK", value_parser = metrics_arg)]
-    metrics: Option<linkcert_load::metrics::MetricsSink>,
+    #[arg(long, value_name = "SINK")]
+    metrics: Option<String>,
     #[command(flatten)]
     sharding: ShardArgs,
     #[command(subcommand)]
@@ -127,10 +127,6 @@ enum LoadCommand {
     Merge(super::merge::MergeArgs),
 }
 
-fn metrics_arg(s: &str) -> Result<linkcert_load::metrics::MetricsSink, String> {
-    linkcert_load::metrics::MetricsSink::parse(s)
-}
-
 fn shard_arg(s: &str) -> Result<linkcert_load::shard::Shard, String> {
     linkcert_load::shard::Shard::parse(s).map_err(|e| e.to_string())
 }
@@ -158,6 +154,12 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
     // Before anything else, and before any goose attack: goose's own Ctrl-C handler then
     // finds ours and stands aside, so it never decides a verdict.
     linkcert_run::interrupt::install().context("handling SIGINT and SIGTERM")?;
+    // Parsed here, not by clap, whose error would echo the value (a URL's credentials).
+    let sink = args
+        .metrics
+        .as_deref()
+        .map(load::metrics::MetricsSink::parse);
+    let sink = sink.transpose().map_err(anyhow::Error::msg)?;
     let spec = Arc::new(Spec::embedded().context("loading the built-in spec")?);
     let scenarios = if args.scenarios.is_empty() {
         Scenario::default_run()?
@@ -209,7 +211,7 @@ pub(super) async fn load(args: LoadArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let mut opts = opts;
-    if let Some(sink) = &args.metrics {
+    if let Some(sink) = &sink {
         // The shards of one run share its id; a run in one process names itself.
         let run_id = meta.as_ref().map(|m| m.run_id.clone());
         let run_id = run_id.or_else(|| args.sharding.run_id.clone());

@@ -51,6 +51,11 @@ impl Answers {
         }
     }
 
+    /// The run is over: its `--metrics` series end (judging may take a while yet).
+    pub fn end_tap(&mut self) {
+        self.tap = None;
+    }
+
     /// Also counting each answer for `--metrics`.
     pub fn with_tap(mut self, tap: Option<crate::metrics::Tap>) -> Answers {
         self.tap = tap;

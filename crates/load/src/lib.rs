@@ -319,5 +319,9 @@ async fn launch_one(
         live,
         watch,
     };
-    (job, began, Some(attack.run(sink).await))
+    let ran = attack.run(sink).await.map(|(run, mut answers)| {
+        answers.end_tap();
+        (run, answers)
+    });
+    (job, began, Some(ran))
 }

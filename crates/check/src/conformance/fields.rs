@@ -9,11 +9,10 @@
 //! `ratelimit::fields`'.
 
 use linkcert_http::Resp;
-use linkcert_rate::headers::ietf::{self, Quota};
-use linkcert_rate::headers::{self as rate_headers, Answer};
+use linkcert_rate::headers as rate_headers;
+use linkcert_rate::headers::ietf::{self, Beside, Quota};
 use linkcert_registry::check_id;
 use linkcert_run::target::PlanKey;
-use linkcert_spec::clock::now_epoch;
 use linkcert_spec::{Limit, Operation};
 
 use super::Ctx;
@@ -29,6 +28,7 @@ pub(crate) fn quota<'a>(ctx: &Ctx, key: &'a PlanKey, class: &str) -> Quota<'a> {
             _ => None,
         },
         window: ctx.target.window(&ctx.spec, class),
+        standard: class == ctx.spec.default_rate_class,
     }
 }
 
@@ -59,18 +59,18 @@ pub(super) fn judge(ctx: &Ctx, op: &Operation, x: &Exchange, r: &Resp) {
             return;
         }
     };
-    // Judged as it arrives: now is when it came, less its round trip when it went.
-    let recv = now_epoch();
     let h = |name| r.header(name);
-    let a = Answer {
-        sent: recv - r.elapsed.as_secs_f64(),
-        recv,
+    // The seconds to the reset count from the answer's Date: a family may hand an answer over
+    // well after it came (behind a slower one), so the client's clock is not used here.
+    let a = Beside {
         status: r.status,
         remaining: h(rate_headers::REMAINING),
         reset: h(rate_headers::RESET),
         retry_after: h(rate_headers::RETRY_AFTER),
+        date: h("date"),
+        exchange: None,
     };
-    match ietf::judge_answer(&f, &quota(ctx, key, &op.rate_class), &a, h("date")) {
+    match ietf::judge_answer(&f, &quota(ctx, key, &op.rate_class), &a) {
         Ok(()) => ctx.rec.pass(id, &label),
         Err(u) => ctx.rec.violation(
             id,

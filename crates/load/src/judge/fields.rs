@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use super::rule::{Judge, KeyNotes, KeyRule, KeyView, Rule, Setup};
 use crate::record::Record;
-use linkcert_rate::headers::Answer;
-use linkcert_rate::headers::ietf::{self, Quota};
+use linkcert_rate::headers::ietf::{self, Beside, Quota};
 use linkcert_rate::quota::{History, Said};
 
 pub(super) struct State {
@@ -21,6 +20,7 @@ pub(super) struct State {
     plan: String,
     limit: Option<u64>,
     window: Duration,
+    standard: bool,
     history: History,
     /// Answers whose fields were judged, and those found untrue or malformed.
     judged: u64,
@@ -37,6 +37,7 @@ impl State {
             plan: &self.plan,
             limit: self.limit,
             window: self.window,
+            standard: self.standard,
         }
     }
 
@@ -44,23 +45,27 @@ impl State {
     fn judge_one(&mut self, x: &Record) -> Option<u64> {
         let seen = x.fields.as_deref()?;
         let pairs = seen.pairs.iter().map(|(k, v)| (*k, v.as_str()));
+        // Judged on admitted and throttled answers, as `check` judges them; a refusal's fields
+        // (a gateway's, say) only feed the history, where well formed.
+        let judged = x.admitted() || x.throttled();
         let (expected, actual) = match ietf::read_pairs(pairs) {
             Ok(None) => return None,
+            Err(_) if !judged => return None,
             Ok(Some(f)) => {
                 let remaining = ietf::remaining(&f, &self.quota());
-                if !(x.admitted() || x.throttled()) {
+                if !judged {
                     return remaining;
                 }
-                let a = Answer {
-                    sent: self.wall0 + x.sent,
-                    recv: self.wall0 + x.recv,
+                let a = Beside {
                     status: x.status.unwrap_or(0),
                     remaining: x.remaining.as_deref(),
                     reset: x.reset.as_deref(),
                     retry_after: x.retry_after.as_deref(),
+                    date: seen.date.as_deref(),
+                    exchange: Some((self.wall0 + x.sent, self.wall0 + x.recv)),
                 };
                 self.judged += 1;
-                match ietf::judge_answer(&f, &self.quota(), &a, seen.date.as_deref()) {
+                match ietf::judge_answer(&f, &self.quota(), &a) {
                     Ok(()) => return remaining,
                     Err(u) => (
                         format!("{} (read by {})", u.expected, u.draft),
@@ -152,6 +157,7 @@ impl Rule for Fields {
             plan: plan.clone(),
             limit,
             window: s.r.window,
+            standard: s.r.standard,
             // A key without a limit the spec gives: only what the same answer says is judged.
             history: History::new(limit.unwrap_or(u64::MAX), s.r.window.as_secs_f64()),
             judged: 0,

@@ -46,24 +46,24 @@ pub struct MetricsSink {
 
 impl MetricsSink {
     /// `prometheus-rw=URL`: Prometheus's remote-write endpoint (`/api/v1/write`).
+    /// The value is never echoed in an error: a URL may carry credentials.
     pub fn parse(s: &str) -> Result<MetricsSink, String> {
         let Some(url) = s.strip_prefix("prometheus-rw=") else {
-            return Err(format!(
-                "{s:?}: expected prometheus-rw=URL, the remote-write endpoint of a Prometheus started with --web.enable-remote-write-receiver (http://localhost:9090/api/v1/write)"
-            ));
+            return Err("--metrics: expected prometheus-rw=URL, the remote-write endpoint of a Prometheus started with --web.enable-remote-write-receiver (http://localhost:9090/api/v1/write)".into());
         };
-        let url = url::Url::parse(url).map_err(|e| format!("{url:?}: not a URL: {e}"))?;
+        let url = url::Url::parse(url).map_err(|e| format!("--metrics: not a URL ({e})"))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("{url}: an http or https URL"));
+            return Err("--metrics: the URL must be http or https".into());
         }
         Ok(MetricsSink { url })
     }
 
-    /// The URL as reports show it: without the credentials it may carry.
+    /// The URL as reports show it: without the credentials or query it may carry.
     pub fn shown(&self) -> String {
         let mut u = self.url.clone();
         let _ = u.set_username("");
         let _ = u.set_password(None);
+        u.set_query(None);
         u.to_string()
     }
 }
@@ -142,20 +142,31 @@ impl Exporter {
     }
 
     /// Where one scenario's run counts its answers; `labels`: its keys' labels (`free#17`).
+    /// A scenario run again (alone, after its generator saturated) counts on in its series:
+    /// one series per label set, its counters never going back.
     pub fn tap(&self, r: &Resolved, labels: Vec<String>) -> Tap {
-        let window = r.window.as_secs_f64();
-        let limits: u64 = (0..r.keys.len()).map(|k| r.key_limit(k)).sum();
-        let s = ScenarioSeries::new(
-            &r.scenario.name,
-            &r.scenario.plan,
-            limits as f64 / window,
-            labels,
-        );
         let mut all = lock(&self.shared.scenarios);
-        all.push(s);
+        let at = match all.iter().position(|s| s.name == r.scenario.name) {
+            Some(at) => {
+                all[at].again();
+                at
+            }
+            None => {
+                let window = r.window.as_secs_f64();
+                let limits: u64 = (0..r.keys.len()).map(|k| r.key_limit(k)).sum();
+                let (name, plan) = (&r.scenario.name, &r.scenario.plan);
+                all.push(ScenarioSeries::new(
+                    name,
+                    plan,
+                    limits as f64 / window,
+                    labels,
+                ));
+                all.len() - 1
+            }
+        };
         Tap {
             shared: self.shared.clone(),
-            at: all.len() - 1,
+            at,
         }
     }
 
@@ -218,6 +229,9 @@ fn writer(shared: &Shared, url: url::Url, run: &RunLabels) {
     };
     let mut backlog: VecDeque<Vec<TimeSeries>> = VecDeque::new();
     let mut next = Instant::now() + EVERY;
+    // Each series' samples in time order, one per millisecond at most (Prometheus refuses a
+    // sample at or before the last), whatever the wall clock does.
+    let mut at_ms = 0i64;
     loop {
         let last = shared.stop.load(Ordering::Relaxed);
         if !last {
@@ -228,9 +242,10 @@ fn writer(shared: &Shared, url: url::Url, run: &RunLabels) {
             if Instant::now() < next {
                 continue;
             }
-            next += EVERY;
+            // Ticks missed while a write waited are skipped, not caught up on.
+            next = (next + EVERY).max(Instant::now());
         }
-        let at_ms = (linkcert_spec::clock::now_epoch() * 1000.0) as i64;
+        at_ms = ((linkcert_spec::clock::now_epoch() * 1000.0) as i64).max(at_ms + 1);
         let batch = series::export(run, &mut lock(&shared.scenarios), at_ms);
         if !batch.is_empty() {
             backlog.push_back(batch);
@@ -253,7 +268,12 @@ fn writer(shared: &Shared, url: url::Url, run: &RunLabels) {
                     lock(&shared.account).samples_written += n;
                     backlog.pop_front();
                 }
-                Err(e) => {
+                // Refused for what it holds: sent again, it would be refused again.
+                Err(Write::Refused(e)) => {
+                    let n = backlog.pop_front().map_or(0, |b| b.len());
+                    lost(shared, n, &e);
+                }
+                Err(Write::NotTaken(e)) => {
                     lock(&shared.account).first_error.get_or_insert(e);
                     break;
                 }
@@ -274,16 +294,24 @@ fn lost(shared: &Shared, n: usize, why: &str) {
     a.first_error.get_or_insert_with(|| why.to_string());
 }
 
-/// One remote write; the error in words.
+/// Why a write did not go through, in words.
+enum Write {
+    /// Prometheus answered 4xx (but 429): the samples themselves were refused.
+    Refused(String),
+    /// No answer, a 5xx or a 429: worth sending again.
+    NotTaken(String),
+}
+
+/// One remote write.
 async fn write(
     client: &reqwest::Client,
     url: &url::Url,
     batch: Vec<TimeSeries>,
-) -> Result<(), String> {
+) -> Result<(), Write> {
     let body = WriteRequest { timeseries: batch }
         .sorted()
         .encode_compressed()
-        .map_err(|e| format!("snappy: {e}"))?;
+        .map_err(|e| Write::Refused(format!("snappy: {e}")))?;
     let resp = client
         .post(url.clone())
         .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
@@ -292,14 +320,18 @@ async fn write(
         .body(body)
         .send()
         .await
-        .map_err(|e| linkcert_http::describe(&e).to_string())?;
+        .map_err(|e| Write::NotTaken(linkcert_http::describe(&e).to_string()))?;
     let status = resp.status();
     if status.is_success() {
         return Ok(());
     }
     let text = resp.text().await.unwrap_or_default();
-    Err(format!(
+    let words = format!(
         "HTTP {status}: {}",
         text.chars().take(200).collect::<String>().trim()
-    ))
+    );
+    Err(match status.as_u16() {
+        429 | 500.. => Write::NotTaken(words),
+        _ => Write::Refused(words),
+    })
 }

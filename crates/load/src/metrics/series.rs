@@ -89,9 +89,18 @@ impl ScenarioSeries {
         self.lateness = self.lateness.max(rec.sent - rec.due);
     }
 
+    /// Running again (a scenario run again alone): its series go on.
+    pub fn again(&mut self) {
+        self.done = false;
+        self.written_done = false;
+    }
+
     /// Keys that did worst so far take the free places among those labelled by name; a key
     /// once labelled stays, so its series does not break off.
     fn choose_worst(&mut self) {
+        if self.worst.len() >= WORST_KEYS {
+            return;
+        }
         let mut ranked: Vec<usize> = (0..self.keys.len())
             .filter(|i| self.keys[*i].1.badness() > 0 && !self.worst.contains(i))
             .collect();

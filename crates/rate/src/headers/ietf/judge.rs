@@ -1,26 +1,49 @@
-//! Whether one answer's RateLimit fields say the truth, as `check` and `load` both judge them:
-//! the policy's quota and window are the plan's, the units left are X-RateLimit-Remaining's,
-//! the seconds to the reset are what X-RateLimit-Reset names (and, on a 429, no shorter than
-//! Retry-After asks to wait). Whether the units left follow from the key's own history is the
-//! counter rule's (`crate::quota`), fed `remaining` by the caller.
+//! Whether one answer's RateLimit fields say the truth, as `check` and `load` both judge them.
+//! Only what the fields say of the plan's own policy is set against X-RateLimit-*: a target
+//! may list other policies (a burst policy beside a daily one) and, as the drafts up to -07
+//! ask, report the state of the one closest to running out. So:
+//! - a listed policy over the plan's window states the plan's quota (another quota over the
+//!   same window contradicts the plan); one over another window is another policy;
+//! - a `RateLimit` member is the plan's policy's state when it names the listed policy that
+//!   is the plan's, or states the plan's limit (-06, -07), or is the only member beside one
+//!   listed policy, the plan's; anything else is another policy's state, not judged here;
+//! - the plan's state: its units left are X-RateLimit-Remaining's; its seconds to the reset at
+//!   most its window, what X-RateLimit-Reset names, and on a 429 no fewer than Retry-After's.
 //!
-//! Several policies may be listed (a burst policy beside a daily one): the one that is the
-//! plan's is judged, and a `RateLimit` member naming another policy is that policy's state,
-//! not judged against X-RateLimit-*.
+//! The spec's words also allow a per-hour reading of a per-minute limit (`read_limit`): a
+//! policy of 60 times the limit over an hour is read as the plan's too. Whether the units
+//! left follow from the key's own history is the counter rule's (`crate::quota`), fed
+//! `remaining` by the caller.
 
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::read::{Fields, Form, LIMIT_06, Now, Policy, REMAINING_06, RESET_06};
 use super::{POLICY, RATELIMIT};
-use crate::headers::{Answer, ResetUnit, SLACK_SECS, parse_count, parse_retry_after, reset_unit};
+use crate::headers::{ResetUnit, SLACK_SECS, parse_count, parse_retry_after, reset_unit};
 
 /// What the spec's plan says of the class a request is counted in.
 #[derive(Clone, Copy, Debug)]
 pub struct Quota<'a> {
     pub plan: &'a str,
-    /// The plan's fixed limit per window; None where the spec gives none (a custom plan).
+    /// The plan's fixed limit per window; None where the spec gives none (a custom plan): then
+    /// nothing identifies the plan's policy, and only the fields' form is judged.
     pub limit: Option<u64>,
     pub window: Duration,
+    /// The class is the spec's standard (per-minute) one, the only one read per hour.
+    pub standard: bool,
+}
+
+/// What else one answer says, beside its fields.
+#[derive(Clone, Copy, Debug)]
+pub struct Beside<'a> {
+    pub status: u16,
+    pub remaining: Option<&'a str>,
+    pub reset: Option<&'a str>,
+    pub retry_after: Option<&'a str>,
+    pub date: Option<&'a str>,
+    /// When the exchange went and came back (UTC epoch seconds), where the caller knows them:
+    /// without a Date, what the seconds to the reset count from.
+    pub exchange: Option<(f64, f64)>,
 }
 
 /// A RateLimit field that says what is not so: the field, quoted as sent, the draft whose
@@ -34,38 +57,62 @@ pub struct Untrue {
     pub actual: String,
 }
 
+/// The window of the per-hour reading.
+const HOUR: u64 = 3600;
+
 /// A window of `w` whole seconds is `window`: equal, or either whole second around a window
 /// that has a fraction (a shortened development window).
 fn window_is(w: u64, window: Duration) -> bool {
     (w as f64 - window.as_secs_f64()).abs() < 1.0
 }
 
-/// The listed policy that is the plan's: the quota its limit, the window its window (or none).
-fn plans_policy(f: &Fields, n: u64, window: Duration) -> Option<&Policy> {
-    f.policies
-        .iter()
-        .find(|p| p.requests && p.quota == n && p.window.is_none_or(|w| window_is(w, window)))
+impl Quota<'_> {
+    /// The window, in seconds, a quota of `quota` is the plan's over: its window, the hour of
+    /// the per-hour reading, or None (not the plan's).
+    fn window_of(&self, quota: u64, w: Option<u64>) -> Option<f64> {
+        let n = self.limit?;
+        if quota == n && w.is_none_or(|w| window_is(w, self.window)) {
+            Some(self.window.as_secs_f64())
+        } else if self.standard && quota == n.saturating_mul(60) && w.is_none_or(|w| w == HOUR) {
+            Some(HOUR as f64)
+        } else {
+            None
+        }
+    }
 }
 
-/// The members of the current state that are the plan's policy's: those naming it, or, when
-/// the policy has no name or none is listed, every member.
-fn plans_now<'f>(f: &'f Fields, q: &Quota) -> Vec<&'f Now> {
-    let policy = q.limit.and_then(|n| plans_policy(f, n, q.window));
-    match policy.and_then(|p| p.name.as_deref()) {
-        Some(name) => f
-            .now
-            .iter()
-            .filter(|m| m.policy.as_deref().is_none_or(|p| p == name))
-            .collect(),
-        None => f.now.iter().collect(),
-    }
+/// The listed policy that is the plan's, with its window in seconds.
+fn plans_policy<'f>(f: &'f Fields, q: &Quota) -> Option<(&'f Policy, f64)> {
+    f.policies
+        .iter()
+        .filter(|p| p.requests)
+        .find_map(|p| Some((p, q.window_of(p.quota, p.window)?)))
+}
+
+/// The members of `RateLimit` that are the plan's policy's state, each with its window.
+fn plans_now<'f>(f: &'f Fields, q: &Quota) -> Vec<(&'f Now, f64)> {
+    let policy = plans_policy(f, q);
+    f.now
+        .iter()
+        .filter_map(|m| match (&m.policy, m.limit) {
+            (Some(name), _) => {
+                let (p, w) = policy?;
+                (p.name.as_deref() == Some(name.as_str())).then_some((m, w))
+            }
+            (None, Some(l)) => Some((m, q.window_of(l, None)?)),
+            (None, None) => {
+                let (_, w) = policy.filter(|_| f.policies.len() == 1 && f.now.len() == 1)?;
+                Some((m, w))
+            }
+        })
+        .collect()
 }
 
 /// The units the plan's policy has left, as the fields say, for the counter rule: None when
 /// they do not say it of that policy alone.
 pub fn remaining(f: &Fields, q: &Quota) -> Option<u64> {
     match plans_now(f, q)[..] {
-        [one] => one.remaining,
+        [(one, _)] => one.remaining,
         _ => None,
     }
 }
@@ -94,8 +141,8 @@ fn words(m: &Now) -> Words {
 }
 
 /// Judges one answer's fields `f` (a 2xx or 429 to a request of the key whose plan `q` is),
-/// beside its X-RateLimit-* and Retry-After (`a`) and its Date.
-pub fn judge_answer(f: &Fields, q: &Quota, a: &Answer, date: Option<&str>) -> Result<(), Untrue> {
+/// beside the rest of the answer (`a`).
+pub fn judge_answer(f: &Fields, q: &Quota, a: &Beside) -> Result<(), Untrue> {
     let draft = f.now.first().map_or(Form::Lists, |m| m.form).draft();
     let untrue = |field: &'static str, expected: String, actual: String| Untrue {
         field,
@@ -104,50 +151,17 @@ pub fn judge_answer(f: &Fields, q: &Quota, a: &Answer, date: Option<&str>) -> Re
         expected,
         actual,
     };
-    let window = q.window;
-    if let Some(n) = q.limit {
-        let listed: Vec<&Policy> = f.policies.iter().filter(|p| p.requests).collect();
-        if !listed.is_empty() && plans_policy(f, n, window).is_none() {
-            return Err(untrue(
-                POLICY,
-                format!(
-                    "a policy of quota {n} per {window:?} (w={}, or no w): the {} plan's limit",
-                    window.as_secs_f64().round(),
-                    q.plan
-                ),
-                format!("policies {}", describe(&listed)),
-            ));
-        }
-        for m in &f.now {
-            let Some(l) = m.limit else { continue };
-            if l != n && !listed.iter().any(|p| p.quota == l) {
-                let field = if m.form == Form::Separate {
-                    LIMIT_06
-                } else {
-                    RATELIMIT
-                };
-                return Err(untrue(
-                    field,
-                    format!("a limit of {n}, the {} plan's per {window:?}", q.plan),
-                    format!("{l}"),
-                ));
-            }
-        }
-    }
-    let candidates = plans_now(f, q);
-    let told_any = candidates.iter().any(|m| m.remaining.is_some());
-    let chosen = match parse_count(a.remaining).filter(|_| told_any) {
+    contradicted_quota(f, q)
+        .map_err(|(field, expected, actual)| untrue(field, expected, actual))?;
+    let plans = plans_now(f, q);
+    let told: Vec<&(&Now, f64)> = plans
+        .iter()
+        .filter(|(m, _)| m.remaining.is_some())
+        .collect();
+    let chosen = match parse_count(a.remaining).filter(|_| !told.is_empty()) {
         Some(x) => {
-            let told: Vec<&&Now> = candidates
-                .iter()
-                .filter(|m| m.remaining.is_some())
-                .collect();
-            let same: Vec<&Now> = told
-                .iter()
-                .filter(|m| m.remaining == Some(x))
-                .map(|m| **m)
-                .collect();
-            if let (Some(m), true) = (told.first(), same.is_empty()) {
+            let same = told.iter().find(|(m, _)| m.remaining == Some(x));
+            if let (Some((m, _)), None) = (told.first(), same) {
                 let (field, r) = words(m).remaining;
                 return Err(untrue(
                     field,
@@ -155,53 +169,87 @@ pub fn judge_answer(f: &Fields, q: &Quota, a: &Answer, date: Option<&str>) -> Re
                     format!("{r}={}", m.remaining.unwrap_or_default()),
                 ));
             }
-            same.first().copied()
+            same.map(|c| **c)
         }
-        None => match candidates[..] {
+        None => match plans[..] {
             [one] => Some(one),
             _ => None,
         },
     };
-    let Some(m) = chosen else { return Ok(()) };
+    let Some((m, window)) = chosen else {
+        return Ok(());
+    };
     let Some(t) = m.reset_in else { return Ok(()) };
-    reset_agrees(f, m, t, q, a, date)
+    reset_agrees(words(m).reset.1, t, window, a)
         .map_err(|(expected, actual)| untrue(words(m).reset.0, expected, actual))
 }
 
-/// The member's seconds to the reset `t`: within the policy's window, what X-RateLimit-Reset
-/// names, and on a 429 no shorter than Retry-After's wait. Counted from when the target
-/// answered: its Date (whole seconds, centred; a server may cache it up to a second), else the
-/// exchange's middle by the client's clock, less certain by half the round trip.
-fn reset_agrees(
-    f: &Fields,
-    m: &Now,
-    t: u64,
-    q: &Quota,
-    a: &Answer,
-    date: Option<&str>,
-) -> Result<(), (String, String)> {
-    let word = words(m).reset.1;
-    let policy_window = q
-        .limit
-        .and_then(|n| plans_policy(f, n, q.window))
-        .and_then(|p| p.window)
-        .map_or(q.window.as_secs_f64(), |w| w as f64);
-    if t as f64 > policy_window + SLACK_SECS {
+/// A listed policy over the plan's window with another quota, or a limit (-06, -07) that is
+/// neither the plan's nor any listed policy's: (field, expected, actual).
+fn contradicted_quota(f: &Fields, q: &Quota) -> Result<(), (&'static str, String, String)> {
+    let Some(n) = q.limit else { return Ok(()) };
+    let window = q.window;
+    let listed: Vec<&Policy> = f.policies.iter().filter(|p| p.requests).collect();
+    let over_the_window = listed
+        .iter()
+        .find(|p| p.window.is_some_and(|w| window_is(w, window)) && p.quota != n);
+    if let Some(p) = over_the_window {
         return Err((
-            format!("{word}: the seconds until the reset, at most the window ({policy_window} s)"),
+            POLICY,
+            format!(
+                "a quota of {n} over {} s, the {} plan's limit per {window:?}",
+                p.window.unwrap_or_default(),
+                q.plan
+            ),
+            format!("policies {}", describe(&listed)),
+        ));
+    }
+    for m in f.now.iter().filter(|m| m.policy.is_none()) {
+        let Some(l) = m.limit else { continue };
+        if !listed.is_empty()
+            && q.window_of(l, None).is_none()
+            && !listed.iter().any(|p| p.quota == l)
+        {
+            let field = if m.form == Form::Separate {
+                LIMIT_06
+            } else {
+                RATELIMIT
+            };
+            return Err((
+                field,
+                format!(
+                    "a limit of {n} (the {} plan's per {window:?}) or of a policy listed",
+                    q.plan
+                ),
+                format!("{l}, beside policies {}", describe(&listed)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The seconds to the reset `t` of a policy over `window` seconds: at most the window, what
+/// X-RateLimit-Reset names, and on a 429 no fewer than Retry-After asks to wait. Counted from
+/// when the target answered: its Date (whole seconds, centred; a server may cache it up to a
+/// second), else the exchange's middle by the client's clock, less certain by half the round
+/// trip; with neither, only the window bounds it.
+fn reset_agrees(word: &str, t: u64, window: f64, a: &Beside) -> Result<(), (String, String)> {
+    if t as f64 > window + SLACK_SECS {
+        return Err((
+            format!("{word}: the seconds until the reset, at most the window ({window} s)"),
             format!("{word}={t} (milliseconds, or an epoch time?)"),
         ));
     }
-    let by_date = date
+    let by_date = a
+        .date
         .and_then(|d| httpdate::parse_http_date(d.trim()).ok())
         .and_then(|d| d.duration_since(UNIX_EPOCH).ok())
-        .map(|d| d.as_secs_f64() + 0.5);
-    let (at, tolerance) = match by_date {
-        Some(at) => (at, SLACK_SECS + 1.0),
-        None => (
-            (a.sent + a.recv) / 2.0,
-            SLACK_SECS + (a.recv - a.sent) / 2.0,
-        ),
+        .map(|d| (d.as_secs_f64() + 0.5, SLACK_SECS + 1.0));
+    let by_exchange = a
+        .exchange
+        .map(|(sent, recv)| ((sent + recv) / 2.0, SLACK_SECS + (recv - sent) / 2.0));
+    let Some((at, tolerance)) = by_date.or(by_exchange) else {
+        return Ok(());
     };
     let x_reset_in = a.reset.map(reset_unit).and_then(|u| match u {
         ResetUnit::EpochSeconds(v) => Some(v as f64 - at),

@@ -14,7 +14,7 @@ use std::time::Duration;
 mod judge;
 mod read;
 
-pub use judge::{Quota, Untrue, judge_answer, remaining};
+pub use judge::{Beside, Quota, Untrue, judge_answer, remaining};
 pub use read::{
     Fields, Form, LIMIT_06, Malformed, NAMES, Now, Policy, REMAINING_06, RESET_06, combined, read,
     read_pairs,

@@ -1,7 +1,6 @@
 //! The fields as built, read in every draft's form, and judged.
 
 use super::*;
-use crate::headers::Answer;
 
 /// The fields of an answer with these (name, value) pairs.
 fn fields(pairs: &[(&str, &str)]) -> Result<Option<Fields>, Malformed> {
@@ -136,20 +135,20 @@ fn date_epoch() -> f64 {
         .as_secs_f64()
 }
 
-/// A Free key's answer as X-RateLimit-* say it: `remaining` left, the reset 17 s after Date.
+/// A Free key's answer as X-RateLimit-* say it: `remaining` left, Reset `reset`, its Date.
 fn answer<'a>(
     status: u16,
     remaining: &'a str,
     reset: &'a str,
     retry: Option<&'a str>,
-) -> Answer<'a> {
-    Answer {
-        sent: NOW,
-        recv: NOW + 0.2,
+) -> Beside<'a> {
+    Beside {
         status,
         remaining: Some(remaining),
         reset: Some(reset),
         retry_after: retry,
+        date: Some(DATE),
+        exchange: Some((NOW, NOW + 0.2)),
     }
 }
 
@@ -157,48 +156,58 @@ const FREE: Quota = Quota {
     plan: "free",
     limit: Some(60),
     window: Duration::from_secs(60),
+    standard: true,
 };
 
-fn judged(pairs: &[(&str, &str)], a: &Answer) -> Result<(), Untrue> {
-    judge_answer(&one(pairs), &FREE, a, Some(DATE))
+fn judged(pairs: &[(&str, &str)], a: &Beside) -> Result<(), Untrue> {
+    judge_answer(&one(pairs), &FREE, a)
 }
+
+const PLAN: (&str, &str) = (POLICY, r#""standard";q=60;w=60"#);
+const PLAN_07: (&str, &str) = (POLICY, "60;w=60");
 
 #[test]
 fn fields_that_say_what_x_ratelimit_says_pass_in_every_form() {
     let reset = format!("{}", date_epoch() as u64 + 17);
     let a = answer(200, "42", &reset, None);
     for pairs in [
-        vec![
-            (POLICY, r#""standard";q=60;w=60"#),
-            (RATELIMIT, r#""standard";r=42;t=17"#),
-        ],
+        vec![PLAN, (RATELIMIT, r#""standard";r=42;t=17"#)],
         // Several policies: the plan's is judged, the burst's state is its own.
         vec![
             (POLICY, r#""burst";q=10;w=1, "standard";q=60;w=60"#),
             (RATELIMIT, r#""burst";r=9;t=1, "standard";r=42;t=16"#),
         ],
+        // The state of the policy closest to running out only: not the plan's, not judged.
+        vec![PLAN, (RATELIMIT, r#""burst";r=3;t=1"#)],
+        vec![(RATELIMIT, r#""burst";r=3;t=1"#)],
         vec![
-            (POLICY, r#""standard";q=60"#),
-            (RATELIMIT, r#""burst";r=3;t=1"#),
+            (POLICY, "10;w=1, 60;w=60"),
+            (RATELIMIT, "limit=10, remaining=5, reset=1"),
         ],
-        vec![
-            (RATELIMIT, "limit=60, remaining=42, reset=18"),
-            (POLICY, "60;w=60"),
-        ],
+        vec![(RATELIMIT, "limit=60, remaining=42, reset=18"), PLAN_07],
         vec![(LIMIT_06, "60"), (REMAINING_06, "42"), (RESET_06, "17")],
-        vec![(RATELIMIT, r#""standard";r=42"#)],
+        // The per-hour reading of the plan's limit, and a daily policy beside it.
+        vec![
+            (POLICY, r#""hourly";q=3600;w=3600, "daily";q=10000;w=86400"#),
+            (RATELIMIT, r#""hourly";r=42;t=17"#),
+        ],
     ] {
         assert_eq!(judged(&pairs, &a), Ok(()), "{pairs:?}");
     }
-    let f = one(&[(RATELIMIT, r#""standard";r=42;t=17"#)]);
+    let f = one(&[PLAN, (RATELIMIT, r#""standard";r=42;t=17"#)]);
     assert_eq!(remaining(&f, &FREE), Some(42));
+    let f = one(&[(RATELIMIT, r#""burst";r=3;t=1"#)]);
+    assert_eq!(remaining(&f, &FREE), None);
     // A 429 whose reset is its Retry-After.
     let a = answer(429, "0", &reset, Some("17"));
-    assert_eq!(judged(&[(RATELIMIT, r#""standard";r=0;t=17"#)], &a), Ok(()));
+    assert_eq!(
+        judged(&[PLAN, (RATELIMIT, r#""standard";r=0;t=17"#)], &a),
+        Ok(())
+    );
 }
 
 /// What the finding on these fields names: (field, expected, actual).
-fn untrue(pairs: &[(&str, &str)], a: &Answer) -> (String, String, String) {
+fn untrue(pairs: &[(&str, &str)], a: &Beside) -> (String, String, String) {
     let u = judged(pairs, a).expect_err("untrue");
     assert!(u.quoted.starts_with(u.field), "{u:?}");
     (u.field.to_string(), u.expected, u.actual)
@@ -210,32 +219,39 @@ fn untrue_fields_are_named_quoted_and_contradicted() {
     let a = answer(200, "42", &reset, None);
     let (field, expected, actual) = untrue(&[(POLICY, r#""standard";q=61;w=60"#)], &a);
     assert_eq!(field, POLICY);
-    assert!(expected.contains("quota 60 per 60s"), "{expected}");
+    assert!(expected.contains("a quota of 60 over 60 s"), "{expected}");
     assert_eq!(actual, r#"policies "standard";q=61;w=60"#);
-    let (field, _, actual) = untrue(&[(POLICY, r#""standard";q=60;w=3600"#)], &a);
-    assert_eq!((field.as_str(), actual.contains("w=3600")), (POLICY, true));
-    let (field, _, actual) = untrue(&[(RATELIMIT, "limit=100, remaining=42, reset=17")], &a);
-    assert_eq!((field.as_str(), actual.as_str()), (RATELIMIT, "100"));
-    let (field, _, actual) = untrue(&[(LIMIT_06, "100"), (REMAINING_06, "42")], &a);
-    assert_eq!((field.as_str(), actual.as_str()), (LIMIT_06, "100"));
-    let (field, expected, actual) = untrue(&[(RATELIMIT, r#""standard";r=47;t=17"#)], &a);
+    let (field, _, actual) = untrue(&[(POLICY, "61;w=60")], &a);
+    assert_eq!(
+        (field.as_str(), actual.as_str()),
+        (POLICY, "policies 61;w=60")
+    );
+    let (field, _, actual) = untrue(
+        &[(RATELIMIT, "limit=100, remaining=42, reset=17"), PLAN_07],
+        &a,
+    );
+    assert_eq!(field, RATELIMIT);
+    assert!(actual.starts_with("100, beside"), "{actual}");
+    let (field, _, _) = untrue(&[(LIMIT_06, "100"), (REMAINING_06, "42"), PLAN_07], &a);
+    assert_eq!(field, LIMIT_06);
+    let (field, expected, actual) = untrue(&[PLAN, (RATELIMIT, r#""standard";r=47;t=17"#)], &a);
     assert_eq!(field, RATELIMIT);
     assert_eq!(
         (expected.as_str(), actual.as_str()),
         ("r=42, as X-RateLimit-Remaining says", "r=47")
     );
-    let (field, _, actual) = untrue(&[(REMAINING_06, "41"), (RESET_06, "17")], &a);
+    let (field, _, actual) = untrue(&[(REMAINING_06, "41"), (RESET_06, "17"), PLAN_07], &a);
     assert_eq!(
         (field.as_str(), actual.as_str()),
         (REMAINING_06, "RateLimit-Remaining=41")
     );
     // The reset in milliseconds, as an epoch time, or far from what X-RateLimit-Reset names.
-    let (_, _, actual) = untrue(&[(RATELIMIT, r#""standard";r=42;t=17000"#)], &a);
+    let (_, _, actual) = untrue(&[PLAN, (RATELIMIT, r#""standard";r=42;t=17000"#)], &a);
     assert!(actual.contains("milliseconds"), "{actual}");
-    let (field, _, actual) = untrue(&[(RESET_06, &reset)], &a);
+    let (field, _, actual) = untrue(&[(RESET_06, &reset), PLAN_07], &a);
     assert_eq!(field, RESET_06);
     assert!(actual.contains("epoch"), "{actual}");
-    let (_, expected, actual) = untrue(&[(RATELIMIT, r#""standard";r=42;t=50"#)], &a);
+    let (_, expected, actual) = untrue(&[PLAN, (RATELIMIT, r#""standard";r=42;t=50"#)], &a);
     assert_eq!(
         (expected.as_str(), actual.as_str()),
         ("t=17, the reset X-RateLimit-Reset names", "t=50")
@@ -247,27 +263,36 @@ fn untrue_fields_are_named_quoted_and_contradicted() {
     assert!(expected.contains("X-RateLimit-Reset"), "{expected}");
     assert_eq!(actual, "reset=4");
     let a = answer(429, "0", &reset, Some("40"));
-    let (_, expected, actual) = untrue(&[(RATELIMIT, r#""standard";r=0;t=17"#)], &a);
+    let (_, expected, actual) = untrue(&[PLAN, (RATELIMIT, r#""standard";r=0;t=17"#)], &a);
     assert!(expected.contains("Retry-After asks"), "{expected}");
     assert_eq!(actual, "t=17 on a 429");
 }
 
 #[test]
-fn without_a_date_the_reset_is_counted_from_the_exchange() {
+fn without_a_date_the_reset_is_counted_from_the_exchange_or_not_at_all() {
     let reset = format!("{}", NOW as u64 + 17);
-    let a = answer(200, "42", &reset, None);
-    let f = one(&[(RATELIMIT, r#""standard";r=42;t=17"#)]);
-    assert_eq!(judge_answer(&f, &FREE, &a, None), Ok(()));
-    let f = one(&[(RATELIMIT, r#""standard";r=42;t=27"#)]);
-    assert!(judge_answer(&f, &FREE, &a, None).is_err());
-    // A custom plan's quota is its own: only what the same answer says is compared.
+    let a = Beside {
+        date: None,
+        ..answer(200, "42", &reset, None)
+    };
+    let f = one(&[PLAN, (RATELIMIT, r#""standard";r=42;t=17"#)]);
+    assert_eq!(judge_answer(&f, &FREE, &a), Ok(()));
+    let f = one(&[PLAN, (RATELIMIT, r#""standard";r=42;t=27"#)]);
+    assert!(judge_answer(&f, &FREE, &a).is_err());
+    // Neither a Date nor the exchange's times: only the window bounds the reset.
+    let unknown = Beside {
+        exchange: None,
+        ..a
+    };
+    assert_eq!(judge_answer(&f, &FREE, &unknown), Ok(()));
+    // A custom plan's quota is its own: only the fields' form is judged.
     let custom = Quota {
         limit: None,
         ..FREE
     };
     let f = one(&[
-        (POLICY, r#""standard";q=5000;w=60"#),
-        (RATELIMIT, r#""standard";r=42;t=17"#),
+        (POLICY, r#""enterprise";q=5000;w=3600"#),
+        (RATELIMIT, r#""enterprise";r=4000;t=1800"#),
     ]);
-    assert_eq!(judge_answer(&f, &custom, &a, None), Ok(()));
+    assert_eq!(judge_answer(&f, &custom, &a), Ok(()));
 }

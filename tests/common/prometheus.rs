@@ -258,8 +258,9 @@ pub fn svg(panels: &[Panel]) -> String {
             ));
             o.push_str(&format!(
                 r#"<text x="{}" y="{}" fill="{c}">{}</text>"#,
+                // Three legends across, the fourth under the first, below the title.
                 x0 + 10.0 + 150.0 * (j % 3) as f64,
-                y0 + 32.0 + 0.0 * (j / 3) as f64,
+                y0 + 32.0 + 11.0 * (j / 3) as f64,
                 esc(name)
             ));
         }

@@ -76,16 +76,6 @@ pub struct Now {
     pub reset_in: Option<u64>,
 }
 
-impl Now {
-    /// The field that carries it, by the form's name.
-    pub fn field(&self) -> &'static str {
-        match self.form {
-            Form::Lists | Form::Dictionary => RATELIMIT,
-            Form::Separate => REMAINING_06,
-        }
-    }
-}
-
 /// An answer's RateLimit fields, read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fields {

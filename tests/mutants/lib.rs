@@ -240,6 +240,17 @@ impl Measure<'_> {
             pct(caught_now, viable - equivalent - legal),
             viable - equivalent - legal,
         );
+        // What the first figure can reach at most: every survivor but the legal ones caught.
+        // A check that caught a legal one would fail a conforming target.
+        let _ = writeln!(
+            s,
+            "With every open survivor caught as well, the first figure would be **{:.1}%** \
+             ({} of {}): the legal survivors ({legal}) are the rest of it, and only a check that \
+             failed a conforming answer could catch them.\n",
+            pct(caught_now + open, viable - equivalent),
+            caught_now + open,
+            viable - equivalent,
+        );
         let _ = writeln!(
             s,
             "The first run took {minutes:.0} minutes in {} shards:\n",

@@ -106,3 +106,16 @@ fn the_score_counts_what_a_later_run_caught_and_leaves_out_the_equivalent() {
         "{after}"
     );
 }
+
+#[test]
+fn the_page_says_how_far_the_score_can_go_with_the_legal_survivors_left_alive() {
+    let fates = "[[class]]\nname = \"mask\"\nfate = \"legal\"\nwhy = \"another mask\"\nmatches = ['b\\.rs']\n\
+                 [[class]]\nname = \"gap\"\nfate = \"open\"\nwhy = \"w\"\nmatches = ['a\\.rs']\n";
+    let page = page(fates, &[]).unwrap();
+    // 1 caught of 3 viable; the open one caught too would make 2 of 3, the legal one never.
+    assert!(page.contains("**33.3%** (1 of 3)"), "{page}");
+    assert!(
+        page.contains("would be **66.7%** (2 of 3): the legal survivors (1)"),
+        "{page}"
+    );
+}

@@ -345,7 +345,8 @@ reference's own code (the server, `crates/server`, and the QR encoder, `crates/q
 small step at a time, and the test of each mutant is `check` against it: the main job, in \
 process (`tests/mutants/mutants.rs`), the reference sending its optional IETF RateLimit fields \
 (`serve --ratelimit-fields`, judged by `ratelimit.fields`) so that what it says there is measured \
-too. Any outcome but PASSED catches the mutant; a mutant that hangs the server is ended by the \
+too, and listening on 127.0.0.2 (on Linux), an address its self-signed certificate names only \
+because the reference listens there, as a user's `serve --listen` would. Any outcome but PASSED catches the mutant; a mutant that hangs the server is ended by the \
 timeout and counts as caught.
 
 Code the reference shares with the tester is outside the measure: the spec (`crates/spec`), the \

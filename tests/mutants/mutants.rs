@@ -5,6 +5,7 @@
 //! optional IETF RateLimit fields here (`serve --ratelimit-fields`), so that what it says
 //! there is measured too; `check` judges them where sent (ratelimit.fields).
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use linkcert_check::{CheckOptions, IN_PROCESS_KEYS_PER_PLAN, IN_PROCESS_WINDOW_SECS};
@@ -14,6 +15,8 @@ use linkcert_server::{KeySet, ServeConfig};
 use linkcert_spec::Spec;
 use linkcert_spec::window::RateWindow;
 
+const ELSEWHERE: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)), 0);
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_passes_the_reference() {
     let spec = Arc::new(Spec::embedded().expect("the built-in spec"));
@@ -21,6 +24,12 @@ async fn check_passes_the_reference() {
     cfg.window = Some(RateWindow::from_secs(IN_PROCESS_WINDOW_SECS).expect("a window"));
     cfg.keys = Some(KeySet::development_fleet(&spec, IN_PROCESS_KEYS_PER_PLAN));
     cfg.ratelimit_fields = true;
+    // Served at an address its certificate does not name by default, as a user's `serve
+    // --listen` is: the certificate must name where the reference listens, or check's
+    // handshake fails. 127.0.0.2 is loopback on Linux; elsewhere, 127.0.0.1.
+    if std::net::TcpListener::bind(ELSEWHERE).is_ok() {
+        cfg.addr = ELSEWHERE;
+    }
     let running = linkcert_server::start(spec.clone(), cfg)
         .await
         .expect("the reference starts");

@@ -50,7 +50,7 @@ pub const IN_PROCESS_KEYS_PER_PLAN: usize = 3;
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     #[error(transparent)]
-    Unreachable(#[from] linkcert_run::target::Unreachable),
+    Unreachable(#[from] linkcert_run::reach::Unreachable),
     #[error(transparent)]
     Target(#[from] linkcert_run::target::TargetError),
     #[error("no key given: pass --key PLAN=KEY (or [keys] in --profile)")]
@@ -291,7 +291,7 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
     .with_fresh_client(target.client_config(opts.request_timeout, 0));
     // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
     // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
-    linkcert_run::target::reachable(&target.base_url).await?;
+    linkcert_run::reach::reachable(&target.base_url).await?;
     let rec = Recorder::watching(target.secrets(), probe.watch());
     let all_keys = target.keys.clone();
     let mut target = target;

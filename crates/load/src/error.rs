@@ -9,7 +9,7 @@ pub enum LoadError {
     #[error("{0}")]
     Target(#[from] linkcert_run::target::TargetError),
     #[error(transparent)]
-    Unreachable(#[from] linkcert_run::target::Unreachable),
+    Unreachable(#[from] linkcert_run::reach::Unreachable),
     #[error("cannot write {path}")]
     Io {
         path: String,

@@ -58,7 +58,13 @@ fn main() -> anyhow::Result<()> {
             shards.sort();
             if shards.is_empty() {
                 bail!(
-                    "no shard-* under {}: run benches/mutants first",
+                    "no {} under {}: run benches/mutants first, or name the run's directory \
+                     (RUN=x benches/mutants --re ... leaves target/mutants/x: record NAME x)",
+                    if only.is_empty() {
+                        "shard-*".to_string()
+                    } else {
+                        only.join(", ")
+                    },
                     dir.display()
                 );
             }

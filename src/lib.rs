@@ -21,7 +21,7 @@ pub use linkcert_rate::{headers as rate_headers, quota};
 pub use linkcert_registry as registry;
 pub use linkcert_report as report;
 pub use linkcert_report::gate;
-pub use linkcert_run::{interrupt, outage, target};
+pub use linkcert_run::{interrupt, outage, reach, target};
 pub use linkcert_server as server;
 pub use linkcert_spec as spec;
 pub use linkcert_spec::{clock, verdict, window};

@@ -154,6 +154,54 @@ async fn nothing_listening_is_a_could_not_run_error() {
     assert!(matches!(err, CheckError::Unreachable(_)), "{err}");
 }
 
+/// A certificate the client does not trust is no verdict on the API (trust is the
+/// deployment's): the run stops before it starts, saying what was refused and what to do.
+/// The same target with its certificate trusted, or judged --insecure, runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_not_trusted_stops_the_run_before_it_starts() {
+    let server = common::reference(None).await;
+    let spec = common::spec();
+    let trusted = server.target(&spec);
+    let opts = || CheckOptions {
+        only: vec!["transport".into()],
+        ..CheckOptions::default()
+    };
+    let untrusted = Target {
+        trust_pem: None,
+        ..trusted.clone()
+    };
+    let err = check::run(spec.clone(), untrusted.clone(), opts())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CheckError::Unreachable(linkcert::reach::Unreachable::Untrusted { .. })
+        ),
+        "{err}"
+    );
+    let words = err.to_string();
+    assert!(
+        words.contains("UnknownIssuer") && words.contains("--insecure"),
+        "{words}"
+    );
+    for (how, target) in [
+        ("its certificate trusted", trusted),
+        (
+            "--insecure",
+            Target {
+                insecure: true,
+                ..untrusted
+            },
+        ),
+    ] {
+        let report = check::run(spec.clone(), target, opts())
+            .await
+            .unwrap_or_else(|e| panic!("{how}: {e}"));
+        assert!(report.passed(), "{how}: {}", report.summary());
+    }
+}
+
 #[test]
 fn the_binary_exits_2_with_a_one_line_reason_when_it_cannot_run() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

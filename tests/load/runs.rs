@@ -206,6 +206,29 @@ async fn a_target_that_is_not_there_stops_the_run_before_it_starts() {
     assert!(started.elapsed() < Duration::from_secs(5), "said at once");
 }
 
+/// A certificate the client does not trust stops the run before it sends, as `check` does
+/// (`tests/it/check_hostile.rs`): what was refused, and what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_not_trusted_stops_the_run_before_it_starts() {
+    let server = common::reference(Some(WINDOW)).await;
+    let target = Target {
+        trust_pem: None,
+        ..server.target(&common::spec())
+    };
+    let opts = LoadOptions::new(out_dir("untrusted"));
+    let err = load::run(common::spec(), target, vec![free_overload()], &opts)
+        .await
+        .expect_err("nothing to judge");
+    assert!(
+        matches!(
+            err,
+            load::LoadError::Unreachable(linkcert::reach::Unreachable::Untrusted { .. })
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--insecure"), "{err}");
+}
+
 /// A scenario naming a value the spec does not guarantee (`size = 8`: below both
 /// implementations' accepted ranges, bounds the spec does not show) meets clean rejections
 /// (400 or 422 in the envelope): the target's choice, reported, the scenario not judged, never

@@ -289,9 +289,10 @@ async fn prepare(spec: Arc<Spec>, target: Target, opts: CheckOptions) -> Result<
         opts.request_timeout,
     )
     .with_fresh_client(target.client_config(opts.request_timeout, 0));
-    // Reachability first: nothing accepting connections cannot be certified (exit 2). A target
-    // that accepts and then misbehaves (garbage, resets, silence) is certified, and fails.
-    linkcert_run::reach::reachable(&target.base_url).await?;
+    // Reachability first: nothing accepting connections, or a certificate the client does not
+    // trust, cannot be certified (exit 2). A target that accepts and then misbehaves (garbage,
+    // resets, silence) is certified, and fails.
+    linkcert_run::reach::reachable(&target).await?;
     let rec = Recorder::watching(target.secrets(), probe.watch());
     let all_keys = target.keys.clone();
     let mut target = target;

@@ -71,6 +71,16 @@ impl ClientConfig {
         super::tls::config(self.trust_pem.as_deref(), self.insecure, self.plain_http)
     }
 
+    /// What this client refuses of the certificate a TLS server presents over `tcp` as
+    /// `host`, if anything (`tls::certificate_refused`): asked once before a run.
+    pub async fn certificate_refused(
+        &self,
+        host: &str,
+        tcp: tokio::net::TcpStream,
+    ) -> Result<Option<String>, HttpError> {
+        Ok(super::tls::certificate_refused(self.tls()?, host, tcp).await)
+    }
+
     /// The client of `check`, the probes and the tests.
     pub fn build(&self) -> Result<reqwest::Client, HttpError> {
         let mut b = reqwest::Client::builder()

@@ -51,6 +51,24 @@ pub(super) fn config(
     Ok(builder.with_no_client_auth())
 }
 
+/// What `config` refuses of the certificate a server presents over `tcp` as `host`, if
+/// anything: a TLS handshake as any request's. Only the certificate's trust is said (for another
+/// name, expired, signed by a CA not trusted); a handshake that fails otherwise (no TLS there,
+/// closed, silent) is `None`: that is the server's behaviour, for a run to judge.
+pub(super) async fn certificate_refused(
+    config: rustls::ClientConfig,
+    host: &str,
+    tcp: tokio::net::TcpStream,
+) -> Option<String> {
+    let name = ServerName::try_from(host.to_string()).ok()?;
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let e = connector.connect(name, tcp).await.err()?;
+    match e.get_ref()?.downcast_ref::<rustls::Error>()? {
+        rustls::Error::InvalidCertificate(c) => Some(c.to_string()),
+        _ => None,
+    }
+}
+
 /// Every certificate of a PEM bundle; one that does not parse, or none at all, is an error
 /// (a file that trusts nothing is a mistake worth saying).
 fn certificates(pem: &str) -> Result<Vec<CertificateDer<'static>>, HttpError> {
@@ -163,5 +181,73 @@ impl ServerCertVerifier for Platform {
         self.provider
             .signature_verification_algorithms
             .supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::{TcpListener, TcpStream};
+
+    use crate::ClientConfig;
+
+    /// A server on 127.0.0.1 presenting a self-signed certificate for `localhost` only (or
+    /// speaking plain HTTP when `tls` is false); its port and the certificate (PEM).
+    async fn server(tls: bool) -> (u16, String) {
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let pem = ck.cert.pem();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![ck.cert.der().clone()], key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                if tls {
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move { acceptor.accept(tcp).await.map(drop) });
+                } else {
+                    let _ = tcp.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+                }
+            }
+        });
+        (port, pem)
+    }
+
+    async fn refused(cfg: &ClientConfig, host: &str, port: u16) -> Option<String> {
+        let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        cfg.certificate_refused(host, tcp).await.unwrap()
+    }
+
+    /// What a run is told before it starts: a certificate the client does not trust, named;
+    /// a server that is not TLS at all is no trust question (the run judges it).
+    #[tokio::test]
+    async fn only_a_certificate_the_client_does_not_trust_is_refused() {
+        let (port, pem) = server(true).await;
+        let trusting = ClientConfig {
+            trust_pem: Some(pem),
+            ..ClientConfig::new(std::time::Duration::from_secs(5), 0)
+        };
+        assert_eq!(refused(&trusting, "localhost", port).await, None);
+        let other_name = refused(&trusting, "127.0.0.1", port).await.unwrap();
+        assert!(other_name.contains("not valid for name"), "{other_name}");
+        let plain = ClientConfig::new(std::time::Duration::from_secs(5), 0);
+        let unknown = refused(&plain, "localhost", port).await.unwrap();
+        assert!(unknown.contains("UnknownIssuer"), "{unknown}");
+        let insecure = ClientConfig {
+            insecure: true,
+            ..plain.clone()
+        };
+        assert_eq!(refused(&insecure, "127.0.0.1", port).await, None);
+        let (http_port, _) = server(false).await;
+        assert_eq!(refused(&plain, "localhost", http_port).await, None);
     }
 }

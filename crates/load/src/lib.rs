@@ -179,7 +179,7 @@ pub async fn execute(
 ) -> Result<LoadReport, LoadError> {
     // A target that is not there at all cannot be judged: said at once, not as a run of
     // failed requests (a streak after answers is an outage: `outage`).
-    linkcert_run::reach::reachable(&target.base_url).await?;
+    linkcert_run::reach::reachable(&target).await?;
     // The target's clock, once: its Reset and Retry-After are judged against ours allowing
     // for it, as `check` does.
     let offset = target.clock_offset().await;

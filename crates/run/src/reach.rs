@@ -1,34 +1,63 @@
 //! Whether a target can be judged at all, asked before `check` or `load` sends anything: a
-//! wrong URL or a server that is down says so at once (exit 2), not as a run of failures.
+//! wrong URL, a server that is down, or a certificate the client does not trust says so at
+//! once (exit 2), not as a run of failures.
 
 use std::time::Duration;
 
-use linkcert_http::BaseUrl;
+use crate::target::Target;
 
-/// No connection could be opened to the target at all.
+/// How long opening a connection, and then a TLS handshake, may take before the run starts.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Why nothing of a target could be judged.
 #[derive(Debug, thiserror::Error)]
-#[error("the target {url} cannot be reached: {why}")]
-pub struct Unreachable {
-    pub url: String,
-    pub why: String,
+pub enum Unreachable {
+    /// No connection could be opened at all.
+    #[error("the target {url} cannot be reached: {why}")]
+    Connection { url: String, why: String },
+    /// Its certificate is one the client does not trust. Trust is the deployment's, not the
+    /// API's: judging every request's failure to connect would fail the API for it.
+    #[error(
+        "the target {url} presents a certificate this client does not trust ({why}); nothing \
+         was judged. A private or self-signed CA: trust it with SSL_CERT_FILE=ca.pem (a PEM \
+         bundle), or judge the API regardless with --insecure"
+    )]
+    Untrusted { url: String, why: String },
 }
 
-/// Whether a TCP connection to the target opens (within 10 s): before `check` or `load`
-/// starts, so that a wrong URL or a server that is down says so, not a run of failures.
-pub async fn reachable(base: &BaseUrl) -> Result<(), Unreachable> {
-    let unreachable = |why: String| Unreachable {
-        url: base.to_string(),
-        why,
-    };
-    let (host, port) = base.host_port();
-    match tokio::time::timeout(
-        Duration::from_secs(10),
-        tokio::net::TcpStream::connect((host.as_str(), port)),
-    )
-    .await
-    {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(unreachable(e.to_string())),
-        Err(_) => Err(unreachable("no connection within 10 s".into())),
+/// Whether a TCP connection to the target opens (within 10 s) and, for an https:// target
+/// not judged `insecure`, whether its certificate is one the run's client trusts. A handshake
+/// that fails for another reason (no TLS there, a reset, silence) is the target's behaviour,
+/// and the run judges it.
+pub async fn reachable(target: &Target) -> Result<(), Unreachable> {
+    let url = || target.base_url.to_string();
+    let (host, port) = target.base_url.host_port();
+    let tcp =
+        match tokio::time::timeout(WAIT, tokio::net::TcpStream::connect((host.as_str(), port)))
+            .await
+        {
+            Ok(Ok(tcp)) => tcp,
+            Ok(Err(e)) => {
+                return Err(Unreachable::Connection {
+                    url: url(),
+                    why: e.to_string(),
+                });
+            }
+            Err(_) => {
+                return Err(Unreachable::Connection {
+                    url: url(),
+                    why: "no connection within 10 s".into(),
+                });
+            }
+        };
+    if !target.is_https() || target.insecure {
+        return Ok(());
+    }
+    // A trust that cannot be made (a PEM that is no certificate) is refused where the run's
+    // client is built, with its own words.
+    let client = target.client_config(WAIT, 0);
+    match tokio::time::timeout(WAIT, client.certificate_refused(&host, tcp)).await {
+        Ok(Ok(Some(why))) => Err(Unreachable::Untrusted { url: url(), why }),
+        _ => Ok(()),
     }
 }

@@ -139,8 +139,6 @@ impl BareAnswer {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
     use tokio::net::TcpListener;
 
@@ -325,19 +323,11 @@ mod tests {
     /// and nothing the system does not trust otherwise.
     #[tokio::test]
     async fn trusts_what_reqwest_trusts() {
-        let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
-        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let tls = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![ck.cert.der().clone()], key)
-            .unwrap();
-        let (base, _heads) = server(Some(Arc::new(tls).into()), false).await;
+        let (acceptor, pem) = crate::tls::tests::self_signed("127.0.0.1");
+        let (base, _heads) = server(Some(acceptor), false).await;
         let url = format!("{base}/tags");
         for (trust_pem, insecure, trusted) in [
-            (Some(ck.cert.pem()), false, true),
+            (Some(pem), false, true),
             (None, true, true),
             (None, false, false),
         ] {

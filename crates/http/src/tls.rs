@@ -185,7 +185,7 @@ impl ServerCertVerifier for Platform {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use tokio::io::AsyncWriteExt;
@@ -193,11 +193,10 @@ mod tests {
 
     use crate::ClientConfig;
 
-    /// A server on 127.0.0.1 presenting a self-signed certificate for `localhost` only (or
-    /// speaking plain HTTP when `tls` is false); its port and the certificate (PEM).
-    async fn server(tls: bool) -> (u16, String) {
-        let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-        let pem = ck.cert.pem();
+    /// A TLS server's side with a self-signed certificate for `name`, and the certificate
+    /// (PEM) for a client to trust: the test servers of this crate.
+    pub(crate) fn self_signed(name: &str) -> (tokio_rustls::TlsAcceptor, String) {
+        let ck = rcgen::generate_simple_self_signed(vec![name.to_string()]).unwrap();
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
@@ -206,7 +205,13 @@ mod tests {
             .with_no_client_auth()
             .with_single_cert(vec![ck.cert.der().clone()], key)
             .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        (Arc::new(config).into(), ck.cert.pem())
+    }
+
+    /// A server on 127.0.0.1 presenting a self-signed certificate for `localhost` only (or
+    /// speaking plain HTTP when `tls` is false); its port and the certificate (PEM).
+    async fn server(tls: bool) -> (u16, String) {
+        let (acceptor, pem) = self_signed("localhost");
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move {

@@ -32,24 +32,13 @@ pub enum Unreachable {
 pub async fn reachable(target: &Target) -> Result<(), Unreachable> {
     let url = || target.base_url.to_string();
     let (host, port) = target.base_url.host_port();
-    let tcp =
-        match tokio::time::timeout(WAIT, tokio::net::TcpStream::connect((host.as_str(), port)))
-            .await
-        {
-            Ok(Ok(tcp)) => tcp,
-            Ok(Err(e)) => {
-                return Err(Unreachable::Connection {
-                    url: url(),
-                    why: e.to_string(),
-                });
-            }
-            Err(_) => {
-                return Err(Unreachable::Connection {
-                    url: url(),
-                    why: "no connection within 10 s".into(),
-                });
-            }
-        };
+    let connect = tokio::net::TcpStream::connect((host.as_str(), port));
+    let tcp = match tokio::time::timeout(WAIT, connect).await {
+        Ok(Ok(tcp)) => Ok(tcp),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no connection within {} s", WAIT.as_secs())),
+    }
+    .map_err(|why| Unreachable::Connection { url: url(), why })?;
     if !target.is_https() || target.insecure {
         return Ok(());
     }
